@@ -1,0 +1,1 @@
+"""The ``tooldisc`` command line: thin glue over the library."""

@@ -1,0 +1,3 @@
+from tooldisc.cli.app import main
+
+main()

@@ -1,0 +1,71 @@
+"""The ``tooldisc`` command: registers each command module and renders errors.
+
+Every deliberate error (:class:`tooldisc.errors.ToolDiscError`) becomes one line on
+stderr and exit code 2; a traceback appears only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+app = typer.Typer(
+    name="tooldisc",
+    help="Security-first tool discovery for LLM agents: discover, evaluate, canary.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _register() -> None:
+    """Each command module adds its commands to ``app``; a missing module is skipped."""
+    import importlib
+
+    for module in (
+        "discover_cmd",
+        "catalog_cmd",
+        "gold_cmd",
+        "eval_cmd",
+        "tune_cmd",
+        "bench_cmd",
+        "canary_cmd",
+        "plan_cmd",
+        "serve_cmd",
+    ):
+        try:
+            mod = importlib.import_module(f"tooldisc.cli.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"tooldisc.cli.{module}":
+                continue
+            raise
+        mod.register(app)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    from tooldisc.errors import ToolDiscError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("TOOLDISC_DEBUG") == "1"
+    args = [a for a in args if a != "--debug"]
+    try:
+        app(args=args, prog_name="tooldisc", standalone_mode=True)
+    except ToolDiscError as exc:
+        if debug:
+            raise
+        sys.stderr.write(f"error: {exc.one_line()}\n")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Discovery: catalog → security filter → retrieval → ranking → offer."""

@@ -1,0 +1,239 @@
+"""The catalog: parsing records into :class:`Tool`, validating them, and hashing.
+
+The catalog is the single source of truth for policy, so parsing is strict: every
+rule of DESIGN §3 is checked here, each problem is reported with the JSON path of
+the offending value, and defaults are filled in before anything is hashed so that
+YAML and JSON of the same content hash alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
+from importlib import resources
+from typing import Any
+
+from tooldisc.discovery.model import SIDE_EFFECTS, Tool
+from tooldisc.discovery.text import sanitize
+from tooldisc.errors import DataError
+
+_LIST_FIELDS = ("roles", "permissions", "domains", "aliases", "keywords", "examples", "companion_tools")
+_BOOL_DEFAULTS = {
+    "requires_approval": False,
+    "always_confirm": False,
+    "tenant_required": False,
+    "is_core": False,
+    "enabled": True,
+    "deprecated": False,
+}
+_UNTRUSTED_LISTS = ("aliases", "keywords", "examples")
+TOOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Tool) if f.name != "definition_hash")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One finding of catalog validation: ``error`` stops loading, ``warning`` does not."""
+
+    level: str
+    path: str
+    message: str
+
+    def render(self, file: str | None) -> str:
+        return ": ".join(p for p in (file, self.path, self.message) if p)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """An immutable, validated catalog. Tool order is the file's; hashes are order-free."""
+
+    tools: tuple[Tool, ...]
+    version: str | None = None
+    source: str | None = None
+    warnings: tuple[Issue, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def by_name(self) -> Mapping[str, Tool]:
+        return {t.name: t for t in self.tools}
+
+    @cached_property
+    def hash(self) -> str:
+        return catalog_hash(self.tools, self.version)
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    def roles(self) -> frozenset[str]:
+        return frozenset(r for t in self.tools for r in t.roles)
+
+    def permissions(self) -> frozenset[str]:
+        return frozenset(p for t in self.tools for p in t.permissions)
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no insignificant whitespace, UTF-8 not escaped (DESIGN §3)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tool_to_dict(tool: Tool) -> dict[str, Any]:
+    """The canonical record of a tool: every field, defaults filled, lists as lists."""
+    out: dict[str, Any] = {}
+    for name in TOOL_FIELDS:
+        value = getattr(tool, name)
+        if isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, Mapping):
+            value = json.loads(json.dumps(value))
+        out[name] = value
+    return out
+
+
+def definition_hash(tool: Tool) -> str:
+    return hashlib.sha256(canonical_json(tool_to_dict(tool)).encode("utf-8")).hexdigest()
+
+
+def catalog_hash(tools: Iterable[Tool], version: str | None) -> str:
+    pairs = sorted((t.name, t.definition_hash or definition_hash(t)) for t in tools)
+    body = canonical_json({"catalog_version": version, "tools": pairs})
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _catalog_schema() -> dict[str, Any]:
+    text = resources.files("tooldisc.discovery").joinpath("data/catalog.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def _json_path(parts: Iterable[Any]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(root)"
+
+
+def validate_catalog_data(data: Any) -> list[Issue]:
+    """Every problem in a raw catalog document, errors before warnings, in file order."""
+    import jsonschema
+
+    if not isinstance(data, Mapping):
+        return [Issue("error", "(root)", f"a catalog must be an object with 'tools'; got {type(data).__name__}")]
+    validator = jsonschema.Draft202012Validator(_catalog_schema())
+    issues = [
+        Issue("error", _json_path(e.absolute_path), _schema_message(e))
+        for e in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    ]
+    tools = data.get("tools")
+    if not isinstance(tools, list):
+        return issues
+    known = set(TOOL_FIELDS)
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(tools):
+        if not isinstance(raw, Mapping):
+            continue
+        where = f"tools[{i}]"
+        name = raw.get("name")
+        if isinstance(name, str):
+            if name in seen:
+                issues.append(Issue("error", f"{where}.name", f"duplicate tool name {name!r} (first at tools[{seen[name]}])"))
+            else:
+                seen[name] = i
+        issues.extend(_tool_schema_issues(raw, where, name))
+        for key in raw:
+            if key not in known:
+                issues.append(Issue("warning", f"{where}.{key}", "unknown field, ignored"))
+    return sorted(issues, key=lambda x: x.level != "error")
+
+
+def _schema_message(error: Any) -> str:
+    if error.validator == "enum" and list(error.path)[-1:] == ["side_effect"]:
+        return f"side_effect must be one of {', '.join(SIDE_EFFECTS)} or null; got {error.instance!r}"
+    return error.message
+
+
+def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[Issue]:
+    import jsonschema
+
+    issues: list[Issue] = []
+    label = f"tool {name!r}" if isinstance(name, str) else "tool"
+    params = raw.get("parameters")
+    if "parameters" not in raw or params is None:
+        issues.append(Issue("warning", f"{where}.parameters", f"{label} has no parameters: any arguments will be accepted"))
+    for key in ("parameters", "compact_parameters", "output_schema"):
+        schema = raw.get(key)
+        if isinstance(schema, Mapping):
+            try:
+                jsonschema.Draft202012Validator.check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                sub = _json_path(exc.absolute_path)
+                place = f"{where}.{key}" + ("" if sub == "(root)" else f".{sub}")
+                issues.append(Issue("error", place, f"not a valid JSON Schema: {exc.message}"))
+    compact = raw.get("compact_parameters")
+    if isinstance(params, Mapping) and isinstance(compact, Mapping):
+        required = params.get("required") or []
+        kept = (compact.get("properties") or {}).keys()
+        missing = [r for r in required if isinstance(r, str) and r not in kept]
+        if missing:
+            issues.append(Issue("error", f"{where}.compact_parameters",
+                                f"compact schema drops required field(s) {', '.join(missing)}"))
+    return issues
+
+
+def _as_str(value: Any) -> str | None:
+    if value is None:
+        return None
+    return str(value)
+
+
+def tool_from_dict(raw: Mapping[str, Any]) -> Tool:
+    """A validated raw record → :class:`Tool`, defaults filled, untrusted text sanitised."""
+    kwargs: dict[str, Any] = {"name": raw["name"]}
+    kwargs["description"] = sanitize(raw.get("description") or "")
+    for key in ("namespace", "capability", "risk_level", "replacement"):
+        kwargs[key] = _as_str(raw.get(key))
+    kwargs["version"] = _as_str(raw.get("version"))
+    kwargs["schema_version"] = _as_str(raw.get("schema_version")) or "1"
+    for key in ("parameters", "compact_parameters", "output_schema"):
+        kwargs[key] = raw.get(key)
+    kwargs["side_effect"] = raw.get("side_effect")
+    for key, default in _BOOL_DEFAULTS.items():
+        value = raw.get(key)
+        kwargs[key] = default if value is None else bool(value)
+    for key in _LIST_FIELDS:
+        items = raw.get(key) or ()
+        if key in _UNTRUSTED_LISTS:
+            items = [sanitize(x, 500) for x in items]
+        kwargs[key] = tuple(items)
+    tool = Tool(**kwargs)
+    return replace(tool, definition_hash=definition_hash(tool))
+
+
+def build_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] = ()) -> Catalog:
+    """Validate a raw catalog document and build the :class:`Catalog`, or raise.
+
+    The error names the first problem; ``tooldisc catalog validate`` lists them all.
+    """
+    issues = validate_catalog_data(data)
+    errors = [i for i in issues if i.level == "error"]
+    if errors:
+        more = f" (and {len(errors) - 1} more; run 'tooldisc catalog validate')" if len(errors) > 1 else ""
+        first = errors[0]
+        raise DataError(first.message + more, file=source, where=first.path)
+    tools = tuple(tool_from_dict(raw) for raw in data["tools"])
+    version = _as_str(data.get("catalog_version"))
+    warnings = tuple(i for i in issues if i.level == "warning")
+    return Catalog(tools=tools, version=version, source=source, warnings=warnings, notes=tuple(notes))
+
+
+def catalog_from_tools(tools: Iterable[Tool], version: str | None = None, source: str | None = None) -> Catalog:
+    """Build a catalog from in-memory tools (tests, synthetic benchmarks)."""
+    fixed = tuple(t if t.definition_hash else replace(t, definition_hash=definition_hash(t)) for t in tools)
+    names = [t.name for t in fixed]
+    if len(set(names)) != len(names):
+        raise DataError("duplicate tool names", file=source)
+    return Catalog(tools=fixed, version=version, source=source)
+
+
+def catalog_to_dict(catalog: Catalog) -> dict[str, Any]:
+    return {"catalog_version": catalog.version, "tools": [tool_to_dict(t) for t in catalog.tools]}

@@ -1,0 +1,54 @@
+"""Text normalisation and tokenisation shared by indexing, queries and the classifier.
+
+Persian text arrives in many spellings of the same word (Arabic ي/ك, Persian or
+Arabic digits, ZWNJ, diacritics), and tool names arrive as ``snake_case``,
+``camelCase``, ``dotted.names`` or ``ns::names``. Everything that compares text goes
+through :func:`normalize` and :func:`tokenize` so index and query agree exactly.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Arabic code points that have a Persian twin, and both digit sets.
+_CHAR_MAP = str.maketrans(
+    {
+        "ي": "ی", "ى": "ی", "ئ": "ی", "ك": "ک", "ة": "ه", "ۀ": "ه", "أ": "ا", "إ": "ا",
+        "ٱ": "ا", "ؤ": "و",
+        **{chr(0x06F0 + i): str(i) for i in range(10)},
+        **{chr(0x0660 + i): str(i) for i in range(10)},
+        "\u200c": " ", "\u200d": "", "\u200e": "", "\u200f": "", "\u0640": "",
+    }
+)
+_DIACRITICS = re.compile("[\u064b-\u065f\u0670\u06d6-\u06ed]")
+_CONTROL = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NAME_SEPARATORS = re.compile(r"(::|[._\-/&:\s]+)")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+MAX_TEXT = 2000
+
+
+def sanitize(text: str, limit: int = MAX_TEXT) -> str:
+    """Untrusted catalog text: strip control and bidi-override characters, cap length."""
+    text = _CONTROL.sub(" ", text)
+    return text[:limit]
+
+
+def normalize(text: str) -> str:
+    """Fold the spellings of one word into one form (NFKC, Persian letters, digits, case)."""
+    text = unicodedata.normalize("NFKC", text).translate(_CHAR_MAP)
+    text = _DIACRITICS.sub("", text)
+    return text.casefold()
+
+
+def tokenize(text: str) -> list[str]:
+    """Normalised word tokens, with ``_`` treated as a separator."""
+    return _WORD.findall(normalize(text).replace("_", " "))
+
+
+def split_name(name: str) -> str:
+    """``createInvoice`` / ``create_invoice`` / ``sales.create`` / ``ns::x`` → words."""
+    spaced = _NAME_SEPARATORS.sub(" ", name)
+    return _CAMEL.sub(" ", spaced)

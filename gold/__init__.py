@@ -1,0 +1,1 @@
+"""Gold query sets: loading, validation, splits, and the shipped default data."""

@@ -1,0 +1,1 @@
+"""Retrieval measures as value objects, and their vectorised computation."""

@@ -1,0 +1,1 @@
+"""Report writers (Markdown, JSON, standalone HTML) shared by eval and canary."""

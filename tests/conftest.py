@@ -1,0 +1,38 @@
+"""Shared fixtures. Tests that need ../shared skip when it is absent, except under CI=true."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """Path to ../shared; skip (or fail under CI=true) when it is missing."""
+    if not (SHARED / "benchmarks").is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{SHARED} is missing but CI=true: CI must run the shared-data tests")
+        pytest.skip(f"needs {SHARED} (the shared benchmarks), which is absent")
+    return SHARED
+
+
+def run_cli(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the real ``tooldisc`` command in a subprocess, as a user would."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "tooldisc.cli", *args],
+        capture_output=True, text=True, input=input, cwd=cwd, env=full_env, timeout=timeout,
+    )
+
+
+@pytest.fixture()
+def cli():
+    return run_cli
