@@ -1,1 +1,52 @@
 """Retrieval measures as value objects, and their vectorised computation."""
+
+from tooldisc.metrics.compute import Row, aggregate, compute, evaluate
+from tooldisc.metrics.judgment import INTENT_ALLOWS, INTENTS, Judgment
+from tooldisc.metrics.measures import (
+    MEASURES,
+    MRR,
+    NDCG,
+    AvgK,
+    CandidateRecall,
+    Complete,
+    FalseAbstention,
+    Forbidden,
+    Hit,
+    LatencyP50,
+    LatencyP95,
+    Measure,
+    NoMatchSuccess,
+    Precision,
+    Recall,
+    SchemaTokens,
+    parse_measure,
+    parse_measures,
+)
+
+__all__ = [
+    "INTENTS",
+    "INTENT_ALLOWS",
+    "MEASURES",
+    "MRR",
+    "NDCG",
+    "AvgK",
+    "CandidateRecall",
+    "Complete",
+    "FalseAbstention",
+    "Forbidden",
+    "Hit",
+    "Judgment",
+    "LatencyP50",
+    "LatencyP95",
+    "Measure",
+    "NoMatchSuccess",
+    "Precision",
+    "Recall",
+    "Row",
+    "SchemaTokens",
+    "aggregate",
+    "compute",
+    "evaluate",
+    "parse_measure",
+    "parse_measures",
+]
