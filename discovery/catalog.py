@@ -30,12 +30,17 @@ _BOOL_DEFAULTS = {
     "deprecated": False,
 }
 _UNTRUSTED_LISTS = ("aliases", "keywords", "examples")
-TOOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Tool) if f.name != "definition_hash")
+TOOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Tool) if f.name not in ("definition_hash", "quarantine"))
 
 
 @dataclass(frozen=True)
 class Issue:
-    """One finding of catalog validation: ``error`` stops loading, ``warning`` does not."""
+    """One finding of catalog validation.
+
+    ``error`` (the catalog format itself is broken) stops loading; ``quarantine`` (a
+    tool's own JSON Schema is broken) loads the catalog but the tool is never offered
+    and ``catalog validate`` fails; ``warning`` is advice.
+    """
 
     level: str
     path: str
@@ -143,7 +148,8 @@ def validate_catalog_data(data: Any) -> list[Issue]:
         for key in raw:
             if key not in known:
                 issues.append(Issue("warning", f"{where}.{key}", "unknown field, ignored"))
-    return sorted(issues, key=lambda x: x.level != "error")
+    rank = {"error": 0, "quarantine": 1, "warning": 2}
+    return sorted(issues, key=lambda x: rank[x.level])
 
 
 def _schema_message(error: Any) -> str:
@@ -168,7 +174,7 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[I
             except jsonschema.SchemaError as exc:
                 sub = _json_path(exc.absolute_path)
                 place = f"{where}.{key}" + ("" if sub == "(root)" else f".{sub}")
-                issues.append(Issue("error", place, f"not a valid JSON Schema: {exc.message}"))
+                issues.append(Issue("quarantine", place, f"not a valid JSON Schema: {exc.message}"))
     compact = raw.get("compact_parameters")
     if isinstance(params, Mapping) and isinstance(compact, Mapping):
         required = params.get("required") or []
@@ -186,7 +192,7 @@ def _as_str(value: Any) -> str | None:
     return str(value)
 
 
-def tool_from_dict(raw: Mapping[str, Any]) -> Tool:
+def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None) -> Tool:
     """A validated raw record → :class:`Tool`, defaults filled, untrusted text sanitised."""
     kwargs: dict[str, Any] = {"name": raw["name"]}
     kwargs["description"] = sanitize(raw.get("description") or "")
@@ -206,7 +212,7 @@ def tool_from_dict(raw: Mapping[str, Any]) -> Tool:
             items = [sanitize(x, 500) for x in items]
         kwargs[key] = tuple(items)
     tool = Tool(**kwargs)
-    return replace(tool, definition_hash=definition_hash(tool))
+    return replace(tool, definition_hash=definition_hash(tool), quarantine=quarantine)
 
 
 def build_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] = ()) -> Catalog:
@@ -220,9 +226,14 @@ def build_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] 
         more = f" (and {len(errors) - 1} more; run 'tooldisc catalog validate')" if len(errors) > 1 else ""
         first = errors[0]
         raise DataError(first.message + more, file=source, where=first.path)
-    tools = tuple(tool_from_dict(raw) for raw in data["tools"])
+    quarantined: dict[int, str] = {}
+    for issue in issues:
+        if issue.level == "quarantine":
+            i = int(issue.path.split("]")[0].split("[")[1])
+            quarantined.setdefault(i, f"{issue.path}: {issue.message}")
+    tools = tuple(tool_from_dict(raw, quarantined.get(i)) for i, raw in enumerate(data["tools"]))
     version = _as_str(data.get("catalog_version"))
-    warnings = tuple(i for i in issues if i.level == "warning")
+    warnings = tuple(i for i in issues if i.level != "error")
     return Catalog(tools=tools, version=version, source=source, warnings=warnings, notes=tuple(notes))
 
 

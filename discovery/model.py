@@ -20,7 +20,8 @@ class Tool:
 
     ``side_effect`` is ``None`` when the catalog does not say: such a tool is
     UNKNOWN to the security filter and never becomes a candidate.
-    ``parameters`` is ``None`` when the argument shape is unknown.
+    ``parameters`` is ``None`` when the argument shape is unknown. ``quarantine``
+    says why a tool whose embedded JSON Schema is broken may never be offered.
     """
 
     name: str
@@ -49,6 +50,7 @@ class Tool:
     deprecated: bool = False
     replacement: str | None = None
     definition_hash: str = field(default="", compare=False)
+    quarantine: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,275 @@
+"""The one discovery chokepoint: authorize → retrieve → rank → cut.
+
+Every surface (CLI, Python API, MCP, eval, canary simulation) calls
+:meth:`Discoverer.discover`, which runs the fixed :data:`STEPS` tuple. Each step is a
+pure function from one typed stage output to the next, so nothing can rank a tool
+the security filter did not pass: ranking only ever sees ``Authorized.indices``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tooldisc.discovery.catalog import Catalog, canonical_json
+from tooldisc.discovery.config import RankerConfig, load_config
+from tooldisc.discovery.context import default_context
+from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
+from tooldisc.discovery.lexical import LexicalIndex
+from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
+from tooldisc.discovery.mutation import MutationClassifier, load_classifier
+from tooldisc.discovery.security import SecurityIndex, check_tool
+from tooldisc.errors import UsageError
+
+_CACHE_LIMIT = 256
+
+
+@dataclass(frozen=True)
+class Request:
+    query: str
+    context: Context
+    k: int | str
+    history: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Authorized:
+    request: Request
+    mutation: str
+    indices: np.ndarray  # the authorized set; nothing outside it may be ranked
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    authorized: Authorized
+    indices: np.ndarray  # a subset of authorized.indices
+    lexical: np.ndarray  # BM25F score of every catalog tool (read only through indices)
+    method: str
+    history: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    retrieved: Retrieved
+    order: np.ndarray  # catalog indices, best first, positive scores only
+    scores: np.ndarray
+    contributions: dict[str, np.ndarray]
+
+
+def authorize(req: Request, eng: Discoverer) -> Authorized:
+    """Security first: the query's mutation class, then the §4 filter for this context."""
+    mutation = eng.classifier.classify(req.query)
+    return Authorized(req, mutation, eng.authorized_indices(req.context, mutation))
+
+
+def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
+    """Candidates for ranking: the whole authorized set (every authorized tool competes)."""
+    lexical = eng.lexical.scores(auth.request.query)
+    return Retrieved(auth, auth.indices, lexical, "full", auth.request.history)
+
+
+def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
+    """``score = Σ wᵢ·featureᵢ``; ties break by tool name.
+
+    A tool is ranked only when a relevance feature (not a tie-breaker) is positive.
+    """
+    contributions: dict[str, np.ndarray] = {}
+    total = np.zeros(len(ret.indices), dtype=np.float64)
+    relevance = np.zeros(len(ret.indices), dtype=np.float64)
+    for name, fn in FEATURES.items():
+        w = eng.config.weight(name)
+        if w == 0.0 or len(ret.indices) == 0:
+            continue
+        value = w * fn(eng, ret).astype(np.float64)
+        contributions[name] = value
+        total += value
+        if name not in TIE_BREAKERS:
+            relevance += value
+    positive = np.flatnonzero(relevance > 0)
+    order = positive[np.lexsort((eng.name_rank[ret.indices[positive]], -total[positive]))]
+    return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()})
+
+
+def cut(ranked: Ranked, eng: Discoverer) -> Offer:
+    """Choose K (fixed or adaptive), abstain when nothing fits, and seal the offer."""
+    req = ranked.retrieved.authorized.request
+    cfg = eng.config
+    scores = ranked.scores
+    top = float(scores[0]) if len(scores) else 0.0
+    second = float(scores[1]) if len(scores) > 1 else 0.0
+    if not len(scores) or top <= cfg.abstain_min_score:
+        k, why, n = (cfg.k if req.k == "auto" else int(req.k)), "no authorized tool matched the query", 0
+    elif req.k == "auto":
+        within = int(np.count_nonzero(scores >= cfg.adaptive_ratio * top))
+        k = int(min(max(within, cfg.min_k), cfg.max_k))
+        why = f"auto: {within} candidate(s) within {cfg.adaptive_ratio:g}× the top score, clamped to [{cfg.min_k}, {cfg.max_k}]"
+        n = min(k, len(scores))
+    else:
+        k, why = int(req.k), "fixed K"
+        n = min(k, len(scores))
+    candidates = tuple(
+        Candidate(
+            name=eng.security.names[int(ranked.order[i])],
+            score=float(scores[i]),
+            features={f: float(v[i]) for f, v in ranked.contributions.items()},
+        )
+        for i in range(n)
+    )
+    confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n)
+    auth = ranked.retrieved.authorized
+    body = {
+        "query": req.query,
+        "context": req.context.to_dict(),
+        "history": list(req.history),
+        "mutation": auth.mutation,
+        "k": k,
+        "candidates": [c.to_dict() for c in candidates],
+        "catalog_hash": eng.catalog.hash,
+        "config_hash": cfg.hash,
+    }
+    offer_hash = hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    return Offer(
+        query=req.query, context=req.context, mutation=auth.mutation, k=k, k_reason=why,
+        candidates=candidates, confidence=confidence, authorized_count=int(len(auth.indices)),
+        retrieval=ranked.retrieved.method, catalog_hash=eng.catalog.hash, offer_hash=offer_hash,
+    )
+
+
+def _confidence(top: float, gap: float, n: int) -> Confidence:
+    if n == 0:
+        return Confidence(0.0, 0.0, "none")
+    rel = gap / top if top > 0 else 0.0
+    level = "high" if rel >= 0.25 else "medium" if rel >= 0.10 else "low"
+    return Confidence(top, gap, level)
+
+
+STEPS = (authorize, retrieve, rank, cut)
+
+
+class Discoverer:
+    """A catalog and a ranker config with everything precomputed for fast queries.
+
+    Build once, call :meth:`discover` per request. The authorized set is cached by
+    (context, mutation) on this instance (the catalog is fixed for its lifetime).
+    """
+
+    def __init__(self, catalog: Catalog, config: RankerConfig | None = None,
+                 classifier: MutationClassifier | None = None):
+        self.catalog = catalog
+        self.config = config or load_config()
+        self.classifier = classifier or load_classifier()
+        self.security = SecurityIndex(catalog.tools)
+        self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b)
+        self.is_core = np.array([t.is_core for t in catalog.tools], dtype=bool)
+        order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
+        self.name_rank = np.empty(len(order), dtype=np.int64)
+        self.name_rank[order] = np.arange(len(order))
+        self._static: dict[Context, np.ndarray] = {}
+        self._authorized: dict[tuple[Context, str], np.ndarray] = {}
+        self._default_context = default_context(catalog)
+
+    @property
+    def default_context(self) -> Context:
+        return self._default_context
+
+    def authorized_indices(self, context: Context, mutation: str) -> np.ndarray:
+        key = (context, mutation)
+        hit = self._authorized.get(key)
+        if hit is None:
+            static = self._static.get(context)
+            if static is None:
+                static = self.security.static_mask(context)
+                _put(self._static, context, static)
+            hit = np.flatnonzero(static & self.security.mutation_mask(mutation, context))
+            hit.setflags(write=False)
+            _put(self._authorized, key, hit)
+        return hit
+
+    def discover(self, query: str, context: Context | None = None, k: int | str | None = None,
+                 history: Sequence[Any] = ()) -> Offer:
+        """Run the pipeline for one request. ``k`` is an int, ``"auto"`` or None (config K)."""
+        req = Request(query, context or self._default_context, _check_k(k, self.config), _history_texts(history))
+        timings: dict[str, float] = {}
+        state: Any = req
+        t_all = time.perf_counter()
+        for step in STEPS:
+            t0 = time.perf_counter()
+            state = step(state, self)
+            timings[step.__name__] = (time.perf_counter() - t0) * 1000.0
+        timings["total"] = (time.perf_counter() - t_all) * 1000.0
+        offer: Offer = state
+        return Offer(**{**offer.__dict__, "timings": timings})
+
+    def explain(self, query: str, tool: str, context: Context | None = None, k: int | str | None = None,
+                history: Sequence[Any] = ()) -> dict[str, Any]:
+        """Which step removed ``tool``, or where and why it ranked — for operators."""
+        ctx = context or self._default_context
+        offer = self.discover(query, ctx, k, history)
+        out: dict[str, Any] = {"tool": tool, "query": query, "mutation": offer.mutation, "k": offer.k}
+        t = self.catalog.by_name.get(tool)
+        if t is None:
+            return {**out, "status": "unknown", "step": None, "reason": "no tool of that name in the catalog"}
+        refusal = check_tool(t, ctx, offer.mutation)
+        if refusal is not None:
+            return {**out, "status": "removed", "step": f"authorize/{refusal.step}", "reason": refusal.reason}
+        req = Request(query, ctx, _check_k(k, self.config), _history_texts(history))
+        ranked = rank(retrieve(authorize(req, self), self), self)
+        idx = self.security.name_to_idx[tool]
+        pos = np.flatnonzero(ranked.order == idx)
+        matched = self.lexical.matched_terms(query, idx)
+        if not len(pos):
+            return {**out, "status": "not_ranked", "step": "rank",
+                    "reason": "authorized, but its score is not positive: no query term matched its fields",
+                    "matched_terms": matched}
+        i = int(pos[0])
+        features = {f: round(float(v[i]), 6) for f, v in ranked.contributions.items()}
+        in_offer = tool in offer.names
+        return {**out, "status": "offered" if in_offer else "below_cut",
+                "step": None if in_offer else "cut", "rank": i + 1, "score": round(float(ranked.scores[i]), 6),
+                "features": features, "matched_terms": matched,
+                "reason": f"ranked {i + 1} of {len(ranked.order)} scored tools; "
+                          + ("inside the offer" if in_offer else f"outside the top {offer.k} ({offer.k_reason})")}
+
+
+def _put(cache: dict, key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+
+
+def _check_k(k: int | str | None, cfg: RankerConfig) -> int | str:
+    if k is None:
+        return cfg.k
+    if k == "auto":
+        return "auto"
+    if isinstance(k, str) and k.isdigit():
+        k = int(k)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise UsageError(f"The 'k' parameter must be an int in the range [1, inf) or 'auto'. Got {k!r} instead.")
+    return k
+
+
+def _history_texts(history: Sequence[Any]) -> tuple[str, ...]:
+    """Earlier user turns as text: strings, or ``{"role": "user", "content": ...}`` items."""
+    out = []
+    for turn in history:
+        if isinstance(turn, str):
+            out.append(turn)
+        elif isinstance(turn, dict):
+            if turn.get("role", "user") == "user" and isinstance(turn.get("content"), str):
+                out.append(turn["content"])
+        elif isinstance(turn, tuple) and len(turn) == 2:
+            if turn[0] == "user":
+                out.append(str(turn[1]))
+    return tuple(out)
+
+
+def discover(query: str, context: Context | None = None, k: int | str | None = None,
+             history: Sequence[Any] = (), *, catalog: Catalog, config: RankerConfig | None = None) -> Offer:
+    """One-off discovery. Builds the index each call: use :class:`Discoverer` for many queries."""
+    return Discoverer(catalog, config).discover(query, context, k, history)

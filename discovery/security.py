@@ -1,0 +1,139 @@
+"""The security filter: which tools a context may see for a query (DESIGN §4).
+
+Runs before any ranking and fails closed. Order: enabled → tenant → role →
+permission → execution mode → side-effect matrix. The per-context part is computed
+once per (catalog, context) with sparse incidence matrices, so 100k tools cost one
+matrix-vector product, and the query-dependent part is one ``isin`` over codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tooldisc.discovery.model import Context, Tool
+
+READ, WRITE, DESTRUCTIVE, EXPORT, EXECUTE, UNKNOWN = "READ", "WRITE", "DESTRUCTIVE", "EXPORT", "EXECUTE", "UNKNOWN"
+MUTATIONS = (DESTRUCTIVE, EXECUTE, EXPORT, WRITE, READ, UNKNOWN)
+
+# side_effect → tool class (DESIGN §4). Missing or disabled → UNKNOWN.
+TOOL_CLASS = {"none": "READ_ONLY", "write": "WRITE", "delete": "DESTRUCTIVE", "export": "HIGH_RISK", "execute": "HIGH_RISK"}
+
+# The §4 matrix, by side effect so that HIGH_RISK's "export only / execute only" is exact.
+ALLOWED_SIDE_EFFECTS: dict[str, frozenset[str]] = {
+    READ: frozenset({"none"}),
+    UNKNOWN: frozenset({"none"}),
+    WRITE: frozenset({"none", "write"}),
+    DESTRUCTIVE: frozenset({"none", "delete"}),
+    EXPORT: frozenset({"none", "export"}),
+    EXECUTE: frozenset({"none", "execute"}),
+}
+_SE_CODES = {"none": 0, "write": 1, "delete": 2, "export": 3, "execute": 4}
+_UNKNOWN_CODE = -1
+
+
+def allowed_side_effects(mutation: str, mode: str) -> frozenset[str]:
+    """Side effects a request may see: ``analyzer`` is read-only whatever the query says."""
+    if mode == "analyzer":
+        return ALLOWED_SIDE_EFFECTS[READ]
+    return ALLOWED_SIDE_EFFECTS.get(mutation, ALLOWED_SIDE_EFFECTS[READ])
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a tool is not a candidate: the step that removed it and a reason."""
+
+    step: str
+    reason: str
+
+
+def check_tool(tool: Tool, context: Context, mutation: str) -> Refusal | None:
+    """Per-tool reference implementation of the filter, used by ``--explain`` and tests."""
+    if not tool.enabled:
+        return Refusal("enabled", "the tool is disabled")
+    if tool.quarantine:
+        return Refusal("enabled", f"the tool is quarantined ({tool.quarantine})")
+    if tool.side_effect not in TOOL_CLASS:
+        return Refusal("enabled", "the tool's side effect is unknown (fail closed)")
+    if tool.tenant_required and not context.tenant:
+        return Refusal("tenant", "the tool needs a tenant and the context has none")
+    if tool.roles and not (set(tool.roles) & context.roles):
+        return Refusal("role", f"needs one of the roles {', '.join(sorted(tool.roles))}")
+    missing = [p for p in tool.permissions if p not in context.permissions]
+    if missing:
+        return Refusal("permission", f"needs the permission(s) {', '.join(sorted(missing))}")
+    if context.mode == "analyzer" and tool.side_effect != "none":
+        return Refusal("mode", "analyzer mode sees read-only tools only")
+    if tool.name in context.forced:
+        return None
+    if tool.side_effect not in allowed_side_effects(mutation, context.mode):
+        return Refusal("side_effect", f"a {mutation} query may not see a {tool.side_effect!r} tool")
+    return None
+
+
+class SecurityIndex:
+    """Policy columns of a catalog laid out for vectorised filtering."""
+
+    def __init__(self, tools: Sequence[Tool]):
+        from scipy import sparse
+
+        n = len(tools)
+        self.names = [t.name for t in tools]
+        self.name_to_idx = {name: i for i, name in enumerate(self.names)}
+        self.side_effect = np.array(
+            [_SE_CODES.get(t.side_effect, _UNKNOWN_CODE) if t.enabled and not t.quarantine else _UNKNOWN_CODE
+             for t in tools],
+            dtype=np.int8,
+        )
+        self.tenant_required = np.array([t.tenant_required for t in tools], dtype=bool)
+        roles = sorted({r for t in tools for r in t.roles})
+        perms = sorted({p for t in tools for p in t.permissions})
+        self._role_idx = {r: i for i, r in enumerate(roles)}
+        self._perm_idx = {p: i for i, p in enumerate(perms)}
+        self.roles = _incidence(tools, "roles", self._role_idx, n, sparse)
+        self.perms = _incidence(tools, "permissions", self._perm_idx, n, sparse)
+        self.has_roles = np.asarray(self.roles.sum(axis=1)).ravel() > 0
+        self.perm_count = np.asarray(self.perms.sum(axis=1)).ravel()
+
+    def static_mask(self, context: Context) -> np.ndarray:
+        """Enabled, tenant, role, permission and mode checks for one context."""
+        mask = self.side_effect != _UNKNOWN_CODE
+        if not context.tenant:
+            mask &= ~self.tenant_required
+        role_vec = _selector(context.roles, self._role_idx)
+        mask &= ~self.has_roles | (self.roles @ role_vec > 0)
+        perm_vec = _selector(context.permissions, self._perm_idx)
+        mask &= (self.perms @ perm_vec) == self.perm_count
+        if context.mode == "analyzer":
+            mask &= self.side_effect == _SE_CODES["none"]
+        return mask
+
+    def mutation_mask(self, mutation: str, context: Context) -> np.ndarray:
+        codes = [_SE_CODES[s] for s in allowed_side_effects(mutation, context.mode)]
+        mask = np.isin(self.side_effect, codes)
+        for name in context.forced:
+            i = self.name_to_idx.get(name)
+            if i is not None:
+                mask[i] = True
+        return mask
+
+
+def _incidence(tools: Sequence[Tool], attr: str, index: dict[str, int], n: int, sparse) -> object:
+    rows, cols = [], []
+    for i, t in enumerate(tools):
+        for v in getattr(t, attr):
+            rows.append(i)
+            cols.append(index[v])
+    data = np.ones(len(rows), dtype=np.int32)
+    return sparse.csr_matrix((data, (rows, cols)), shape=(n, max(len(index), 1)), dtype=np.int32)
+
+
+def _selector(values: frozenset[str], index: dict[str, int]) -> np.ndarray:
+    vec = np.zeros(max(len(index), 1), dtype=np.int32)
+    for v in values:
+        i = index.get(v)
+        if i is not None:
+            vec[i] = 1
+    return vec
