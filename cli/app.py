@@ -21,6 +21,21 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    """Security-first tool discovery for LLM agents: discover, evaluate, canary.
+
+    Add --debug to any command to see a traceback instead of a one-line error.
+    """
+    if version:
+        from tooldisc import __version__
+
+        typer.echo(f"tooldisc {__version__}")
+        raise typer.Exit(0)
+
+
 def _register() -> None:
     """Each command module adds its commands to ``app``; a missing module is skipped."""
     import importlib

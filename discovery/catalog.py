@@ -18,6 +18,7 @@ from typing import Any
 
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
 from tooldisc.discovery.text import sanitize
+
 from tooldisc.errors import DataError
 
 _LIST_FIELDS = ("roles", "permissions", "domains", "aliases", "keywords", "examples", "companion_tools")

@@ -14,6 +14,7 @@ from typing import Any
 
 from tooldisc.discovery.catalog import Catalog, build_catalog
 from tooldisc.discovery.importers import detect_format, to_catalog_document
+
 from tooldisc.errors import DataError
 
 MAX_CATALOG_BYTES = 64 * 1024 * 1024

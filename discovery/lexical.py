@@ -14,7 +14,6 @@ from functools import lru_cache
 from importlib import resources
 
 import numpy as np
-
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import split_name, tokenize
 
@@ -44,9 +43,20 @@ def field_texts(tool: Tool) -> dict[str, str]:
 
 
 def terms(text: str) -> list[str]:
-    """Tokens minus stop words: what both documents and queries are matched on."""
+    """Tokens minus stop words, English plurals folded: what documents and queries match on."""
     stop = stopwords()
-    return [t for t in tokenize(text) if t not in stop]
+    return [_singular(t) for t in tokenize(text) if t not in stop]
+
+
+def _singular(token: str) -> str:
+    """``invoices`` → ``invoice``, ``categories`` → ``category``; other tokens unchanged."""
+    if len(token) <= 3 or not token.isascii() or not token.endswith("s") or token.endswith("ss"):
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith(("ches", "shes", "xes", "sses")):
+        return token[:-2]
+    return token[:-1]
 
 
 @dataclass(frozen=True)

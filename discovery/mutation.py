@@ -14,6 +14,7 @@ from importlib import resources
 
 from tooldisc.discovery.security import DESTRUCTIVE, EXECUTE, EXPORT, READ, UNKNOWN, WRITE
 from tooldisc.discovery.text import tokenize
+
 from tooldisc.errors import ConfigError
 
 PRIORITY = (DESTRUCTIVE, EXECUTE, EXPORT, WRITE, READ)

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from tooldisc.discovery.catalog import Catalog, canonical_json
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
@@ -24,6 +23,7 @@ from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
 from tooldisc.discovery.security import SecurityIndex, check_tool
+
 from tooldisc.errors import UsageError
 
 _CACHE_LIMIT = 256
@@ -135,7 +135,7 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
     offer_hash = hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
     return Offer(
         query=req.query, context=req.context, mutation=auth.mutation, k=k, k_reason=why,
-        candidates=candidates, confidence=confidence, authorized_count=int(len(auth.indices)),
+        candidates=candidates, confidence=confidence, authorized_count=len(auth.indices),
         retrieval=ranked.retrieved.method, catalog_hash=eng.catalog.hash, offer_hash=offer_hash,
     )
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
 from tooldisc.discovery.model import Context, Tool
 
 READ, WRITE, DESTRUCTIVE, EXPORT, EXECUTE, UNKNOWN = "READ", "WRITE", "DESTRUCTIVE", "EXPORT", "EXECUTE", "UNKNOWN"

@@ -18,9 +18,9 @@ __version__ = "0.1.0"
 __all__ = [
     "Candidate",
     "Catalog",
+    "ConfigError",
     "Context",
     "DataError",
-    "ConfigError",
     "Discoverer",
     "Offer",
     "RankerConfig",

@@ -1,0 +1,93 @@
+"""``tooldisc discover``: one query through the pipeline, as a table or JSON."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
+from tooldisc.cli.options import (
+    CatalogOption,
+    ConfigOption,
+    ContextFileOption,
+    ForcedOption,
+    KOption,
+    ModeOption,
+    PermissionOption,
+    RoleOption,
+    TenantOption,
+    build_context_from,
+    context_flags,
+    load_catalog_option,
+    parse_k,
+)
+
+
+def discover_command(
+    query: Annotated[str, typer.Argument(help="The user's request.")],
+    catalog: CatalogOption = None,
+    k: KOption = None,
+    mode: ModeOption = None,
+    role: RoleOption = None,
+    permission: PermissionOption = None,
+    tenant: TenantOption = None,
+    forced: ForcedOption = None,
+    context_file: ContextFileOption = None,
+    config: ConfigOption = None,
+    history: Annotated[list[str] | None, typer.Option("--history", help="An earlier user turn, oldest first (repeatable).")] = None,
+    explain: Annotated[str | None, typer.Option("--explain", help="Say which step removed TOOL, or where and why it ranked.")] = None,
+    timings: Annotated[bool, typer.Option("--timings", help="Include per-step timings (never part of the offer hash).")] = False,
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """Rank the tools a request may see: security filter first, then BM25F ranking, then top-K."""
+    from tooldisc.discovery.config import load_config
+    from tooldisc.discovery.pipeline import Discoverer
+
+    out = resolve_format(fmt, json_, ("table", "json"))
+    cat = load_catalog_option(catalog)
+    ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file))
+    engine = Discoverer(cat, load_config(config))
+    kk = parse_k(k)
+    offer = engine.discover(query, ctx, kk, tuple(history or ()))
+    explanation = engine.explain(query, explain, ctx, kk, tuple(history or ())) if explain else None
+    if out == "json":
+        body = offer.to_dict(timings=timings)
+        if explanation is not None:
+            body["explain"] = explanation
+        print_json(body)
+        return
+    _render_table(offer, explanation, timings)
+
+
+def _render_table(offer, explanation, timings: bool) -> None:
+    from rich.table import Table
+
+    console = stdout_console()
+    features = sorted({f for c in offer.candidates for f in c.features})
+    table = Table(title=f"{len(offer.candidates)} of {offer.authorized_count} authorized tools "
+                        f"(K={offer.k}, mutation {offer.mutation}, confidence {offer.confidence.level})")
+    table.add_column("#", justify="right")
+    table.add_column("tool")
+    table.add_column("score", justify="right")
+    for f in features:
+        table.add_column(f, justify="right")
+    for i, c in enumerate(offer.candidates, 1):
+        table.add_row(str(i), c.name, f"{c.score:.4f}", *[f"{c.features.get(f, 0.0):.4f}" for f in features])
+    console.print(table)
+    console.print(f"K: {offer.k_reason}")
+    console.print(f"catalog {offer.catalog_hash[:16]}  offer {offer.offer_hash[:16]}")
+    if timings:
+        console.print("timings (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in offer.timings.items()))
+    if explanation is not None:
+        console.print(f"\nexplain {explanation['tool']}: {explanation['status']}"
+                      + (f" at {explanation['step']}" if explanation.get("step") else "")
+                      + f" — {explanation['reason']}")
+        if explanation.get("features"):
+            console.print("  features: " + ", ".join(f"{k} {v:.4f}" for k, v in explanation["features"].items()))
+        if "matched_terms" in explanation:
+            console.print("  matched terms: " + (", ".join(explanation["matched_terms"]) or "none"))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("discover")(discover_command)

@@ -1,0 +1,89 @@
+"""Option bundles shared by every command that discovers (discover, eval, sweep, serve...).
+
+Declared once so that every surface accepts the same catalog, config and context
+flags (DESIGN §5), and builds its engine the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+CatalogOption = Annotated[
+    str | None,
+    typer.Option("--catalog", "-c", help="Catalog file (YAML/JSON, OpenAI/Anthropic/MCP tools, tools.jsonl). Default: the shipped catalog."),
+]
+ConfigOption = Annotated[
+    str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")
+]
+KOption = Annotated[str | None, typer.Option("--k", help="How many tools to offer: an integer, or 'auto' for adaptive K. Default: the config's K (15).")]
+TenantOption = Annotated[str | None, typer.Option("--tenant", help="Tenant of the request.")]
+RoleOption = Annotated[list[str] | None, typer.Option("--role", help="A role of the caller (repeatable).")]
+PermissionOption = Annotated[list[str] | None, typer.Option("--permission", help="A permission of the caller (repeatable).")]
+ModeOption = Annotated[str | None, typer.Option("--mode", help="Execution mode: analyzer, supervised or autonomous.")]
+ForcedOption = Annotated[list[str] | None, typer.Option("--forced", help="A tool name pending approval: skips only the mutation step (repeatable).")]
+ContextFileOption = Annotated[str | None, typer.Option("--context-file", help="YAML/JSON with tenant, roles, permissions, mode, forced.")]
+
+
+@dataclass(frozen=True)
+class ContextFlags:
+    tenant: str | None = None
+    roles: tuple[str, ...] = ()
+    permissions: tuple[str, ...] = ()
+    mode: str | None = None
+    forced: tuple[str, ...] = ()
+    context_file: str | None = None
+
+
+def context_flags(tenant: str | None, role: list[str] | None, permission: list[str] | None,
+                  mode: str | None, forced: list[str] | None, context_file: str | None) -> ContextFlags:
+    return ContextFlags(tenant, tuple(role or ()), tuple(permission or ()), mode, tuple(forced or ()), context_file)
+
+
+def load_catalog_option(path: str | None) -> Any:
+    """The catalog from ``--catalog``, or the shipped default; notes go to stderr."""
+    from tooldisc.cli.common import note
+    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+
+    catalog = load_catalog(path if path else default_catalog_path())
+    for text in catalog.notes:
+        note(f"note: {text}")
+    quarantined = [t for t in catalog.tools if t.quarantine]
+    for t in quarantined:
+        note(f"warning: {catalog.source}: tool {t.name!r} is quarantined and will never be offered: {t.quarantine}")
+    return catalog
+
+
+def build_context_from(catalog: Any, flags: ContextFlags, *, quiet: bool = False) -> Any:
+    """The request context; when the default is used, say so on stderr (DESIGN §5)."""
+    from tooldisc.cli.common import note
+    from tooldisc.discovery.context import build_context
+
+    ctx = build_context(
+        catalog, context_file=flags.context_file, tenant=flags.tenant, roles=flags.roles,
+        permissions=flags.permissions, mode=flags.mode, forced=flags.forced,
+    )
+    if ctx.is_default and not quiet:
+        note(
+            f"context: default — every role ({len(ctx.roles)}) and permission ({len(ctx.permissions)}) "
+            "the catalog names, tenant 'default', mode autonomous"
+        )
+    return ctx
+
+
+def parse_k(value: str | None) -> int | str | None:
+    from tooldisc.errors import UsageError
+
+    if value is None:
+        return None
+    if value == "auto":
+        return "auto"
+    try:
+        k = int(value)
+    except ValueError:
+        raise UsageError(f"--k must be a positive integer or 'auto'; got {value!r}") from None
+    if k < 1:
+        raise UsageError(f"--k must be a positive integer or 'auto'; got {value!r}")
+    return k
