@@ -1,6 +1,6 @@
 """Retrieval measures as value objects, and their vectorised computation."""
 
-from tooldisc.metrics.compute import Row, aggregate, compute, evaluate
+from tooldisc.metrics.compute import Row, aggregate, compute, evaluate, ranked
 from tooldisc.metrics.judgment import INTENT_ALLOWS, INTENTS, Judgment
 from tooldisc.metrics.measures import (
     MEASURES,
@@ -49,4 +49,5 @@ __all__ = [
     "evaluate",
     "parse_measure",
     "parse_measures",
+    "ranked",
 ]

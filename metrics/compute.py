@@ -174,6 +174,11 @@ class _Positions:
         return first
 
 
+def ranked(scores: Mapping[str, float]) -> tuple[str, ...]:
+    """Tool names ordered by score desc, then name: the tie-break every run must use."""
+    return tuple(sorted(scores, key=lambda name: (-scores[name], name)))
+
+
 def _as_judgments(judgments: Iterable[Judgment] | Mapping[str, Judgment]) -> list[Judgment]:
     items = list(judgments.values()) if isinstance(judgments, Mapping) else list(judgments)
     seen: set[str] = set()
@@ -209,7 +214,7 @@ def _ranking_values(m: Measure, p: _Positions) -> np.ndarray:
         return hits / np.maximum(p.n_primary, 1)
     if isinstance(m, MRR):
         r = p.min_primary
-        return np.where(r < p.cut(m.cutoff), 1.0 / (np.minimum(r, _BIG - 1) + 1.0), 0.0)
+        return np.where(r < p.cut(m.cutoff), 1.0 / (r + 1.0), 0.0)
     if isinstance(m, Precision):
         good = np.bincount(p.jq[within], minlength=p.n).astype(float)
         denom = p.length if m.cutoff is None else np.full(p.n, m.cutoff)
