@@ -44,8 +44,12 @@ def field_texts(tool: Tool) -> dict[str, str]:
 
 def terms(text: str) -> list[str]:
     """Tokens minus stop words, English plurals folded: what documents and queries match on."""
+    return terms_of_tokens(tokenize(text))
+
+
+def terms_of_tokens(tokens: list[str]) -> list[str]:
     stop = stopwords()
-    return [_singular(t) for t in tokenize(text) if t not in stop]
+    return [_singular(t) for t in tokens if t not in stop]
 
 
 def _singular(token: str) -> str:
@@ -121,17 +125,17 @@ class LexicalIndex:
         return cls(vocab, total.indptr.astype(np.int64), total.indices.astype(np.int32),
                    weights.astype(np.float32), n)
 
-    def query_terms(self, text: str) -> dict[int, int]:
-        """Known term ids of ``text`` with their counts."""
+    def query_terms(self, text: str | list[str]) -> dict[int, int]:
+        """Known term ids of ``text`` (or of already-tokenised text) with their counts."""
         out: dict[int, int] = {}
-        for tok in terms(text):
+        for tok in terms(text) if isinstance(text, str) else terms_of_tokens(text):
             j = self.vocab.get(tok)
             if j is not None:
                 out[j] = out.get(j, 0) + 1
         return out
 
-    def scores(self, text: str) -> np.ndarray:
-        """BM25F score of every tool for ``text`` (dense, float32)."""
+    def scores(self, text: str | list[str]) -> np.ndarray:
+        """BM25F score of every tool for ``text`` or its tokens (dense, float32)."""
         out = np.zeros(self.n_docs, dtype=np.float32)
         for j, count in self.query_terms(text).items():
             s, e = self.indptr[j], self.indptr[j + 1]

@@ -29,44 +29,62 @@ class _Rules:
 
 @dataclass(frozen=True)
 class MutationClassifier:
-    """Compiled word lists; ``classify`` is pure and allocation-light."""
+    """Word lists compiled into lookup tables, so classifying costs one pass over tokens.
+
+    ``classify`` returns the highest-priority class any rule matches.
+    """
 
     rules: tuple[tuple[str, _Rules], ...]
     light_verbs: frozenset[str]
     suffixes: tuple[str, ...]
 
+    def __post_init__(self) -> None:
+        single: dict[str, int] = {}
+        multi: dict[str, list[tuple[tuple[str, ...], int]]] = {}
+        stems: dict[str, int] = {}
+        prefixes: list[tuple[str, int]] = []
+        for rank, (_name, rules) in enumerate(self.rules):
+            for phrase in rules.phrases:
+                if len(phrase) == 1:
+                    single.setdefault(phrase[0], rank)
+                else:
+                    multi.setdefault(phrase[0], []).append((phrase, rank))
+            for stem in rules.stems:
+                for form in (stem, *(stem + sfx for sfx in self.suffixes)):
+                    stems.setdefault(form, rank)
+            prefixes.extend((p, rank) for p in rules.prefixes)
+        object.__setattr__(self, "_single", single)
+        object.__setattr__(self, "_multi", multi)
+        object.__setattr__(self, "_stems", stems)
+        object.__setattr__(self, "_prefixes", tuple(prefixes))
+
     def classify(self, query: str) -> str:
-        tokens = tokenize(query)
+        return self.classify_tokens(tokenize(query))
+
+    def classify_tokens(self, tokens: list[str]) -> str:
         if not tokens:
             return UNKNOWN
-        for name, rules in self.rules:
-            if self._matches(tokens, rules):
-                return name
-        return UNKNOWN
-
-    def _matches(self, tokens: list[str], rules: _Rules) -> bool:
-        for phrase in rules.phrases:
-            n = len(phrase)
-            for i in range(len(tokens) - n + 1):
-                if tuple(tokens[i:i + n]) == phrase:
-                    return True
+        best = len(self.rules)
+        single, multi, stems = self._single, self._multi, self._stems  # type: ignore[attr-defined]
+        n = len(tokens)
         for i, tok in enumerate(tokens):
-            if rules.prefixes and tok.startswith(rules.prefixes):
-                return True
-            stem = self._stem_of(tok, rules.stems)
-            if stem is not None:
-                nxt = tokens[i + 1:i + 3]
-                if any(t in self.light_verbs for t in nxt):
-                    return True
-        return False
-
-    def _stem_of(self, token: str, stems: frozenset[str]) -> str | None:
-        if token in stems:
-            return token
-        for suffix in self.suffixes:
-            if token.endswith(suffix) and token[: -len(suffix)] in stems:
-                return token[: -len(suffix)]
-        return None
+            rank = single.get(tok)
+            if rank is not None and rank < best:
+                best = rank
+            for phrase, rank in multi.get(tok, ()):
+                if rank < best and tuple(tokens[i:i + len(phrase)]) == phrase:
+                    best = rank
+            rank = stems.get(tok)
+            if rank is not None and rank < best and any(
+                t in self.light_verbs for t in tokens[i + 1:min(i + 3, n)]
+            ):
+                best = rank
+            for prefix, rank in self._prefixes:  # type: ignore[attr-defined]
+                if rank < best and tok.startswith(prefix):
+                    best = rank
+            if best == 0:
+                break
+        return self.rules[best][0] if best < len(self.rules) else UNKNOWN
 
 
 def _tok_list(values: object, where: str, file: str) -> list[str]:

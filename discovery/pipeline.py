@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tooldisc.discovery.catalog import Catalog, canonical_json
+from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
@@ -23,6 +23,7 @@ from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
 from tooldisc.discovery.security import SecurityIndex, check_tool
+from tooldisc.discovery.text import tokenize
 
 from tooldisc.errors import UsageError
 
@@ -35,6 +36,7 @@ class Request:
     context: Context
     k: int | str
     history: tuple[str, ...]
+    tokens: tuple[str, ...]  # normalised once, shared by the classifier and the ranker
 
 
 @dataclass(frozen=True)
@@ -63,13 +65,13 @@ class Ranked:
 
 def authorize(req: Request, eng: Discoverer) -> Authorized:
     """Security first: the query's mutation class, then the §4 filter for this context."""
-    mutation = eng.classifier.classify(req.query)
+    mutation = eng.classifier.classify_tokens(list(req.tokens))
     return Authorized(req, mutation, eng.authorized_indices(req.context, mutation))
 
 
 def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
     """Candidates for ranking: the whole authorized set (every authorized tool competes)."""
-    lexical = eng.lexical.scores(auth.request.query)
+    lexical = eng.lexical.scores(list(auth.request.tokens))
     return Retrieved(auth, auth.indices, lexical, "full", auth.request.history)
 
 
@@ -122,22 +124,27 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
     )
     confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n)
     auth = ranked.retrieved.authorized
-    body = {
-        "query": req.query,
-        "context": req.context.to_dict(),
-        "history": list(req.history),
-        "mutation": auth.mutation,
-        "k": k,
-        "candidates": [c.to_dict() for c in candidates],
-        "catalog_hash": eng.catalog.hash,
-        "config_hash": cfg.hash,
-    }
-    offer_hash = hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    offer_hash = _offer_hash(req, auth.mutation, k, candidates, eng)
     return Offer(
         query=req.query, context=req.context, mutation=auth.mutation, k=k, k_reason=why,
         candidates=candidates, confidence=confidence, authorized_count=len(auth.indices),
         retrieval=ranked.retrieved.method, catalog_hash=eng.catalog.hash, offer_hash=offer_hash,
     )
+
+
+def _offer_hash(req: Request, mutation: str, k: int, candidates: tuple[Candidate, ...], eng: Discoverer) -> str:
+    """SHA-256 over everything that decided the offer and what it offers; never timings.
+
+    A compact unit-separated text rather than JSON: this runs on every request.
+    """
+    ctx = req.context
+    parts = [
+        "tooldisc-offer-v1", req.query, "\x1f".join(req.history), ctx.tenant or "",
+        ",".join(sorted(ctx.roles)), ",".join(sorted(ctx.permissions)), ctx.mode, ",".join(sorted(ctx.forced)),
+        mutation, str(k), eng.catalog.hash, eng.config_hash,
+        *(f"{c.name}={c.score:.6f}" for c in candidates),
+    ]
+    return hashlib.sha256("\x1e".join(parts).encode("utf-8")).hexdigest()
 
 
 def _confidence(top: float, gap: float, n: int) -> Confidence:
@@ -162,6 +169,7 @@ class Discoverer:
                  classifier: MutationClassifier | None = None):
         self.catalog = catalog
         self.config = config or load_config()
+        self.config_hash = self.config.hash
         self.classifier = classifier or load_classifier()
         self.security = SecurityIndex(catalog.tools)
         self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b)
@@ -190,10 +198,16 @@ class Discoverer:
             _put(self._authorized, key, hit)
         return hit
 
+    def _request(self, query: str, context: Context | None, k: int | str | None, history: Sequence[Any]) -> Request:
+        if not isinstance(query, str):
+            raise UsageError(f"The 'query' parameter must be a str. Got {type(query).__name__} instead.")
+        return Request(query, context or self._default_context, _check_k(k, self.config),
+                       _history_texts(history), tuple(tokenize(query)))
+
     def discover(self, query: str, context: Context | None = None, k: int | str | None = None,
                  history: Sequence[Any] = ()) -> Offer:
         """Run the pipeline for one request. ``k`` is an int, ``"auto"`` or None (config K)."""
-        req = Request(query, context or self._default_context, _check_k(k, self.config), _history_texts(history))
+        req = self._request(query, context, k, history)
         timings: dict[str, float] = {}
         state: Any = req
         t_all = time.perf_counter()
@@ -217,7 +231,7 @@ class Discoverer:
         refusal = check_tool(t, ctx, offer.mutation)
         if refusal is not None:
             return {**out, "status": "removed", "step": f"authorize/{refusal.step}", "reason": refusal.reason}
-        req = Request(query, ctx, _check_k(k, self.config), _history_texts(history))
+        req = self._request(query, ctx, k, history)
         ranked = rank(retrieve(authorize(req, self), self), self)
         idx = self.security.name_to_idx[tool]
         pos = np.flatnonzero(ranked.order == idx)
@@ -263,9 +277,8 @@ def _history_texts(history: Sequence[Any]) -> tuple[str, ...]:
         elif isinstance(turn, dict):
             if turn.get("role", "user") == "user" and isinstance(turn.get("content"), str):
                 out.append(turn["content"])
-        elif isinstance(turn, tuple) and len(turn) == 2:
-            if turn[0] == "user":
-                out.append(str(turn[1]))
+        elif isinstance(turn, tuple) and len(turn) == 2 and turn[0] == "user":
+            out.append(str(turn[1]))
     return tuple(out)
 
 
