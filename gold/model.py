@@ -1,0 +1,119 @@
+"""Gold query records: what a query should be offered, and the set they belong to.
+
+Frozen so that a loaded gold set cannot drift while an evaluation runs; tool lists
+are tuples in file order so exports (qrels, reports) are reproducible, and
+:meth:`GoldQuery.judgment` turns them into the sets the metrics read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tooldisc.metrics.judgment import Judgment
+
+INTENTS: tuple[str, ...] = ("read", "write", "delete", "export", "execute", "none")
+
+
+@dataclass(frozen=True)
+class GoldQuery:
+    """One labelled query (DESIGN §6).
+
+    ``history`` holds earlier turns as ``(role, content)`` pairs. Empty labels
+    (``""``) are stored as ``None`` so a slice never splits on both.
+    """
+
+    id: str
+    query: str
+    primary_expected_tools: tuple[str, ...] = ()
+    acceptable_tools: tuple[str, ...] = ()
+    forbidden_tools: tuple[str, ...] = ()
+    required_capability: str | None = None
+    intent: str = "read"
+    category: str | None = None
+    difficulty: str | None = None
+    hard_case: str | None = None
+    no_match: bool = False
+    history: tuple[tuple[str, str], ...] = ()
+    require_all_primary: bool = False
+    source: str | None = None
+
+    @property
+    def matched(self) -> bool:
+        """Scored by the ranking measures: has a primary tool and is not labelled no-match."""
+        return bool(self.primary_expected_tools) and not self.no_match
+
+    def judgment(self) -> Judgment:
+        """The labels as the metrics read them."""
+        from tooldisc.metrics.judgment import Judgment  # keeps numpy out of plain gold loading
+
+        return Judgment(
+            qid=self.id,
+            primary=frozenset(self.primary_expected_tools),
+            acceptable=frozenset(self.acceptable_tools),
+            forbidden=frozenset(self.forbidden_tools),
+            intent=self.intent,
+            no_match=self.no_match,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The native JSON record (what :func:`~tooldisc.gold.loader.load_gold` reads back)."""
+        return {
+            "id": self.id,
+            "query": self.query,
+            "primary_expected_tools": list(self.primary_expected_tools),
+            "acceptable_tools": list(self.acceptable_tools),
+            "forbidden_tools": list(self.forbidden_tools),
+            "required_capability": self.required_capability,
+            "intent": self.intent,
+            "category": self.category,
+            "difficulty": self.difficulty,
+            "hard_case": self.hard_case,
+            "no_match": self.no_match,
+            "history": [{"role": r, "content": c} for r, c in self.history],
+            "require_all_primary": self.require_all_primary,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class GoldSet:
+    """A gold set: its queries in file order and the versions it was written for.
+
+    ``source`` is where it was read from; ``notes`` are facts a report must repeat
+    (e.g. that the external benchmark format carries no policy).
+    """
+
+    queries: tuple[GoldQuery, ...]
+    dataset_version: str | None = None
+    catalog_version: str | None = None
+    source: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def __iter__(self) -> Iterator[GoldQuery]:
+        return iter(self.queries)
+
+    @cached_property
+    def by_id(self) -> Mapping[str, GoldQuery]:
+        return {q.id: q for q in self.queries}
+
+    def judgments(self) -> dict[str, Judgment]:
+        """Query id → metrics judgment, in file order."""
+        return {q.id: q.judgment() for q in self.queries}
+
+    def with_queries(self, queries: tuple[GoldQuery, ...]) -> GoldSet:
+        """The same set (versions, source, notes) over other queries, e.g. a split."""
+        return replace(self, queries=tuple(queries))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset_version": self.dataset_version,
+            "catalog_version": self.catalog_version,
+            "queries": [q.to_dict() for q in self.queries],
+        }
