@@ -262,7 +262,8 @@ def _message(error: Any, record: Sequence[Any]) -> str:
     """The error relative to its record: ``intent must be one of …; got 'wrte'``."""
     error = _leaf(error)
     field = _path(list(error.absolute_path)[len(record):])
-    if field == "(root)":
+    at_record = field == "(root)"
+    if at_record:
         field = "the record"
     value = error.instance
     kind = error.validator
@@ -274,13 +275,13 @@ def _message(error: Any, record: Sequence[Any]) -> str:
         return f"{field} must be {names}; got {_type(value)} {_short(value)}".rstrip()
     if kind == "required":
         missing = [k for k in error.validator_value if k not in value]
-        where = "" if field == "(root)" else f"{field}: "
+        where = "" if at_record else f"{field}: "
         return f"{where}missing required field {missing[0]!r}"
     if kind == "additionalProperties":
         known = set(error.schema.get("properties", {}))
         patterns = list(error.schema.get("patternProperties", {}))
         extra = sorted(k for k in value if k not in known and not any(re.search(p, k) for p in patterns))
-        where = "" if field == "(root)" else f"{field}: "
+        where = "" if at_record else f"{field}: "
         return f"{where}unknown field {extra[0]!r} (allowed: {', '.join(sorted(known))})"
     if kind == "uniqueItems":
         return f"{field} names a tool more than once"

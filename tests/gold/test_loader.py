@@ -1,0 +1,188 @@
+"""Loading gold sets: every format, format detection, and one-line errors with their place."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from tooldisc.gold import GoldQuery, gold_schema, load_gold
+from tooldisc.gold.loader import EXTERNAL_NOTE
+from tooldisc.metrics import Judgment
+
+from tooldisc.errors import DataError
+
+Q1 = {
+    "id": "inv-1", "query": "فاکتور فروش بزن", "primary_expected_tools": ["create_invoice"],
+    "acceptable_tools": ["search_persons"], "forbidden_tools": ["delete_invoice"],
+    "required_capability": "financial.invoice", "intent": "write", "category": "invoice",
+    "difficulty": "easy", "hard_case": "", "no_match": False,
+    "history": [{"role": "user", "content": "مشتری علی را پیدا کن"}], "require_all_primary": False,
+    "source": "test",
+}
+Q2 = {"id": "chat-1", "query": "hello there", "intent": "none", "no_match": True, "primary_expected_tools": []}
+DOC = {"dataset_version": "v1", "tool_catalog_version": "cat-1", "split": "dev", "queries": [Q1, Q2]}
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def check_loaded(gold) -> None:
+    assert [q.id for q in gold] == ["inv-1", "chat-1"]
+    q = gold.queries[0]
+    assert q == GoldQuery(
+        id="inv-1", query="فاکتور فروش بزن", primary_expected_tools=("create_invoice",),
+        acceptable_tools=("search_persons",), forbidden_tools=("delete_invoice",),
+        required_capability="financial.invoice", intent="write", category="invoice", difficulty="easy",
+        hard_case=None, no_match=False, history=(("user", "مشتری علی را پیدا کن"),),
+        require_all_primary=False, source="test",
+    )
+    assert gold.queries[1].no_match and gold.queries[1].intent == "none"
+    assert q.judgment() == Judgment("inv-1", frozenset({"create_invoice"}), frozenset({"search_persons"}),
+                                    frozenset({"delete_invoice"}), "write", False)
+
+
+def test_json_document(tmp_path: Path) -> None:
+    gold = load_gold(write(tmp_path, "gold.json", json.dumps(DOC, ensure_ascii=False)))
+    check_loaded(gold)
+    assert gold.dataset_version == "v1" and gold.catalog_version == "cat-1"
+    assert gold.source.endswith("gold.json") and gold.notes == ()
+    assert list(gold.judgments()) == ["inv-1", "chat-1"]
+
+
+def test_json_list_and_jsonl(tmp_path: Path) -> None:
+    check_loaded(load_gold(write(tmp_path, "a.json", json.dumps([Q1, Q2]))))
+    text = "\n".join(json.dumps(q, ensure_ascii=False) for q in (Q1, Q2)) + "\n\n"
+    check_loaded(load_gold(write(tmp_path, "a.jsonl", text)))
+
+
+def test_yaml(tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml")
+    check_loaded(load_gold(write(tmp_path, "g.yaml", yaml.safe_dump(DOC, allow_unicode=True))))
+    # the format comes from the content, not the name
+    check_loaded(load_gold(write(tmp_path, "g.txt", yaml.safe_dump(DOC, allow_unicode=True))))
+
+
+def test_yaml_is_read_with_a_safe_loader(tmp_path: Path) -> None:
+    p = write(tmp_path, "evil.yaml", "queries: !!python/object/apply:os.system ['true']\n")
+    with pytest.raises(DataError, match="neither JSON nor valid YAML"):
+        load_gold(p)
+
+
+def test_external_benchmark_format(tmp_path: Path) -> None:
+    rows = [
+        {"id": "a", "query": "area of a circle", "relevant": ["geometry.area_circle"],
+         "acceptable": {"area_circle.calculate": "geometry.area_circle"}, "category": "simple", "n_gold_calls": 1},
+        {"id": 7, "query": "two tools", "relevant": ["x", "y"], "acceptable": ["z", "x"], "flags": []},
+        {"id": "c", "query": "chit chat", "relevant": []},
+    ]
+    gold = load_gold(write(tmp_path, "queries.jsonl", "\n".join(json.dumps(r) for r in rows)))
+    a, b, c = gold.queries
+    assert a.primary_expected_tools == ("geometry.area_circle",)
+    assert a.acceptable_tools == ("area_circle.calculate",)
+    assert a.intent == "read" and a.category == "simple" and not a.no_match
+    assert b.id == "7" and b.primary_expected_tools == ("x", "y") and b.acceptable_tools == ("z",)
+    assert c.no_match and c.primary_expected_tools == ()
+    assert gold.notes == (EXTERNAL_NOTE,)
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        ({"queries": [Q1, {**Q2, "intent": "wrte"}]},
+         "gold.json: queries[1]: intent must be one of read, write, delete, export, execute, none; got 'wrte'"),
+        ({"queries": [{**Q1, "primary_expected_tools": "create_invoice"}]},
+         "gold.json: queries[0]: primary_expected_tools must be a list; got a string 'create_invoice'"),
+        ({"queries": [{**Q1, "history": [{"role": "bot", "content": "x"}]}]},
+         "gold.json: queries[0]: history[0].role must be one of user, assistant, system, tool; got 'bot'"),
+        ({"queries": [{**Q1, "forbiden_tools": []}]}, "gold.json: queries[0]: unknown field 'forbiden_tools'"),
+        ({"queries": [{"id": "x", "intent": "read"}]}, "gold.json: queries[0]: missing required field 'query'"),
+        ({"queries": [{**Q1, "no_match": "no"}]}, "gold.json: queries[0]: no_match must be a boolean; got a string"),
+        ({"queries": [{**Q1, "acceptable_tools": ["a", "a"]}]},
+         "gold.json: queries[0]: acceptable_tools names a tool more than once"),
+        ({"queries": 3}, "gold.json: queries: a gold set needs 'queries', a list of query objects; got an integer"),
+        ({"tools": []}, "gold.json: a gold set needs 'queries', a list of query objects; got nothing"),
+        ([Q1, 5], "gold.json: [1]: the record must be an object; got an integer 5"),
+        ({"queries": [{"id": "e", "query": "q", "relevant": "x"}]},
+         "gold.json: queries[0]: relevant must be a list; got a string 'x'"),
+        ({"queries": [{"id": "e", "query": "q", "relevant": [], "acceptable": 3}]},
+         "gold.json: queries[0]: acceptable must be a list of tool names or a mapping; got an integer"),
+    ],
+)
+def test_schema_errors_name_file_and_place(tmp_path: Path, doc, expected: str) -> None:
+    with pytest.raises(DataError) as info:
+        load_gold(write(tmp_path, "gold.json", json.dumps(doc)))
+    text = str(info.value).removeprefix(f"{tmp_path}/")
+    assert text.startswith(expected), text
+    assert info.value.file.endswith("gold.json")
+
+
+def test_jsonl_errors_carry_line_numbers(tmp_path: Path) -> None:
+    good = json.dumps(Q1)
+    with pytest.raises(DataError, match=r"a\.jsonl: line 3: intent must be one of"):
+        load_gold(write(tmp_path, "a.jsonl", f"{good}\n\n{json.dumps({**Q2, 'intent': 'x'})}\n"))
+    with pytest.raises(DataError, match=r"a\.jsonl: line 2: not valid JSON"):
+        load_gold(write(tmp_path, "a.jsonl", f'{good}\n{{"id": 1,\n'))
+
+
+def test_parse_errors_and_limits(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"line 1, column \d+: not valid JSON"):
+        load_gold(write(tmp_path, "a.json", '{"queries": [}'))
+    with pytest.raises(DataError, match="empty file"):
+        load_gold(write(tmp_path, "e.json", "  \n"))
+    with pytest.raises(DataError, match="the limit is 10"):
+        load_gold(write(tmp_path, "big.json", json.dumps(DOC)), max_bytes=10)
+    with pytest.raises(DataError, match="cannot read gold set"):
+        load_gold(tmp_path / "missing.json")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe{")
+    with pytest.raises(DataError, match="not UTF-8"):
+        load_gold(tmp_path / "bin.json")
+    with pytest.raises(DataError, match="must be an object with 'queries'"):
+        load_gold(write(tmp_path, "s.yaml", "just a string\n"))
+
+
+def test_semantic_errors_raise_unless_check_is_off(tmp_path: Path) -> None:
+    doc = {"queries": [Q1, {**Q1, "query": "again"}]}
+    p = write(tmp_path, "dup.json", json.dumps(doc))
+    with pytest.raises(DataError, match=r"dup\.json: queries\[1\]: duplicate id 'inv-1' \(first at queries\[0\]\)"):
+        load_gold(p)
+    assert len(load_gold(p, check=False)) == 2
+
+
+def test_schema_is_valid_and_shipped() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = gold_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(DOC, schema)
+
+
+SHARED_FILES = [
+    ("hesabix/gold.dev.json", 282, False),
+    ("metatool/queries_sample2k.jsonl", 2000, True),
+    ("bfcl/queries.jsonl", 1050, True),
+]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize(("rel", "count", "external"), SHARED_FILES)
+def test_shared_benchmark_query_files_load(shared: Path, rel: str, count: int, external: bool) -> None:
+    path = shared / "benchmarks" / rel
+    start = time.perf_counter()
+    gold = load_gold(path)
+    elapsed = time.perf_counter() - start
+    assert len(gold) == count
+    assert (EXTERNAL_NOTE in gold.notes) == external
+    assert elapsed < 1.0, elapsed
+    assert all(q.query.strip() for q in gold)
+    if rel.startswith("hesabix"):
+        assert gold.dataset_version == "2026-08-19.v1" and gold.catalog_version == "180.phase4"
+        assert sum(q.no_match for q in gold) == 18
+        convx = gold.by_id["convx-02"]
+        assert convx.history == (("user", "مشتری علی رضایی را پیدا کن"),)
+    if rel.startswith("bfcl"):
+        q = gold.by_id["simple_python_1"]
+        assert q.primary_expected_tools == ("math.factorial",) and q.acceptable_tools == ("calculate_factorial",)
