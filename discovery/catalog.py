@@ -170,9 +170,12 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[I
     for key in ("parameters", "compact_parameters", "output_schema"):
         schema = raw.get(key)
         if isinstance(schema, Mapping):
-            try:
-                jsonschema.Draft202012Validator.check_schema(schema)
-            except jsonschema.SchemaError as exc:
+            # check_schema's best_match depends on set order (PYTHONHASHSEED); the first
+            # meta-schema error by path is deterministic across runs.
+            meta = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+            errors = sorted(meta.iter_errors(schema), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
+            if errors:
+                exc = errors[0]
                 sub = _json_path(exc.absolute_path)
                 place = f"{where}.{key}" + ("" if sub == "(root)" else f".{sub}")
                 issues.append(Issue("quarantine", place, f"not a valid JSON Schema: {exc.message}"))
