@@ -1,0 +1,160 @@
+"""Gate thresholds: shipped defaults (``data/gates.yaml``) and validated overrides.
+
+A gates file is parsed with a safe loader and checked key by key; an unknown key or a
+bad value is a :class:`~tooldisc.errors.ConfigError` naming the file and the key, so a
+typo can never silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from importlib import resources
+from typing import Any
+
+from tooldisc.errors import ConfigError
+
+MAX_CONFIG_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class ShadowGateConfig:
+    min_eligible_turns: int = 50
+    min_labelled_insufficient_cases: int = 1
+    required_golden_scenarios: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    min_requests_per_arm: int = 500
+    sample_ratio_alpha: float = 0.001
+    confidence: float = 0.95
+    fallback_max_lower_bound: float = 0.5
+    latency_experiment_quantile: float = 0.95
+    latency_control_quantile: float = 0.99
+    max_quarantine_share: float = 0.01
+    ladder: tuple[float, ...] = (5, 10, 25, 50, 100)
+    shadow: ShadowGateConfig = field(default_factory=ShadowGateConfig)
+
+
+def _int_min(value: Any, lo: int) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= lo else None
+
+
+def _unit(value: Any, closed_low: bool = False) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    ok = (0 <= value < 1) if closed_low else (0 < value < 1)
+    return float(value) if ok else None
+
+
+_RULES: dict[str, tuple[str, Any]] = {
+    "min_requests_per_arm": ("an integer >= 1", lambda v: _int_min(v, 1)),
+    "sample_ratio_alpha": ("a number in (0, 1)", _unit),
+    "confidence": ("a number in (0, 1)", _unit),
+    "fallback_max_lower_bound": ("a number in (0, 1)", _unit),
+    "latency_experiment_quantile": ("a number in (0, 1)", _unit),
+    "latency_control_quantile": ("a number in (0, 1)", _unit),
+    "max_quarantine_share": ("a number in [0, 1)", lambda v: _unit(v, closed_low=True)),
+}
+_SHADOW_RULES: dict[str, tuple[str, Any]] = {
+    "min_eligible_turns": ("an integer >= 1", lambda v: _int_min(v, 1)),
+    "min_labelled_insufficient_cases": ("an integer >= 0", lambda v: _int_min(v, 0)),
+}
+
+
+def _ladder(value: Any) -> tuple[float, ...] | None:
+    if not isinstance(value, list) or not value:
+        return None
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
+        return None
+    steps = tuple(float(v) for v in value)
+    if any(not 0 < s <= 100 for s in steps) or list(steps) != sorted(set(steps)) or steps[-1] != 100:
+        return None
+    return steps
+
+
+def parse_gates(data: Any, file: str) -> GateConfig:
+    """Validate a parsed gates mapping over the defaults."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("must be a mapping of gate settings", file=file)
+    cfg = GateConfig()
+    known = {f.name for f in fields(GateConfig)}
+    changes: dict[str, Any] = {}
+    for key in sorted(data, key=str):
+        value = data[key]
+        if key not in known:
+            raise ConfigError(f"unknown key; expected one of {', '.join(sorted(known))}",
+                              file=file, where=str(key))
+        if key == "ladder":
+            steps = _ladder(value)
+            if steps is None:
+                raise ConfigError("must be a list of increasing percents in (0, 100] ending "
+                                  f"at 100; got {value!r}", file=file, where=key)
+            changes[key] = steps
+        elif key == "shadow":
+            changes[key] = _parse_shadow(value, file)
+        else:
+            what, check = _RULES[key]
+            parsed = check(value)
+            if parsed is None:
+                raise ConfigError(f"must be {what}; got {value!r}", file=file, where=key)
+            changes[key] = parsed
+    return replace(cfg, **changes)
+
+
+def _parse_shadow(value: Any, file: str) -> ShadowGateConfig:
+    if value is None:
+        return ShadowGateConfig()
+    if not isinstance(value, dict):
+        raise ConfigError("must be a mapping", file=file, where="shadow")
+    known = {f.name for f in fields(ShadowGateConfig)}
+    changes: dict[str, Any] = {}
+    for key in sorted(value, key=str):
+        where = f"shadow.{key}"
+        item = value[key]
+        if key not in known:
+            raise ConfigError(f"unknown key; expected one of {', '.join(sorted(known))}",
+                              file=file, where=where)
+        if key == "required_golden_scenarios":
+            if not isinstance(item, list) or not all(isinstance(s, str) and s for s in item):
+                raise ConfigError(f"must be a list of scenario names; got {item!r}",
+                                  file=file, where=where)
+            changes[key] = tuple(sorted(set(item)))
+        else:
+            what, check = _SHADOW_RULES[key]
+            parsed = check(item)
+            if parsed is None:
+                raise ConfigError(f"must be {what}; got {item!r}", file=file, where=where)
+            changes[key] = parsed
+    return ShadowGateConfig(**{**ShadowGateConfig().__dict__, **changes})
+
+
+def load_gates(path: str | os.PathLike[str] | None = None) -> GateConfig:
+    """The shipped defaults, or ``path`` validated over them."""
+    import yaml
+
+    if path is None:
+        text = resources.files("tooldisc.canary").joinpath("data", "gates.yaml").read_text("utf-8")
+        label = "gates.yaml (shipped)"
+    else:
+        label = str(path)
+        try:
+            if os.path.getsize(path) > MAX_CONFIG_BYTES:
+                raise ConfigError(f"is larger than {MAX_CONFIG_BYTES} bytes", file=label)
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise ConfigError(f"cannot be read: {exc.strerror or exc}", file=label) from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError("is not UTF-8 text", file=label) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else None
+        raise ConfigError(f"is not valid YAML: {getattr(exc, 'problem', None) or exc}",
+                          file=label, where=where) from exc
+    return parse_gates(data, label)

@@ -1,0 +1,297 @@
+"""Promotion gates and the verdict (DESIGN §7): pure functions over per-arm aggregates.
+
+Every gate returns a :class:`GateResult` with its status (``pass``, ``fail``,
+``reported``, ``not_judged``), the outcome a failure carries, a reason and the
+numbers behind it. The verdict follows precedence ROLLBACK > HOLD > PROMOTE, and
+missing evidence is never a pass: a ``not_judged`` gate holds the rollout. PROMOTE
+means "eligible for the next ladder step; an operator decides" — nothing here acts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from tooldisc.canary.aggregate import ArmStats, Evidence, quantile_key
+from tooldisc.canary.assignment import BUCKETS, threshold
+from tooldisc.canary.config import GateConfig
+from tooldisc.canary.events import SECURITY_FLAGS
+from tooldisc.canary.stats import goodness_of_fit, wilson
+
+PASS, FAIL, REPORTED, NOT_JUDGED = "pass", "fail", "reported", "not_judged"
+PROMOTE, HOLD, ROLLBACK = "PROMOTE", "HOLD", "ROLLBACK"
+EXIT_CODES = {PROMOTE: 0, HOLD: 10, ROLLBACK: 20}
+GATE_NAMES = ("data", "sample_ratio", "security", "task", "retrieval", "fallback", "latency",
+              "kill_switch", "quarantine")
+RETRIEVAL_FLAGS = ("retrieval_miss", "discovery_miss", "schema_miss", "index_hit")
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate's judgement; ``outcome`` is what a ``fail`` means for the verdict."""
+
+    name: str
+    status: str
+    outcome: str | None
+    reason: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The decision for one experiment and window, with every gate behind it."""
+
+    profile: str
+    experiment: str
+    verdict: str
+    next_percent: float | None
+    current_percent: float | None
+    gates: tuple[GateResult, ...]
+    evidence: Evidence | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+
+def rnd(x: float | None, digits: int = 6) -> float | None:
+    return None if x is None else round(float(x), digits)
+
+
+def interval_dict(successes: int, n: int, confidence: float) -> dict[str, Any] | None:
+    if n <= 0:
+        return None
+    iv = wilson(successes, n, confidence)
+    return {"successes": successes, "n": n, "rate": rnd(iv.rate), "low": rnd(iv.low),
+            "high": rnd(iv.high)}
+
+
+def _arm(ev: Evidence, name: str) -> ArmStats | None:
+    arm = ev.arms.get(name)
+    return arm if arm is not None and arm.requests > 0 else None
+
+
+def _counts(ev: Evidence) -> dict[str, int]:
+    return {a: (ev.arms[a].requests if a in ev.arms else 0) for a in ("control", "experiment")}
+
+
+def gate_data(ev: Evidence, cfg: GateConfig) -> GateResult:
+    counts = _counts(ev)
+    nums = {"requests": counts, "min_requests_per_arm": cfg.min_requests_per_arm}
+    if counts["control"] == 0 and counts["experiment"] == 0:
+        return GateResult("data", FAIL, HOLD, "no requests in the window", nums)
+    missing = [a for a, n in counts.items() if n == 0]
+    if missing:
+        return GateResult("data", FAIL, HOLD, f"arm missing: {missing[0]} has no requests", nums)
+    short = [f"{a} {n}" for a, n in counts.items() if n < cfg.min_requests_per_arm]
+    if short:
+        return GateResult("data", FAIL, HOLD,
+                          f"fewer than {cfg.min_requests_per_arm} requests: {', '.join(short)}", nums)
+    return GateResult("data", PASS, None,
+                      f"both arms have >= {cfg.min_requests_per_arm} valid requests", nums)
+
+
+def gate_sample_ratio(ev: Evidence, cfg: GateConfig) -> GateResult:
+    counts = _counts(ev)
+    total = counts["control"] + counts["experiment"]
+    nums: dict[str, Any] = {"observed": counts, "alpha": cfg.sample_ratio_alpha,
+                            "percents_seen": list(ev.percents)}
+    if total == 0 or ev.current_percent is None or not ev.percents:
+        return GateResult("sample_ratio", NOT_JUDGED, HOLD, "no requests with a rollout percent", nums)
+    if len(set(ev.percents)) > 1:
+        return GateResult("sample_ratio", FAIL, HOLD,
+                          f"percent changed inside the window ({ev.percents[0]:g} to "
+                          f"{ev.percents[-1]:g}); narrow the window", nums)
+    share = threshold(ev.current_percent) / BUCKETS
+    if not 0 < share < 1:
+        return GateResult("sample_ratio", NOT_JUDGED, HOLD,
+                          f"no split to test at {ev.current_percent:g}%", nums)
+    test = goodness_of_fit([counts["control"], counts["experiment"]], [1 - share, share])
+    nums.update({"expected_experiment_share": rnd(share),
+                 "expected": {"control": rnd(total * (1 - share), 3),
+                              "experiment": rnd(total * share, 3)},
+                 "chi_square": rnd(test.statistic), "p_value": float(f"{test.p_value:.6g}")})
+    if test.p_value < cfg.sample_ratio_alpha:
+        return GateResult("sample_ratio", FAIL, HOLD,
+                          f"sample ratio mismatch: p = {test.p_value:.3g} < {cfg.sample_ratio_alpha:g}; "
+                          "assignment or logging is broken", nums)
+    return GateResult("sample_ratio", PASS, None,
+                      f"arm counts match the {ev.current_percent:g}% split "
+                      f"(p = {test.p_value:.3g})", nums)
+
+
+def gate_security(ev: Evidence, cfg: GateConfig) -> GateResult:
+    per_arm: dict[str, dict[str, int | None]] = {}
+    events = 0
+    unknown = False
+    for name, arm in sorted(ev.arms.items()):
+        per_arm[name] = {f: arm.flags.get(f) for f in SECURITY_FLAGS}
+        for f in SECURITY_FLAGS:
+            v = arm.flags.get(f)
+            unknown |= v is None
+            events += v or 0
+    nums: dict[str, Any] = {"per_arm": per_arm,
+                            "quarantined_rows_with_security_flag": ev.quarantined_security}
+    events += ev.quarantined_security
+    if events > 0:
+        where = [f"{a} {f}={v}" for a, d in per_arm.items() for f, v in d.items() if v]
+        if ev.quarantined_security:
+            where.append(f"quarantined rows {ev.quarantined_security}")
+        return GateResult("security", FAIL, ROLLBACK,
+                          f"{events} security event(s): {', '.join(where)}; roll back now", nums)
+    if _arm(ev, "experiment") is None or unknown:
+        return GateResult("security", NOT_JUDGED, HOLD, "no security evidence for the experiment arm",
+                          nums)
+    return GateResult("security", PASS, None,
+                      "no unauthorized candidate, tenant leak or permission violation", nums)
+
+
+def gate_task(ev: Evidence, cfg: GateConfig) -> GateResult:
+    ctrl, exp = _arm(ev, "control"), _arm(ev, "experiment")
+    counts = _counts(ev)
+    nums: dict[str, Any] = {"requests": counts, "confidence": cfg.confidence}
+    if ctrl is None or exp is None or min(counts.values()) < cfg.min_requests_per_arm:
+        return GateResult("task", NOT_JUDGED, HOLD,
+                          f"judged only once both arms have >= {cfg.min_requests_per_arm} requests",
+                          nums)
+    if ctrl.task_known == 0 or exp.task_known == 0:
+        return GateResult("task", NOT_JUDGED, HOLD, "no known task outcome in an arm", nums)
+    ci = interval_dict(ctrl.task_successes, ctrl.task_known, cfg.confidence)
+    ei = interval_dict(exp.task_successes, exp.task_known, cfg.confidence)
+    assert ci is not None and ei is not None
+    delta = ei["rate"] - ci["rate"]
+    nums.update({"control": ci, "experiment": ei, "delta": rnd(delta)})
+    if ei["high"] < ci["low"] and delta < 0:
+        return GateResult("task", FAIL, ROLLBACK,
+                          f"task success fell {delta:+.4f}: experiment interval "
+                          f"[{ei['low']:.4f}, {ei['high']:.4f}] wholly below control "
+                          f"[{ci['low']:.4f}, {ci['high']:.4f}]", nums)
+    return GateResult("task", PASS, None,
+                      f"no task-success regression (delta {delta:+.4f}, intervals overlap or "
+                      "experiment higher)", nums)
+
+
+def gate_retrieval(ev: Evidence, cfg: GateConfig) -> GateResult:
+    ctrl, exp = _arm(ev, "control"), _arm(ev, "experiment")
+    if ctrl is None or exp is None:
+        return GateResult("retrieval", NOT_JUDGED, HOLD, "needs both arms", {})
+    nums: dict[str, Any] = {}
+    for name, arm in (("control", ctrl), ("experiment", exp)):
+        rates = {}
+        for f in RETRIEVAL_FLAGS:
+            if arm.flags.get(f) is None:
+                return GateResult("retrieval", NOT_JUDGED, HOLD, f"{f} unknown in {name}", {})
+            rates[f] = interval_dict(arm.flags[f], arm.requests, cfg.confidence)
+        nums[name] = rates
+    c, e = nums["control"]["retrieval_miss"]["rate"], nums["experiment"]["retrieval_miss"]["rate"]
+    return GateResult("retrieval", REPORTED, None,
+                      f"retrieval miss {e:.4f} (experiment) vs {c:.4f} (control)", nums)
+
+
+def gate_fallback(ev: Evidence, cfg: GateConfig) -> GateResult:
+    exp = _arm(ev, "experiment")
+    if exp is None or exp.flags.get("fallback") is None:
+        return GateResult("fallback", NOT_JUDGED, HOLD, "no experiment requests", {})
+    iv = interval_dict(exp.flags["fallback"], exp.requests, cfg.confidence)
+    assert iv is not None
+    nums = {"experiment": iv, "max_lower_bound": cfg.fallback_max_lower_bound,
+            "reasons": dict(sorted(exp.fallback_reasons.items()))}
+    if iv["low"] > cfg.fallback_max_lower_bound:
+        return GateResult("fallback", FAIL, HOLD,
+                          f"experiment falls back on {iv['rate']:.1%} of requests (lower bound "
+                          f"{iv['low']:.4f} > {cfg.fallback_max_lower_bound:g})", nums)
+    return GateResult("fallback", PASS, None,
+                      f"fallback rate {iv['rate']:.2%} (lower bound {iv['low']:.4f} <= "
+                      f"{cfg.fallback_max_lower_bound:g})", nums)
+
+
+def gate_latency(ev: Evidence, cfg: GateConfig) -> GateResult:
+    ctrl, exp = _arm(ev, "control"), _arm(ev, "experiment")
+    ek, ck = quantile_key(cfg.latency_experiment_quantile), quantile_key(cfg.latency_control_quantile)
+    if ctrl is None or exp is None or ek not in exp.latency or ck not in ctrl.latency:
+        return GateResult("latency", NOT_JUDGED, HOLD, "needs latency from both arms", {})
+    e, c = exp.latency[ek], ctrl.latency[ck]
+    nums = {"experiment": dict(sorted(exp.latency.items())),
+            "control": dict(sorted(ctrl.latency.items())),
+            "compared": {f"experiment_{ek}": e, f"control_{ck}": c}}
+    if e > c:
+        return GateResult("latency", FAIL, HOLD,
+                          f"experiment {ek} {e:g} ms is worse than control {ck} {c:g} ms", nums)
+    return GateResult("latency", PASS, None,
+                      f"experiment {ek} {e:g} ms within control {ck} {c:g} ms", nums)
+
+
+def gate_kill_switch(ev: Evidence, cfg: GateConfig) -> GateResult:
+    if not any(a.requests for a in ev.arms.values()):
+        return GateResult("kill_switch", NOT_JUDGED, HOLD, "no requests in the window", {})
+    per_arm = {a: s.flags.get("kill_switch") for a, s in sorted(ev.arms.items())}
+    if any(v is None for v in per_arm.values()):
+        return GateResult("kill_switch", NOT_JUDGED, HOLD, "kill switch state unknown", {})
+    engaged = sum(v or 0 for v in per_arm.values())
+    nums = {"requests_with_kill_switch": per_arm}
+    if engaged:
+        return GateResult("kill_switch", FAIL, HOLD,
+                          f"kill switch engaged on {engaged} request(s) in the window", nums)
+    return GateResult("kill_switch", PASS, None, "kill switch never engaged in the window", nums)
+
+
+def gate_quarantine(ev: Evidence, cfg: GateConfig) -> GateResult:
+    total = ev.rows
+    nums: dict[str, Any] = {"quarantined": ev.quarantined, "rows": total,
+                            "max_share": cfg.max_quarantine_share,
+                            "reasons": dict(sorted(ev.quarantine_reasons.items()))}
+    if total == 0:
+        return GateResult("quarantine", NOT_JUDGED, HOLD, "no rows in the window", nums)
+    share = Fraction(ev.quarantined, total)
+    nums["share"] = rnd(float(share))
+    if share > Fraction(str(cfg.max_quarantine_share)):
+        return GateResult("quarantine", FAIL, HOLD,
+                          f"{float(share):.2%} of rows quarantined (> {cfg.max_quarantine_share:.2%})",
+                          nums)
+    return GateResult("quarantine", PASS, None,
+                      f"{float(share):.2%} of rows quarantined (<= {cfg.max_quarantine_share:.2%})",
+                      nums)
+
+
+GATES: tuple[Callable[[Evidence, GateConfig], GateResult], ...] = (
+    gate_data, gate_sample_ratio, gate_security, gate_task, gate_retrieval, gate_fallback,
+    gate_latency, gate_kill_switch, gate_quarantine,
+)
+
+
+def decide(gates: tuple[GateResult, ...]) -> str:
+    """ROLLBACK > HOLD > PROMOTE; ``not_judged`` holds, ``reported`` never blocks."""
+    if any(g.status == FAIL and g.outcome == ROLLBACK for g in gates):
+        return ROLLBACK
+    if any(g.status in (FAIL, NOT_JUDGED) for g in gates):
+        return HOLD
+    return PROMOTE
+
+
+def next_percent(verdict: str, current: float | None, ladder: tuple[float, ...]) -> float | None:
+    """Next ladder step on PROMOTE, current on HOLD, 0 on ROLLBACK, None at 100 or unknown."""
+    if verdict == ROLLBACK:
+        return 0
+    if current is None or current >= 100:
+        return None
+    if verdict == HOLD:
+        return _num(current)
+    return _num(next((s for s in ladder if s > current), 100))
+
+
+def _num(x: float) -> float:
+    return int(x) if float(x).is_integer() else x
+
+
+def judge(ev: Evidence, cfg: GateConfig | None = None) -> Verdict:
+    """Run every gate in the documented order and decide."""
+    cfg = cfg or GateConfig()
+    results = tuple(g(ev, cfg) for g in GATES)
+    verdict = decide(results)
+    current = _num(ev.current_percent) if ev.current_percent is not None else None
+    return Verdict(profile="canary", experiment=ev.experiment, verdict=verdict,
+                   next_percent=next_percent(verdict, ev.current_percent, cfg.ladder),
+                   current_percent=current, gates=results, evidence=ev)

@@ -1,0 +1,276 @@
+"""Getting telemetry files into DuckDB: find, read, type, validate, keep or quarantine.
+
+Two uses share one reader. ``open_rows`` attaches files as views for a one-off
+verdict (``--events GLOB``); ``ingest`` copies them into a DuckDB database, good rows
+into ``<table>`` and bad rows with their reason into ``<table>_quarantine``, and
+records each file's SHA-256 so that ingesting the same content again adds nothing.
+
+A file that cannot be read, or lacks a required column, is bad input
+(:class:`~tooldisc.errors.DataError` naming the file). A row that does not parse or
+validate is never dropped: it is kept with its reason and counted. Only schema
+columns are read, so ids or query text in extra columns never enter the database.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tooldisc.canary.assignment import sql_literal
+from tooldisc.canary.events import RowSchema
+from tooldisc.canary.validation import SQL_TYPES, ident, typed_select
+
+from tooldisc.errors import DataError
+
+FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One telemetry file attached as a view of typed rows with ``_reason``."""
+
+    path: str
+    format: str
+    view: str
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What one ``ingest`` call did; counts only, no row content."""
+
+    files: int
+    ingested: int
+    skipped_duplicates: int
+    rows: int
+    quarantined: int
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+def connect(path: str | os.PathLike[str] | None = None) -> Any:
+    """A DuckDB connection set up for reproducible, quiet work (UTC, no progress bar)."""
+    import duckdb
+
+    con = duckdb.connect(str(path) if path is not None else ":memory:")
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def expand(pattern: str) -> list[str]:
+    """Files matching a glob (``**`` allowed) or under a directory, sorted; none → error."""
+    if os.path.isdir(pattern):
+        found = [str(p) for p in Path(pattern).rglob("*") if p.is_file()]
+        found = [p for p in found if Path(p).suffix.lower() in FORMATS]
+    elif glob.has_magic(pattern):
+        found = [p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)]
+    else:
+        found = [pattern] if os.path.exists(pattern) else []
+    found = sorted(p for p in found if not Path(p).name.startswith("."))
+    if not found:
+        raise DataError("no telemetry file matches", file=pattern)
+    return found
+
+
+def file_format(path: str) -> str:
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise DataError(
+            f"unknown telemetry format {Path(path).suffix!r}; expected .parquet, .jsonl or .csv",
+            file=path,
+        )
+    return fmt
+
+
+def hive_values(path: str) -> dict[str, str]:
+    """``key=value`` directory names on the path (hive partitions), innermost last."""
+    out: dict[str, str] = {}
+    for part in Path(path).parent.parts:
+        if "=" in part:
+            key, _, value = part.partition("=")
+            if key:
+                out[key] = value
+    return out
+
+
+def content_hash(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_columns(schema: RowSchema, path: str, present: Sequence[str], hive: dict[str, str]) -> None:
+    missing = [c for c in schema.names if c not in present and c not in hive]
+    if missing:
+        raise DataError(f"lacks required columns: {', '.join(missing)}", file=path)
+
+
+def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = False) -> SourceFile:
+    """Attach one file as view ``src_<idx>``: typed schema columns, ``_reason``, ``_file``."""
+    import duckdb
+
+    fmt = file_format(path)
+    hive = hive_values(path)
+    lit = sql_literal(path)
+    view = f"src_{idx}"
+    try:
+        if not os.access(path, os.R_OK):
+            raise DataError("cannot be read (permission denied)", file=path)
+        if fmt == "parquet":
+            source = f"read_parquet({lit})"
+            types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {source})").fetchall())
+            _check_columns(schema, path, list(types), hive)
+            body = typed_select(schema, source, _only(types, schema), hive, path, with_raw=with_raw)
+        elif fmt == "csv":
+            table = f"csv_{idx}"
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT * FROM read_csv({lit}, "
+                f"all_varchar = true, header = true, store_rejects = true, "
+                f"rejects_table = 'rej_{idx}', rejects_scan = 'scan_{idx}')"
+            )
+            types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall())
+            _check_columns(schema, path, list(types), hive)
+            good = typed_select(schema, table, _only(types, schema), hive, path, with_raw=with_raw)
+            bad = _null_rows(schema, f"rej_{idx}", "'csv: ' || lower(error_type::VARCHAR)", path,
+                             "csv_line" if with_raw else None)
+            body = f"{good}\nUNION ALL\n{bad}"
+        else:
+            table = f"lines_{idx}"
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT line FROM read_csv({lit}, "
+                f"columns = {{'line': 'VARCHAR'}}, header = false, delim = '\x1e', quote = '', "
+                f"escape = '', auto_detect = false, store_rejects = true, "
+                f"rejects_table = 'rej_{idx}', rejects_scan = 'scan_{idx}') "
+                f"WHERE line IS NOT NULL AND trim(line) <> ''"
+            )
+            keys = {
+                r[0]
+                for r in con.execute(
+                    f"SELECT DISTINCT unnest(json_keys(line)) FROM {table} "
+                    f"WHERE json_valid(line) AND json_type(line) = 'OBJECT'"
+                ).fetchall()
+            }
+            _check_columns(schema, path, sorted(keys), hive)
+            present = [c for c in schema.names if c in keys]
+            paths = ", ".join(sql_literal(f'$."{c}"') for c in present)
+            ok = "json_valid(line) AND json_type(line) = 'OBJECT'"
+            cols = ", ".join(f"__v[{i + 1}] AS {ident(c)}" for i, c in enumerate(present))
+            source = (f"(SELECT {cols}, __bad, line AS __line FROM (SELECT CASE WHEN {ok} THEN "
+                      f"json_extract_string(line, [{paths}]) END AS __v, CASE WHEN NOT json_valid(line) "
+                      f"THEN 'json: unparseable line' WHEN json_type(line) <> 'OBJECT' "
+                      f"THEN 'json: line is not an object' END AS __bad, line FROM {table}))")
+            body = typed_select(schema, source, dict.fromkeys(present, "VARCHAR"), hive, path,
+                                extra_reason="__bad", with_raw=with_raw, raw_line="__line")
+            bad = _null_rows(schema, f"rej_{idx}", "'json: unparseable line'", path,
+                             "csv_line" if with_raw else None)
+            body = f"{body}\nUNION ALL\n{bad}"
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {body}")
+    except duckdb.Error as exc:
+        first = " ".join(str(exc).split())[:300]
+        raise DataError(f"cannot be read as {fmt}: {first}", file=path) from exc
+    return SourceFile(path=path, format=fmt, view=view)
+
+
+def _only(types: dict[str, str], schema: RowSchema) -> dict[str, str]:
+    return {k: v for k, v in types.items() if k in schema.names}
+
+
+def _null_rows(schema: RowSchema, table: str, reason: str, path: str, raw_col: str | None) -> str:
+    cols = ", ".join(f"NULL::{SQL_TYPES[c.kind]} AS {ident(c.name)}" for c in schema.columns)
+    raw = f", {raw_col}::VARCHAR AS _raw" if raw_col else ""
+    return f"SELECT {cols}, {reason} AS _reason, {sql_literal(path)} AS _file{raw} FROM {table}"
+
+
+def open_rows(con: Any, pattern: str, schema: RowSchema,
+              on_file: Callable[[str], None] | None = None) -> list[SourceFile]:
+    """Attach every file matching ``pattern``; view ``rows_all`` unions them."""
+    files = expand(pattern)
+    sources = []
+    for i, path in enumerate(files):
+        sources.append(attach(con, path, schema, i))
+        if on_file:
+            on_file(path)
+    union = "\nUNION ALL BY NAME\n".join(f"SELECT * FROM {s.view}" for s in sources)
+    con.execute(f"CREATE OR REPLACE TEMP VIEW rows_all AS {union}")
+    return sources
+
+
+def _ensure_tables(con: Any, schema: RowSchema) -> None:
+    cols = ", ".join(f"{ident(c.name)} {SQL_TYPES[c.kind]}" for c in schema.columns)
+    con.execute(f"CREATE TABLE IF NOT EXISTS {schema.table} ({cols}, _file VARCHAR)")
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {schema.table}_quarantine "
+        f"({cols}, _reason VARCHAR, _file VARCHAR, _raw VARCHAR)"
+    )
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS ingested_files (content_sha256 VARCHAR, row_schema VARCHAR, "
+        "path VARCHAR, format VARCHAR, rows BIGINT, quarantined BIGINT, "
+        "PRIMARY KEY (content_sha256, row_schema))"
+    )
+
+
+def ingest(db: str | os.PathLike[str], pattern: str, schema: RowSchema,
+           on_file: Callable[[str], None] | None = None) -> IngestResult:
+    """Copy matching files into ``db``; a file whose content was ingested before is skipped.
+
+    All files are read and checked before anything is written, so one bad file leaves
+    the database untouched.
+    """
+    files = expand(pattern)
+    con = connect(db)
+    try:
+        _ensure_tables(con, schema)
+        seen = {r[0] for r in con.execute(
+            "SELECT content_sha256 FROM ingested_files WHERE row_schema = ?", [schema.name]).fetchall()}
+        todo: list[tuple[str, str, SourceFile]] = []
+        skipped = 0
+        for i, path in enumerate(files):
+            digest = content_hash(path)
+            if digest in seen:
+                skipped += 1
+                continue
+            seen.add(digest)
+            todo.append((path, digest, attach(con, path, schema, i, with_raw=True)))
+        names = ", ".join(ident(c) for c in schema.names)
+        rows = quarantined = 0
+        reasons: dict[str, int] = {}
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for path, digest, src in todo:
+                for reason, n in con.execute(
+                        f"SELECT _reason, count(*) FROM {src.view} WHERE _reason IS NOT NULL "
+                        f"GROUP BY _reason").fetchall():
+                    reasons[reason] = reasons.get(reason, 0) + n
+                good = con.execute(
+                    f"INSERT INTO {schema.table} SELECT {names}, _file FROM {src.view} "
+                    f"WHERE _reason IS NULL").fetchone()[0]
+                bad = con.execute(
+                    f"INSERT INTO {schema.table}_quarantine SELECT {names}, _reason, _file, _raw "
+                    f"FROM {src.view} WHERE _reason IS NOT NULL").fetchone()[0]
+                con.execute("INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?)",
+                            [digest, schema.name, path, src.format, good, bad])
+                rows += good
+                quarantined += bad
+                if on_file:
+                    on_file(path)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.close()
+    return IngestResult(files=len(files), ingested=len(todo), skipped_duplicates=skipped,
+                        rows=rows, quarantined=quarantined, reasons=dict(sorted(reasons.items())))
