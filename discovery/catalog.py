@@ -124,7 +124,7 @@ def validate_catalog_data(data: Any) -> list[Issue]:
     import jsonschema
 
     if not isinstance(data, Mapping):
-        return [Issue("error", "(root)", f"a catalog must be an object with 'tools'; got {type(data).__name__}")]
+        return [Issue("error", "(root)", f"a catalog must be an object with 'tools'; got {'an empty document' if data is None else type(data).__name__}")]
     validator = jsonschema.Draft202012Validator(_catalog_schema())
     issues = [
         Issue("error", _json_path(e.absolute_path), _schema_message(e))
