@@ -1,0 +1,317 @@
+"""``tooldisc catalog``: validate, stats, convert and diff catalogs.
+
+Exit codes (STYLE 8): ``validate`` 0 clean, 1 when the catalog parses but has errors or
+quarantined tools, 2 when it cannot be read or parsed; ``diff`` 1 when a change
+loosens policy (a CI review gate); every other failure is bad input, exit 2.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from tooldisc.cli.common import (
+    FormatOption,
+    JsonOption,
+    note,
+    print_json,
+    resolve_format,
+    write_atomic,
+)
+
+from tooldisc.errors import UsageError
+
+POLICY_FREE_FORMATS = ("jsonl", "openai", "anthropic")
+_PERSIAN = re.compile("[\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufeff]")
+
+catalog_app = typer.Typer(
+    name="catalog",
+    help="Validate, summarise, convert and diff tool catalogs.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+PathArg = Annotated[str, typer.Argument(help="Catalog file (YAML/JSON, OpenAI/Anthropic/MCP tools, tools.jsonl).")]
+FromOption = Annotated[
+    str, typer.Option("--from", help="Source format: auto, tooldisc, openai, anthropic, mcp or jsonl.")
+]
+
+
+def _source_format(value: str) -> str | None:
+    from tooldisc.discovery.importers import FORMATS
+
+    if value == "auto":
+        return None
+    if value not in FORMATS:
+        raise UsageError(f"--from must be one of auto, {', '.join(FORMATS)}; got {value!r}")
+    return value
+
+
+def read_catalog_document(path: str, fmt: str | None, side_effect: str | None = None) -> tuple[Any, str]:
+    """The raw tooldisc catalog document of ``path`` and the format it came in.
+
+    Separate from ``load_catalog`` because ``validate`` must list every issue of a
+    document that does not build, and ``convert`` must know the source format before
+    it decides whether a side effect is required.
+    """
+    from tooldisc.discovery.catalog_io import parse_document, parse_jsonl, read_text
+    from tooldisc.discovery.importers import detect_format, to_catalog_document
+
+    text = read_text(path, what="catalog")
+    if fmt == "jsonl" or (fmt is None and Path(path).suffix.lower() == ".jsonl"):
+        return to_catalog_document(parse_jsonl(text, path), "jsonl", side_effect=side_effect, file=path), "jsonl"
+    data = parse_document(text, path)
+    detected = fmt or detect_format(data)
+    return to_catalog_document(data, detected, side_effect=side_effect, file=path), detected
+
+
+# --------------------------------------------------------------------------- validate
+
+@catalog_app.command("validate")
+def validate_command(
+    path: PathArg,
+    source: FromOption = "auto",
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """List every issue (errors, quarantined tools, warnings) with its file and JSON path.
+
+    Exit 0 when there are no errors or quarantines, 1 when there are, 2 when the file
+    cannot be read or parsed.
+    """
+    from tooldisc.discovery.catalog import build_catalog, validate_catalog_data
+
+    out = resolve_format(fmt, json_, ("table", "json"))
+    doc, detected = read_catalog_document(path, _source_format(source))
+    issues = validate_catalog_data(doc)
+    counts = Counter(i.level for i in issues)
+    failed = bool(counts["error"] or counts["quarantine"])
+    summary: dict[str, Any] = {
+        "file": path,
+        "format": detected,
+        "valid": not failed,
+        "counts": {lvl: counts[lvl] for lvl in ("error", "quarantine", "warning")},
+        "issues": [{"level": i.level, "file": path, "path": i.path, "message": i.message} for i in issues],
+        "tools": None,
+        "unknown_side_effect": None,
+        "catalog_hash": None,
+    }
+    if not counts["error"]:
+        catalog = build_catalog(doc, source=path)
+        summary["tools"] = len(catalog)
+        summary["unknown_side_effect"] = sum(1 for t in catalog.tools if t.side_effect is None)
+        summary["catalog_hash"] = catalog.hash
+    if out == "json":
+        print_json(summary)
+    else:
+        for i in issues:
+            typer.echo(f"{i.level:<10} {i.render(path)}")
+        c = summary["counts"]
+        verdict = "FAIL" if failed else "OK"
+        tail = f", {summary['tools']} tools, catalog {summary['catalog_hash'][:16]}" if summary["tools"] is not None else ""
+        typer.echo(f"{verdict}: {path} ({detected}): {c['error']} error(s), {c['quarantine']} quarantined, "
+                   f"{c['warning']} warning(s){tail}")
+        if summary["unknown_side_effect"]:
+            typer.echo(f"note: {summary['unknown_side_effect']} tool(s) have no side_effect and will never be offered")
+    if failed:
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- stats
+
+def _has_persian(tool: Any) -> bool:
+    texts = [tool.name, tool.description, *tool.aliases, *tool.keywords, *tool.examples]
+    return any(_PERSIAN.search(t) for t in texts if t)
+
+
+def catalog_stats(catalog: Any) -> dict[str, Any]:
+    """Tool counts by policy and discovery fields: what a reviewer checks first."""
+    tools = catalog.tools
+
+    def by(values: list[str]) -> dict[str, int]:
+        return dict(sorted(Counter(values).items()))
+
+    return {
+        "file": catalog.source,
+        "catalog_version": catalog.version,
+        "catalog_hash": catalog.hash,
+        "tools": len(tools),
+        "side_effect": by([t.side_effect or "unknown" for t in tools]),
+        "domain": by([d for t in tools for d in t.domains] + ["(none)" for t in tools if not t.domains]),
+        "namespace": by([t.namespace or "(none)" for t in tools]),
+        "capability_prefix": by([t.capability.split(".")[0] if t.capability else "(none)" for t in tools]),
+        "with_parameters": sum(1 for t in tools if t.parameters is not None),
+        "without_parameters": sum(1 for t in tools if t.parameters is None),
+        "with_compact_parameters": sum(1 for t in tools if t.compact_parameters is not None),
+        "with_aliases": sum(1 for t in tools if t.aliases),
+        "with_persian_text": sum(1 for t in tools if _has_persian(t)),
+        "enabled": sum(1 for t in tools if t.enabled),
+        "disabled": sum(1 for t in tools if not t.enabled),
+        "deprecated": sum(1 for t in tools if t.deprecated),
+        "quarantined": sum(1 for t in tools if t.quarantine),
+    }
+
+
+@catalog_app.command("stats")
+def stats_command(
+    path: PathArg,
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """Tool counts by side effect, domain, namespace and capability prefix, and the catalog hash."""
+    from tooldisc.cli.options import load_catalog_option
+
+    out = resolve_format(fmt, json_, ("table", "json"))
+    stats = catalog_stats(load_catalog_option(path))
+    if out == "json":
+        print_json(stats)
+        return
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            typer.echo(f"{key}:")
+            for k, v in value.items():
+                typer.echo(f"  {k:<32} {v:>6}")
+        else:
+            typer.echo(f"{key:<34} {value}")
+
+
+# --------------------------------------------------------------------------- convert
+
+@catalog_app.command("convert")
+def convert_command(
+    src: Annotated[str, typer.Argument(help="Source file in any supported format.")],
+    to: Annotated[str, typer.Option("--to", help="Target format: tooldisc, openai, anthropic or mcp.")],
+    out_path: Annotated[str, typer.Option("--out", "-o", help="Output file; .yaml/.yml writes YAML, .json JSON.")],
+    source: FromOption = "auto",
+    side_effect: Annotated[str | None, typer.Option(
+        "--side-effect",
+        help="Side effect for every tool of a format without policy (tools.jsonl, OpenAI, Anthropic; "
+             "un-annotated MCP tools). Required for the policy-free formats.")] = None,
+    compact: Annotated[bool, typer.Option("--compact", help="Provider formats: use compact_parameters where present.")] = False,
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """Convert a catalog between tooldisc, OpenAI, Anthropic and MCP formats.
+
+    Importing a tools.jsonl or OpenAI/Anthropic tools needs an explicit --side-effect:
+    those formats carry no policy, and guessing one would be a security decision.
+    """
+    from tooldisc.discovery.catalog import build_catalog, catalog_to_dict
+    from tooldisc.discovery.exporters import PROVIDERS, render
+    from tooldisc.discovery.model import SIDE_EFFECTS
+    from tooldisc.discovery.names import NameMap
+
+    out = resolve_format(fmt, json_, ("table", "json"))
+    if to not in ("tooldisc", *PROVIDERS):
+        raise UsageError(f"--to must be one of tooldisc, {', '.join(PROVIDERS)}; got {to!r}")
+    if side_effect is not None and side_effect not in SIDE_EFFECTS:
+        raise UsageError(f"--side-effect must be one of {', '.join(SIDE_EFFECTS)}; got {side_effect!r}")
+    suffix = Path(out_path).suffix.lower()
+    if suffix not in (".json", ".yaml", ".yml"):
+        raise UsageError(f"--out must end in .json, .yaml or .yml; got {out_path!r}")
+    doc, detected = read_catalog_document(src, _source_format(source), side_effect)
+    if detected in POLICY_FREE_FORMATS and side_effect is None:
+        raise UsageError(
+            f"a {detected} tools list carries no policy; give --side-effect "
+            f"({'|'.join(SIDE_EFFECTS)}) to say what its tools do", file=src,
+        )
+    if detected == "tooldisc" and side_effect is not None:
+        raise UsageError("--side-effect applies only to formats without policy; this is a tooldisc catalog", file=src)
+    catalog = build_catalog(doc, source=src)
+    for t in catalog.tools:
+        if t.quarantine:
+            note(f"warning: {src}: tool {t.name!r} is quarantined: {t.quarantine}")
+    renamed: dict[str, str] = {}
+    if to == "tooldisc":
+        body: Any = catalog_to_dict(catalog)
+    else:
+        names = NameMap(t.name for t in catalog.tools)
+        renamed = dict(names.renamed)
+        body = render(catalog.tools, to, names=names, compact=compact)
+    write_atomic(out_path, _serialize(body, suffix))
+    if renamed:
+        note(f"note: {len(renamed)} name(s) mapped to provider-safe names; "
+             "NameMap(catalog tool names) rebuilds the same mapping to map calls back")
+    result = {"source": src, "from": detected, "to": to, "out": out_path, "tools": len(catalog),
+              "renamed": renamed, "catalog_hash": catalog.hash}
+    if out == "json":
+        print_json(result)
+    else:
+        typer.echo(f"wrote {out_path}: {len(catalog)} tools, {detected} → {to}"
+                   + (f", {len(renamed)} renamed" if renamed else ""))
+
+
+def _serialize(body: Any, suffix: str) -> str:
+    if suffix == ".json":
+        import json
+
+        return json.dumps(body, ensure_ascii=False, indent=2) + "\n"
+    import yaml
+
+    return yaml.safe_dump(body, allow_unicode=True, sort_keys=False, width=100)
+
+
+# --------------------------------------------------------------------------- diff
+
+@catalog_app.command("diff")
+def diff_command(
+    old: Annotated[str, typer.Argument(help="The catalog before the change.")],
+    new: Annotated[str, typer.Argument(help="The catalog after the change.")],
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """Added, removed and changed tools; exit 1 when a change loosens policy (for CI review)."""
+    from tooldisc.discovery.catalog_diff import diff_catalogs
+    from tooldisc.discovery.catalog_io import load_catalog
+
+    out = resolve_format(fmt, json_, ("table", "json", "md"))
+    diff = diff_catalogs(load_catalog(old), load_catalog(new))
+    if out == "json":
+        print_json({"old": old, "new": new, **diff.to_dict()})
+    elif out == "md":
+        typer.echo(_diff_markdown(diff, old, new), nl=False)
+    else:
+        typer.echo(_diff_text(diff, old, new), nl=False)
+    if diff.loosens:
+        raise typer.Exit(1)
+
+
+def _diff_text(diff: Any, old: str, new: str) -> str:
+    lines = [f"{old} → {new}: {len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed"]
+    lines += [f"+ {n}" for n in diff.added]
+    lines += [f"- {n}" for n in diff.removed]
+    lines += [f"~ {c.name}: {', '.join(c.fields)}" for c in diff.changed]
+    if diff.findings:
+        lines.append(f"POLICY LOOSENED ({len(diff.findings)} finding(s)):")
+        lines += [f"! {f.tool}: {f.field}: {f.message}" for f in diff.findings]
+    else:
+        lines.append("policy: no loosening")
+    return "\n".join(lines) + "\n"
+
+
+def _diff_markdown(diff: Any, old: str, new: str) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = [f"## Catalog diff: `{old}` → `{new}`", "",
+             f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed.", ""]
+    if diff.findings:
+        lines += ["### Policy loosened", "", "| tool | field | change |", "|---|---|---|"]
+        lines += [f"| `{cell(f.tool)}` | {f.field} | {cell(f.message)} |" for f in diff.findings]
+    else:
+        lines.append("No policy loosening.")
+    lines.append("")
+    if diff.added or diff.removed or diff.changed:
+        lines += ["### Tools", "", "| tool | status | fields |", "|---|---|---|"]
+        lines += [f"| `{cell(n)}` | added | |" for n in diff.added]
+        lines += [f"| `{cell(n)}` | removed | |" for n in diff.removed]
+        lines += [f"| `{cell(c.name)}` | changed | {', '.join(c.fields)} |" for c in diff.changed]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(catalog_app, name="catalog")
