@@ -1,0 +1,216 @@
+"""``tooldisc canary``: assign, simulate, synth, ingest, verdict.
+
+Thin glue: each command parses options, calls one library function in
+:mod:`tooldisc.canary`, and renders. Verdict exit codes: 0 PROMOTE, 10 HOLD,
+20 ROLLBACK; bad input exits 2 with one line on stderr (rendered by ``cli/app.py``).
+Heavy imports (duckdb, numpy, scipy) happen inside the commands.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import typer
+from tooldisc.cli.common import (
+    FormatOption,
+    JsonOption,
+    note,
+    print_json,
+    resolve_format,
+    write_atomic,
+)
+
+canary_app = typer.Typer(
+    help="Canary: stable SHA-256 arm assignment, telemetry in DuckDB, promotion gates, verdicts.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(canary_app, name="canary")
+
+
+@contextlib.contextmanager
+def _progress(description: str, total: float | None) -> Iterator[Any]:
+    """A rich progress bar on stderr (hidden when stderr is not a terminal)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:,.0f}"),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+                  disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task(description, total=total)
+        yield lambda n=1: progress.advance(task, n)
+
+
+@canary_app.command("assign")
+def assign_cmd(
+    salt: Annotated[str, typer.Option("--salt", help="Experiment salt (its name).")],
+    percent: Annotated[float, typer.Option("--percent", help="Rollout percent, 0-100 in 0.01 steps.")],
+    tenant: Annotated[str, typer.Option("--tenant", help="Tenant id (raw UTF-8, no ':').")],
+    user: Annotated[str, typer.Option("--user", help="User id (raw UTF-8, no ':').")],
+    fmt: FormatOption = "table",
+    json_flag: JsonOption = False,
+) -> None:
+    """Bucket (0-9999) and arm of one (tenant, user) pair."""
+    from tooldisc.canary.assignment import assign
+
+    chosen = resolve_format(fmt, json_flag, ("table", "json"))
+    a = assign(salt, tenant, user, percent)
+    if chosen == "json":
+        print_json({"salt": a.salt, "percent": percent, "bucket": a.bucket, "arm": a.arm})
+    else:
+        sys.stdout.write(f"bucket {a.bucket}\narm {a.arm}\n")
+
+
+@canary_app.command("simulate")
+def simulate_cmd(
+    salt: Annotated[str, typer.Option("--salt", help="Salt of the first experiment.")],
+    percent: Annotated[float, typer.Option("--percent", help="Its rollout percent.")],
+    ids: Annotated[int | None, typer.Option("--ids", help="Simulate N synthetic ids.")] = None,
+    ids_file: Annotated[str | None, typer.Option("--ids-file",
+                                                 help="CSV with a tenant_id,user_id header.")] = None,
+    salt2: Annotated[str | None, typer.Option("--salt2", help="Salt of a second experiment.")] = None,
+    percent2: Annotated[float | None, typer.Option("--percent2", help="Its rollout percent.")] = None,
+    fmt: FormatOption = "table",
+    json_flag: JsonOption = False,
+) -> None:
+    """Arm shares with Wilson intervals, sample-ratio test, independence of two salts."""
+    from dataclasses import asdict
+
+    from tooldisc.canary.simulate import simulate
+
+    from tooldisc.errors import UsageError
+
+    chosen = resolve_format(fmt, json_flag, ("table", "json"))
+    if (salt2 is None) != (percent2 is None):
+        raise UsageError("--salt2 and --percent2 go together")
+    salts = [(salt, percent)] + ([(salt2, percent2)] if salt2 is not None and percent2 is not None else [])
+    with _progress("hashing ids in DuckDB", None):
+        result = simulate(salts, ids=ids, ids_file=ids_file)
+    if chosen == "json":
+        print_json(asdict(result))
+        return
+    out = [f"{result.ids} ids ({result.source})"]
+    for s in result.salts:
+        out.append(f"salt {s.salt!r} at {s.percent:g}%: expected experiment share "
+                   f"{s.expected_experiment_share:.4f}")
+        for arm in ("control", "experiment"):
+            sh = s.shares[arm]
+            out.append(f"  {arm:<10} {s.counts[arm]:>12,}  {sh['share']:.6f} "
+                       f"[{sh['low']:.6f}, {sh['high']:.6f}]")
+        out.append(f"  sample ratio chi2 {s.chi_square:.4f}, p = {s.p_value:.4g}")
+    if result.independence is not None and result.independence.get("p_value") is not None:
+        ind = result.independence
+        out.append(f"independence of the two assignments: chi2 {ind['chi_square']:.4f}, "
+                   f"p = {ind['p_value']:.4g}; both-experiment {ind['table']['experiment/experiment']:,} "
+                   f"(expected {ind['both_experiment_expected']:,})")
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+@canary_app.command("synth")
+def synth_cmd(
+    events: Annotated[int, typer.Option("--events", help="Number of events to write.")],
+    scenario: Annotated[str, typer.Option("--scenario", help="healthy, too_few, srm, security_leak, "
+                                          "task_regression, high_fallback, slow, kill_switch, corrupt_rows.")],
+    out: Annotated[str, typer.Option("--out", help="Output file: .parquet, .jsonl or .csv.")],
+    percent: Annotated[float, typer.Option("--percent", help="Rollout percent in force.")] = 10.0,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    experiment: Annotated[str, typer.Option("--experiment", help="Experiment name.")] = "indexed-retrieval-v1",
+) -> None:
+    """Write seeded synthetic telemetry whose verdict is known."""
+    from tooldisc.canary.synth import synthesize
+
+    with _progress(f"synth {scenario}", events) as advance:
+        res = synthesize(out, events, scenario, percent=percent, seed=seed, experiment=experiment,
+                         on_chunk=advance)
+    note(f"wrote {res.events} events ({res.scenario}, expected verdict {res.expected_verdict}) "
+         f"to {res.path}")
+
+
+def _schema(profile: str) -> Any:
+    from tooldisc.errors import UsageError
+
+    if profile == "canary":
+        from tooldisc.canary.events import EVENT_SCHEMA
+
+        return EVENT_SCHEMA
+    if profile == "shadow":
+        from tooldisc.canary.shadow import SHADOW_SCHEMA
+
+        return SHADOW_SCHEMA
+    raise UsageError(f"--profile must be one of canary, shadow; got {profile!r}")
+
+
+@canary_app.command("ingest")
+def ingest_cmd(
+    pattern: Annotated[str, typer.Argument(help="File, directory or glob (JSONL, Parquet, CSV).")],
+    db: Annotated[str, typer.Option("--db", help="DuckDB database file.")],
+    profile: Annotated[str, typer.Option("--profile", help="Row schema: canary or shadow.")] = "canary",
+    fmt: FormatOption = "table",
+    json_flag: JsonOption = False,
+) -> None:
+    """Load telemetry into DuckDB; bad rows go to a quarantine table with their reason."""
+    from dataclasses import asdict
+
+    from tooldisc.canary.ingest import expand, ingest
+
+    chosen = resolve_format(fmt, json_flag, ("table", "json"))
+    schema = _schema(profile)
+    with _progress("ingesting", len(expand(pattern))) as advance:
+        res = ingest(db, pattern, schema, on_file=lambda _p: advance())
+    if chosen == "json":
+        print_json(asdict(res))
+        return
+    lines = [f"files {res.files}: ingested {res.ingested}, already ingested {res.skipped_duplicates}",
+             f"rows {res.rows} kept in {schema.table}, {res.quarantined} quarantined in "
+             f"{schema.table}_quarantine"]
+    lines += [f"  {n:>8}  {reason}" for reason, n in res.reasons.items()]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+@canary_app.command("verdict")
+def verdict_cmd(
+    experiment: Annotated[str, typer.Option("--experiment", help="Experiment name to judge.")],
+    db: Annotated[str | None, typer.Option("--db", help="DuckDB database from `canary ingest`.")] = None,
+    events: Annotated[str | None, typer.Option("--events", help="Telemetry file, directory or glob.")] = None,
+    gates: Annotated[str | None, typer.Option("--gates", help="gates.yaml overriding the defaults.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Window start (ISO 8601, inclusive).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Window end (ISO 8601, exclusive).")] = None,
+    profile: Annotated[str, typer.Option("--profile", help="canary, or shadow for a shadow planner.")] = "canary",
+    fmt: FormatOption = "table",
+    json_flag: JsonOption = False,
+    out: Annotated[str | None, typer.Option("--out", help="Write the report here instead of stdout.")] = None,
+) -> None:
+    """PROMOTE (exit 0), HOLD (10) or ROLLBACK (20), with every gate's numbers and reason."""
+    from tooldisc.canary.verdict import run_verdict
+
+    from tooldisc.errors import UsageError
+
+    chosen = resolve_format(fmt, json_flag, ("table", "json", "md", "html"))
+    if (db is None) == (events is None):
+        raise UsageError("give exactly one of --db or --events")
+    if out is not None and chosen == "table":
+        raise UsageError("--out needs --format json, md or html")
+    schema = _schema(profile)
+    with _progress("judging", None):
+        verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
+                                      since=since, until=until)
+    from tooldisc.reports import canary_report as cr
+
+    if chosen == "table":
+        cr.render_table(report)
+    else:
+        text = {"json": cr.render_json, "md": cr.render_markdown, "html": cr.render_html}[chosen](report)
+        if out is not None:
+            write_atomic(out, text)
+            note(f"{verdict.verdict}: report written to {out}")
+        else:
+            sys.stdout.write(text)
+    raise typer.Exit(verdict.exit_code)
+
