@@ -1,0 +1,284 @@
+"""tooldisc as an MCP server: ``tools/list`` is a capped offer, ``tools/call`` is guarded.
+
+:class:`AgentService` is the whole behaviour in plain Python (no ``mcp`` import):
+
+* ``tools/list`` returns ``search_tools`` plus an offer from :meth:`Discoverer.discover`
+  for the caller's context. A client may pass the user's request as
+  ``_meta["tooldisc/query"]``; without one the offer is the catalog's core tools
+  drawn from the chokepoint's authorized set, sorted by name and capped at the
+  default K. Tools returned by ``search_tools`` are listed too (progressive loading:
+  re-list after a search). ``_meta`` of the result carries the offer hash and names.
+* ``tools/call search_tools`` searches the authorized set (:class:`ToolSession`).
+* any other call passes :func:`guard` and then goes to the handler (by default a
+  documented no-op echo: nothing is executed).
+
+The catalog file is re-checked on every request; a changed file is loaded into a
+new engine and swapped in whole. A bad new file is reported (stderr and
+``reload_errors``) and the old catalog keeps serving. :func:`build_server` adapts
+the service to the official ``mcp`` SDK's low-level server; it is the only part
+that imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tooldisc.agent.guard import GuardDecision, ToolCall, guard
+from tooldisc.agent.schemas import SchemaCache, load_schemas, offer_tokens
+from tooldisc.agent.search_tools import META_TOOL, META_TOOL_NAME, ToolSession
+from tooldisc.agent.sink import Telemetry
+from tooldisc.discovery.catalog import Catalog
+from tooldisc.discovery.config import RankerConfig
+from tooldisc.discovery.context import default_context
+from tooldisc.discovery.model import Context, Offer
+from tooldisc.discovery.names import NameMap
+from tooldisc.discovery.pipeline import Discoverer
+
+from tooldisc.errors import ToolDiscError, UsageError
+
+QUERY_META_KEY = "tooldisc/query"
+APPROVAL_META_KEY = "tooldisc/approval"
+SERVER_NAME = "tooldisc"
+
+Handler = Callable[[str, Mapping[str, Any]], Any]
+
+
+def echo_handler(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The default handler: executes nothing, echoes the guarded call back."""
+    return {"tool": name, "arguments": dict(arguments), "executed": False,
+            "note": "tooldisc serve has no handler configured: the call passed the guard and was not executed"}
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One loaded catalog and everything derived from it; replaced whole on reload."""
+
+    catalog: Catalog
+    discoverer: Discoverer
+    names: NameMap
+    stamp: tuple[int, int, int]
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class CatalogSource:
+    """A catalog file that reloads atomically when it changes; a bad file never replaces a good one."""
+
+    def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
+                 report: Callable[[str], None] | None = None):
+        from tooldisc.discovery.config import load_config
+
+        self.path = Path(path)
+        self.config = config or load_config()
+        self.report = report or (lambda msg: sys.stderr.write(msg + "\n"))
+        self.reload_errors: list[str] = []
+        self._lock = threading.Lock()
+        self._engine = self._load()
+        self._failed_stamp: tuple[int, int, int] | None = None
+
+    def _load(self) -> Engine:
+        from tooldisc.discovery.catalog_io import load_catalog
+
+        stamp = _stamp(self.path)
+        catalog = load_catalog(self.path)
+        return Engine(catalog, Discoverer(catalog, self.config), NameMap(t.name for t in catalog.tools), stamp)
+
+    def engine(self) -> Engine:
+        """The current engine, after reloading the file if it changed since it was loaded."""
+        try:
+            stamp = _stamp(self.path)
+        except OSError as exc:
+            return self._failed(None, f"cannot stat the catalog ({exc.strerror}); still serving the previous one")
+        if stamp == self._engine.stamp or stamp == self._failed_stamp:
+            return self._engine
+        with self._lock:
+            if stamp == self._engine.stamp:
+                return self._engine
+            try:
+                self._engine = self._load()
+                self._failed_stamp = None
+            except (ToolDiscError, OSError) as exc:
+                text = exc.one_line() if isinstance(exc, ToolDiscError) else str(exc)
+                return self._failed(stamp, f"{text}; still serving the previous catalog")
+        return self._engine
+
+    def _failed(self, stamp: tuple[int, int, int] | None, message: str) -> Engine:
+        if stamp is None or stamp != self._failed_stamp:
+            line = f"tooldisc serve: catalog reload failed: {self.path}: {message}"
+            self.reload_errors.append(line)
+            self.report(line)
+        self._failed_stamp = stamp
+        return self._engine
+
+
+@dataclass
+class ListResult:
+    tools: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+
+@dataclass
+class CallResult:
+    is_error: bool
+    payload: Any
+    decision: GuardDecision | None = None
+
+
+@dataclass
+class AgentService:
+    """The MCP behaviour of tooldisc for one connection (one conversation)."""
+
+    source: CatalogSource
+    context: Context | None = None  # None: the catalog's default context (DESIGN §5)
+    handler: Handler = echo_handler
+    telemetry: Telemetry | None = None
+    k: int | str | None = None
+    expose_output_schema: bool = False
+    approvals: frozenset[str] = frozenset()  # approval keys the host granted (guard.approval_key)
+    _session: ToolSession | None = field(default=None, init=False)
+    _engine: Engine | None = field(default=None, init=False)
+    _last_offer: Offer | None = field(default=None, init=False)
+    _cache: SchemaCache = field(default_factory=SchemaCache, init=False)
+
+    def _state(self) -> tuple[Engine, Context, ToolSession]:
+        engine = self.source.engine()
+        if engine is not self._engine or self._session is None:
+            ctx = self.context or default_context(engine.catalog)
+            old = self._session
+            self._session = ToolSession(engine.discoverer, ctx)
+            if old is not None:
+                self._session.carry_over(old)
+            self._engine = engine
+        return engine, self._session.context, self._session
+
+    def offer(self, query: str | None) -> Offer:
+        """The offer for ``query`` through the chokepoint (the core-tools offer when empty)."""
+        engine, ctx, _ = self._state()
+        offer = engine.discoverer.discover(query or "", ctx, self.k)
+        if query:
+            return offer
+        # No request text: the core tools the chokepoint authorizes for this context,
+        # by name, capped at K. Drawn from the authorized set only.
+        allowed = engine.discoverer.authorized_indices(ctx, offer.mutation)
+        core = sorted(engine.catalog.tools[int(i)].name for i in allowed if engine.catalog.tools[int(i)].is_core)
+        return _names_offer(offer, tuple(core[: offer.k]))
+
+    def list_tools(self, query: str | None = None) -> ListResult:
+        engine, _ctx, session = self._state()
+        offer = self.offer(query)
+        session.add_offer(offer)
+        self._last_offer = offer
+        names = list(dict.fromkeys([*offer.names, *session.returned]))
+        schemas = load_schemas(names, engine.catalog, self._cache)
+        from tooldisc.discovery.exporters import to_mcp
+
+        nm = NameMap([*engine.names, META_TOOL_NAME])
+        listed = to_mcp([META_TOOL, *(s.tool for s in schemas)], names=nm)["tools"]
+        if not self.expose_output_schema:
+            for entry in listed:
+                entry.pop("outputSchema", None)
+        tokens = offer_tokens(schemas)
+        if self.telemetry is not None:
+            self.telemetry.record_discovery(offer, engine.catalog, schema_tokens=tokens)
+        meta = {"tooldisc/offer": list(offer.names), "tooldisc/offer_hash": offer.offer_hash,
+                "tooldisc/catalog_hash": offer.catalog_hash, "tooldisc/k": offer.k,
+                "tooldisc/mutation": offer.mutation, "tooldisc/schema_tokens": tokens}
+        return ListResult(listed, meta)
+
+    def call_tool(self, provider_name: str, arguments: Mapping[str, Any] | None,
+                  approval: str | None = None) -> CallResult:
+        engine, ctx, session = self._state()
+        args = dict(arguments or {})
+        if provider_name == META_TOOL_NAME:
+            try:
+                found = session.call_search(args)
+            except UsageError as exc:
+                return CallResult(True, {"error": "invalid_arguments", "message": exc.one_line()})
+            return CallResult(False, found.to_model(engine.names))
+        name = engine.names.from_provider(provider_name) or provider_name
+        call = ToolCall(name, args, approval=approval)
+        decision = guard(call, session, ctx, engine.catalog, approvals=self.approvals)
+        offer = self._last_offer or self.offer(None)
+        if decision.refusal is not None:
+            if self.telemetry is not None:
+                self.telemetry.record_guard(decision, offer, engine.catalog)
+            return CallResult(True, decision.refusal.to_model(), decision)
+        result = self.handler(name, args)
+        if self.telemetry is not None:
+            self.telemetry.record_guard(decision, offer, engine.catalog, tool_execution_success=True)
+        return CallResult(False, result, decision)
+
+
+def _names_offer(base: Offer, names: tuple[str, ...]) -> Offer:
+    import hashlib
+
+    from tooldisc.discovery.catalog import canonical_json
+    from tooldisc.discovery.model import Candidate
+
+    cands = tuple(Candidate(n, 0.0, {}) for n in names)
+    body = {"core_offer": list(names), "context": base.context.to_dict(), "catalog_hash": base.catalog_hash,
+            "k": base.k}
+    digest = hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    return Offer(**{**base.__dict__, "candidates": cands, "k_reason": "no query: core tools, by name",
+                    "offer_hash": digest})
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def build_server(service: AgentService) -> Any:
+    """The service as an ``mcp`` low-level :class:`Server` (in-process or any transport)."""
+    try:
+        import mcp_types as types
+        from mcp.server.lowlevel import Server
+    except ImportError:
+        from tooldisc.errors import MissingExtraError
+
+        raise MissingExtraError("tooldisc serve", "mcp", "mcp") from None
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        meta = (getattr(params, "meta", None) or {}) if params is not None else {}
+        query = meta.get(QUERY_META_KEY) if isinstance(meta, Mapping) else None
+        out = service.list_tools(query if isinstance(query, str) else None)
+        tools = [types.Tool.model_validate(t) for t in out.tools]
+        return types.ListToolsResult(tools=tools, _meta=out.meta)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        meta = getattr(params, "meta", None) or {}
+        approval = meta.get(APPROVAL_META_KEY) if isinstance(meta, Mapping) else None
+        res = service.call_tool(params.name, params.arguments, approval if isinstance(approval, str) else None)
+        payload = await _maybe_await(res.payload)
+        text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, sort_keys=True)
+        structured = payload if isinstance(payload, dict) else None
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                    structured_content=structured, is_error=res.is_error)
+
+    return Server(SERVER_NAME, instructions=(
+        "Tools are offered per request. If none fits, call search_tools, then list tools again."),
+        on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def serve_stdio(service: AgentService) -> None:
+    """Run the server on stdin/stdout until the client closes the connection."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(service)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(run)

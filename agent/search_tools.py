@@ -1,0 +1,192 @@
+"""The ``search_tools`` meta-tool and the session that remembers what the model saw.
+
+The model always gets a small, stable ``search_tools`` schema next to its offer
+(seed 003 §11, option C). A search runs through the one chokepoint
+(:meth:`Discoverer.discover`) for the caller's context, so it only ever sees the
+authorized set; results are then narrowed by capability/domain, and by the side
+effects the *user's* request allows (the model's search text must not widen a read
+request into a write one). Each result is recorded in the :class:`ToolSession`, so
+the execution guard can refuse a call to any name outside the offer and the
+results actually returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tooldisc.discovery.model import Context, Offer, Tool
+from tooldisc.discovery.names import NameMap
+from tooldisc.discovery.pipeline import Discoverer
+from tooldisc.discovery.security import READ, check_tool
+
+from tooldisc.errors import UsageError
+
+META_TOOL_NAME = "search_tools"
+MAX_SCHEMAS_PER_CALL = 32  # the absolute cap on tools one search may add (DESIGN §5)
+DEFAULT_LIMIT = 10
+
+META_TOOL_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1, "maxLength": 500,
+                  "description": "What the tool should do, in the user's words."},
+        "capability": {"type": "string", "maxLength": 100,
+                       "description": "Optional capability prefix, e.g. 'sales' or 'sales.invoice'."},
+        "domain": {"type": "string", "maxLength": 100, "description": "Optional domain, e.g. 'inventory'."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SCHEMAS_PER_CALL, "default": DEFAULT_LIMIT},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+META_TOOL = Tool(
+    name=META_TOOL_NAME,
+    description=("Find more tools you may use when none of the offered tools fits. "
+                 "Returns tool names with a one-line description; only tools you are allowed to use."),
+    parameters=META_TOOL_PARAMETERS,
+    side_effect="none",
+)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    name: str
+    description: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What one ``search_tools`` call returned (authorized tools only) and which were new."""
+
+    query: str
+    hits: tuple[SearchHit, ...]
+    new: tuple[str, ...]
+    offer: Offer  # the chokepoint's offer the hits were drawn from
+
+    def to_model(self, names: NameMap) -> dict[str, Any]:
+        """Compact JSON for the model, with provider-safe names."""
+        tools = [{"name": names.to_provider(h.name), "description": h.description, "score": round(h.score, 4)}
+                 for h in self.hits]
+        out: dict[str, Any] = {"tools": tools}
+        if not tools:
+            out["note"] = "No tool you may use matched. Ask the user to clarify instead of guessing a tool."
+        return out
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """First line/sentence of an untrusted description, whitespace-collapsed and cut."""
+    flat = " ".join(text.split())
+    for stop in (". ", "। ", "؟ "):
+        i = flat.find(stop)
+        if 0 < i < limit:
+            flat = flat[: i + 1]
+            break
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def parse_search_arguments(arguments: Mapping[str, Any]) -> tuple[str, str | None, str | None, int]:
+    """Validate a ``search_tools`` call against its schema; a bad call is a UsageError."""
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator(META_TOOL_PARAMETERS).validate(dict(arguments))
+    except jsonschema.ValidationError as exc:
+        raise UsageError(f"search_tools: invalid arguments: {exc.message}") from None
+    return (str(arguments["query"]), arguments.get("capability"), arguments.get("domain"),
+            int(arguments.get("limit", DEFAULT_LIMIT)))
+
+
+class ToolSession:
+    """One conversation's record of what its model was shown.
+
+    ``shown`` maps each visible tool name to the query mutation under which it was
+    authorized; the guard re-checks authorization with that mutation at call time.
+    The session itself never grants anything: a name in it is only *eligible*.
+    """
+
+    def __init__(self, discoverer: Discoverer, context: Context, offer: Offer | None = None):
+        self.discoverer = discoverer
+        self.context = context
+        self.names = NameMap(t.name for t in discoverer.catalog.tools)
+        self._shown: dict[str, str] = {}
+        self._returned: list[str] = []
+        self.mutation = READ
+        self.offers: list[Offer] = []
+        if offer is not None:
+            self.add_offer(offer)
+
+    def add_offer(self, offer: Offer) -> None:
+        """Record an offer decided for this conversation's context."""
+        if offer.context != self.context:
+            raise UsageError("an offer for another context cannot join this session")
+        self.offers.append(offer)
+        self.mutation = offer.mutation
+        for name in offer.names:
+            self._shown.setdefault(name, offer.mutation)
+
+    def carry_over(self, old: ToolSession) -> None:
+        """Keep what an earlier session (before a catalog reload) showed; the guard re-checks it all."""
+        for name, mutation in old._shown.items():
+            self._shown.setdefault(name, mutation)
+        for name in old._returned:
+            if name not in self._returned:
+                self._returned.append(name)
+        self.mutation = old.mutation
+
+    @property
+    def shown(self) -> Mapping[str, str]:
+        return dict(self._shown)
+
+    @property
+    def returned(self) -> tuple[str, ...]:
+        """Names returned by search_tools, in the order first returned."""
+        return tuple(self._returned)
+
+    def mutation_for(self, name: str) -> str | None:
+        return self._shown.get(name)
+
+    def search(self, query: str, capability: str | None = None, domain: str | None = None,
+               limit: int = DEFAULT_LIMIT) -> SearchResult:
+        """Search the authorized set through the chokepoint and record what was returned."""
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SCHEMAS_PER_CALL:
+            raise UsageError(f"The 'limit' parameter must be an int in the range [1, {MAX_SCHEMAS_PER_CALL}]. "
+                             f"Got {limit!r} instead.")
+        filtered = bool(capability or domain)
+        depth = max(len(self.discoverer.catalog), 1) if filtered else limit
+        offer = self.discoverer.discover(query, self.context, depth)
+        catalog = self.discoverer.catalog.by_name
+        hits: list[SearchHit] = []
+        for cand in offer.candidates:
+            tool = catalog[cand.name]
+            # The user's request decides which side effects are allowed, not the model's search text.
+            if check_tool(tool, self.context, self.mutation) is not None:
+                continue
+            if capability and not _capability_match(tool.capability, capability):
+                continue
+            if domain and domain not in tool.domains:
+                continue
+            hits.append(SearchHit(cand.name, one_line(tool.description), cand.score))
+            if len(hits) >= limit:
+                break
+        new = []
+        for h in hits:
+            if h.name not in self._shown:
+                self._shown[h.name] = self.mutation
+                new.append(h.name)
+            if h.name not in self._returned:
+                self._returned.append(h.name)
+        return SearchResult(query, tuple(hits), tuple(new), offer)
+
+    def call_search(self, arguments: Mapping[str, Any]) -> SearchResult:
+        """A model's ``search_tools`` call, validated against the meta-tool schema."""
+        query, capability, domain, limit = parse_search_arguments(arguments)
+        return self.search(query, capability, domain, limit)
+
+
+def _capability_match(tool_capability: str | None, wanted: str) -> bool:
+    if not tool_capability:
+        return False
+    return tool_capability == wanted or tool_capability.startswith(wanted + ".")
