@@ -1,0 +1,94 @@
+"""The eval document: one JSON-able mapping that every eval output renders from.
+
+``tooldisc eval --format json`` prints it, Markdown/HTML/table render it, ``gate
+--from`` reads it back, and ``evaluation/data/eval.schema.json`` describes it. It
+holds no timings unless asked for and no absolute clock, so two runs on the same
+inputs give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tooldisc.evaluation.run import (
+    MISS_KINDS,
+    SLICE_FIELDS,
+    RunResult,
+    Scores,
+    eval_measures,
+    misses,
+    score_run,
+    slices,
+)
+
+if TYPE_CHECKING:
+    from tooldisc.metrics.measures import Measure
+
+SCHEMA_VERSION = 1
+DIGITS = 6
+DEFAULT_MISSES = 10
+
+
+def number(value: float) -> float | None:
+    """A float for JSON: rounded so reports stay stable and short; NaN (no queries) → null."""
+    if value is None or math.isnan(value):
+        return None
+    return round(float(value), DIGITS)
+
+
+def metrics_dict(totals: Mapping[Measure, float]) -> dict[str, float | None]:
+    return {str(m): number(v) for m, v in totals.items()}
+
+
+def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timings: bool = False,
+                  max_misses: int = DEFAULT_MISSES, extra: Sequence[Measure | str] = (),
+                  scores: Scores | None = None) -> dict[str, Any]:
+    """Score ``result`` and build the eval document (see ``eval.schema.json``).
+
+    ``extra`` measures (e.g. a gate's ``hit@10``) are computed on the same run and
+    added to ``metrics``; a cutoff above the run's must be refused by the caller.
+    """
+    cutoff = result.cutoff
+    measures = list(eval_measures(cutoff))
+    from tooldisc.metrics.measures import parse_measures
+
+    measures += [m for m in parse_measures(list(extra)) if m not in measures]
+    scores = scores or score_run(result, measures, timings=timings)
+    gold = result.gold
+    groups = slices(gold, by)
+    by_out: dict[str, Any] = {}
+    base = eval_measures(cutoff)
+    for name, values in groups.items():
+        by_out[name] = {}
+        for value, qids in values.items():
+            sub = scores.subset(qids)
+            by_out[name][value] = {
+                "queries": len(qids),
+                "matched": sum(1 for q in qids if gold.by_id[q].matched),
+                "metrics": {str(m): number(sub[m]) for m in base},
+            }
+    found = misses(result, scores, cutoff)
+    counts = {kind: sum(1 for m in found if m["kind"] == kind) for kind in MISS_KINDS}
+    cat = result.catalog
+    cfg = result.config
+    notes = list(dict.fromkeys([*cat.notes, *gold.notes]))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "queries": len(gold),
+        "matched": sum(1 for q in gold.queries if q.matched),
+        "no_match": sum(1 for q in gold.queries if q.no_match),
+        "k": result.k,
+        "cutoff": cutoff,
+        "context": result.context.to_dict(),
+        "catalog": {"source": cat.source, "version": cat.version, "hash": cat.hash, "tools": len(cat)},
+        "gold": {"source": gold.source, "dataset_version": gold.dataset_version,
+                 "catalog_version": gold.catalog_version},
+        "config": {"source": cfg.source, "hash": cfg.hash},
+        "metrics": metrics_dict(scores.totals),
+        "by": by_out,
+        "miss_counts": counts,
+        "misses": found[:max_misses],
+        "notes": notes,
+    }
