@@ -231,8 +231,8 @@ def sweep_command(
 ) -> None:
     """Measure every K from one ranking as deep as the largest K (discovery runs once).
 
-    Schema tokens per offer are an approximation (characters / 4) until the agent
-    package's token estimator is wired in; the output says so.
+    Schema tokens per offer are estimated with the agent package's calibrated token
+    model (compact schemas); the output says so.
     """
     from tooldisc.evaluation.sweep import parse_ks, sweep_document
 

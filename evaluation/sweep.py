@@ -5,14 +5,12 @@ Discovery runs once, at the largest K; each smaller K is that ranking cut shorte
 that K — abstention does not depend on K and the order never does — so a sweep row
 equals ``tooldisc eval --k K``, at a fraction of the cost.
 
-Schema tokens per offer come from :func:`schema_tokens`, a labelled approximation
-until the agent package's token estimator replaces it.
+Schema tokens per offer come from the agent package's token estimator, the one the
+agent layer uses for rendered offers.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,19 +21,20 @@ if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.model import Tool
 
-# Shown next to every schema-token figure until agent/tokens.py lands.
-TOKEN_METHOD = "approximate: ceil(characters of the tool's compact JSON schema / 4)"
+# Shown next to every schema-token figure, so a reader knows it is an estimate.
+TOKEN_METHOD = ("estimated by tooldisc.agent's calibrated token model (o200k_base) over each offered "
+                "tool's compact schema {name, description, parameters}")
 
 
 def schema_tokens(tool: Tool) -> int:
-    """APPROXIMATE tokens a model pays for ``tool``'s schema: one token per 4 characters.
+    """Estimated tokens a model pays for ``tool``'s schema (compact when the catalog has one).
 
-    Stand-in for the agent package's estimator (``agent/tokens.py``); it counts the
-    JSON a provider would be sent (name, description, compact or full parameters).
+    The same estimate the agent layer reports for a rendered offer, so sweep costs
+    and runtime costs agree.
     """
-    params = tool.compact_parameters if tool.compact_parameters is not None else tool.parameters
-    body = {"name": tool.name, "description": tool.description, "parameters": params or {}}
-    return math.ceil(len(json.dumps(body, ensure_ascii=False, separators=(",", ":"), sort_keys=True)) / 4)
+    from tooldisc.agent.schemas import build_schema
+
+    return build_schema(tool, compact=True).tokens
 
 
 def parse_ks(text: str | Sequence[int]) -> tuple[int, ...]:
@@ -57,10 +56,24 @@ def parse_ks(text: str | Sequence[int]) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def offer_tokens(result: RunResult, catalog: Catalog, depth: int) -> dict[str, float]:
-    """Query id → approximate schema tokens of its offer cut at ``depth``."""
-    cost = {t.name: schema_tokens(t) for t in catalog.tools}
-    return {q.qid: float(sum(cost[n] for n in q.names[:depth])) for q in result.queries}
+def offer_tokens(result: RunResult, catalog: Catalog, depth: int,
+                 cache: dict[str, int] | None = None) -> dict[str, float]:
+    """Query id → estimated schema tokens of its offer cut at ``depth``.
+
+    ``cache`` (tool name → tokens) lets several depths share one estimate per tool;
+    only tools that were offered are ever estimated.
+    """
+    cost = {} if cache is None else cache
+    by_name = catalog.by_name
+    out = {}
+    for q in result.queries:
+        total = 0
+        for name in q.names[:depth]:
+            if name not in cost:
+                cost[name] = schema_tokens(by_name[name])
+            total += cost[name]
+        out[q.qid] = float(total)
+    return out
 
 
 def sweep_document(result: RunResult, ks: Sequence[int]) -> dict[str, Any]:
@@ -72,9 +85,10 @@ def sweep_document(result: RunResult, ks: Sequence[int]) -> dict[str, Any]:
     if result.k == "auto" or max(ks) > result.cutoff:
         raise UsageError(f"a sweep needs a run at least as deep as its largest K ({max(ks)}); got {result.k}")
     rows = []
+    cache: dict[str, int] = {}
     for k in ks:
         scores = score_run(result, [*eval_measures(k), SchemaTokens()], depth=k,
-                           schema_tokens=offer_tokens(result, result.catalog, k))
+                           schema_tokens=offer_tokens(result, result.catalog, k, cache))
         metrics = metrics_dict(scores.totals)
         rows.append({"k": k, "metrics": metrics})
     cat = result.catalog

@@ -206,7 +206,7 @@ def sweep_html(doc: Mapping[str, Any]) -> str:
                                                            title="hit and nDCG vs K", y_title="value") + "</div>")
     if tokens:
         sections.append('<div class="chart">' + line_chart(tokens, x="K", y="tokens",
-                                                           title="schema tokens per offer vs K (approximate)",
+                                                           title="schema tokens per offer vs K (estimated)",
                                                            y_title="tokens") + "</div>")
         sections.append(f'<p class="note">schema tokens: {esc(doc["schema_tokens_method"])}</p>')
     sections.append(table(headers, rows, numeric=[True] * len(headers)))
