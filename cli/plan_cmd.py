@@ -1,0 +1,57 @@
+"""``tooldisc plan validate``: check a plan against the catalog (seed 000, DESIGN §8).
+
+Exit 0 when the plan is valid, 1 when it has findings, 2 for bad input.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
+from tooldisc.cli.options import CatalogOption, load_catalog_option
+
+plan_app = typer.Typer(name="plan", help="Validate agent plans (read-only actions with $from references).",
+                       no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+
+
+@plan_app.command("validate")
+def validate_command(
+    plan: Annotated[str, typer.Argument(help="Plan file (JSON or YAML): decision and 1–8 actions.")],
+    catalog: CatalogOption = None,
+    routed: Annotated[str | None, typer.Option("--routed", help="Comma-separated tools the router chose (for premature 'insufficient').")] = None,
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """Report every finding in check order, each with a stable code."""
+    from tooldisc.agent.plan import load_plan, validate_plan
+
+    out = resolve_format(fmt, json_, ("table", "json"))
+    cat = load_catalog_option(catalog)
+    parsed = load_plan(plan)
+    routed_names = tuple(n.strip() for n in (routed or "").split(",") if n.strip())
+    report = validate_plan(parsed, cat, routed_names)
+    if out == "json":
+        print_json(report.to_dict())
+    else:
+        _render_table(report)
+    raise typer.Exit(0 if report.valid else 1)
+
+
+def _render_table(report) -> None:
+    from rich.table import Table
+
+    console = stdout_console()
+    if report.valid:
+        console.print("plan valid: no findings")
+        return
+    table = Table(title=f"plan invalid: {len(report.findings)} finding(s)")
+    for col in ("#", "code", "action", "where", "message"):
+        table.add_column(col)
+    for i, f in enumerate(report.findings, 1):
+        table.add_row(str(i), f.code, f.action or "-", f.where, f.message)
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(plan_app, name="plan")
