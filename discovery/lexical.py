@@ -75,55 +75,45 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float) -> LexicalIndex:
-        from scipy import sparse
-
+        """Tokenise each field once, then aggregate (term, tool) cells with numpy sorts."""
         n = len(tools)
         vocab: dict[str, int] = {}
-        total = None
         texts = [field_texts(t) for t in tools]
-        df_seen = None
+        doc_parts: list[np.ndarray] = []
+        term_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
         for field, weight in field_weights.items():
             if weight <= 0:
                 continue
-            rows: list[int] = []
-            cols: list[int] = []
-            lengths = np.zeros(n, dtype=np.float64)
-            for d, tt in enumerate(texts):
-                toks = terms(tt.get(field, ""))
-                lengths[d] = len(toks)
-                for tok in toks:
-                    rows.append(d)
-                    cols.append(vocab.setdefault(tok, len(vocab)))
-            if not rows:
+            ids_per_doc = [[vocab.setdefault(tok, len(vocab)) for tok in terms(tt.get(field, ""))] for tt in texts]
+            lengths = np.fromiter((len(x) for x in ids_per_doc), dtype=np.float64, count=n)
+            total = int(lengths.sum())
+            if total == 0:
                 continue
-            tf = sparse.csr_matrix(
-                (np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=(n, max(len(vocab), 1))
-            )
-            tf.sum_duplicates()
-            avg = lengths.mean() or 1.0
-            norm = weight / (1.0 - b + b * lengths / avg)
-            scaled = sparse.diags(norm) @ tf
-            seen = tf.copy()
-            seen.data[:] = 1.0
-            if total is None:
-                total, df_seen = scaled, seen
-            else:
-                total = _resize(total, len(vocab)) + scaled
-                df_seen = _resize(df_seen, len(vocab)) + seen
-        if total is None:
-            empty = np.zeros(1, dtype=np.int64)
-            return cls({}, empty, np.zeros(0, np.int32), np.zeros(0, np.float32), n)
-        total = _resize(total, len(vocab)).tocsc()
-        df_seen = _resize(df_seen, len(vocab)).tocsc()
-        df_seen.data[:] = 1.0
-        df = np.asarray(df_seen.sum(axis=0)).ravel()
+            norm = weight / (1.0 - b + b * lengths / lengths.mean())
+            docs = np.repeat(np.arange(n, dtype=np.int64), lengths.astype(np.int64))
+            doc_parts.append(docs)
+            term_parts.append(np.fromiter((j for ids in ids_per_doc for j in ids), dtype=np.int64, count=total))
+            val_parts.append(norm[docs])
+        n_terms = len(vocab)
+        if not doc_parts:
+            return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n)
+        docs = np.concatenate(doc_parts)
+        term = np.concatenate(term_parts)
+        vals = np.concatenate(val_parts)
+        key = term * max(n, 1) + docs
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        tfw = np.add.reduceat(vals[order], starts)
+        cell = key[starts]
+        cell_term, cell_doc = cell // max(n, 1), cell % max(n, 1)
+        df = np.bincount(cell_term, minlength=n_terms).astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        total.sort_indices()
-        col_of = np.repeat(np.arange(total.shape[1]), np.diff(total.indptr))
-        tfw = total.data
-        weights = idf[col_of] * tfw / (k1 + tfw)
-        return cls(vocab, total.indptr.astype(np.int64), total.indices.astype(np.int32),
-                   weights.astype(np.float32), n)
+        weights = idf[cell_term] * tfw / (k1 + tfw)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df.astype(np.int64), out=indptr[1:])
+        return cls(vocab, indptr, cell_doc.astype(np.int32), weights.astype(np.float32), n)
 
     def query_terms(self, text: str | list[str]) -> dict[int, int]:
         """Known term ids of ``text`` (or of already-tokenised text) with their counts."""
@@ -151,11 +141,3 @@ class LexicalIndex:
             if doc in self.rows[s:e]:
                 hits.append(inverse[j])
         return sorted(hits)
-
-
-def _resize(m, n_cols: int):
-    if m.shape[1] == n_cols:
-        return m
-    m = m.tocsr()
-    m.resize((m.shape[0], n_cols))
-    return m

@@ -73,12 +73,15 @@ def check_tool(tool: Tool, context: Context, mutation: str) -> Refusal | None:
 
 
 class SecurityIndex:
-    """Policy columns of a catalog laid out for vectorised filtering."""
+    """Policy columns of a catalog laid out for vectorised filtering.
+
+    Roles and permissions are stored as (tool, id) pairs; checking a context is two
+    weighted ``bincount`` calls, whatever the catalog size.
+    """
 
     def __init__(self, tools: Sequence[Tool]):
-        from scipy import sparse
-
         n = len(tools)
+        self.n = n
         self.names = [t.name for t in tools]
         self.name_to_idx = {name: i for i, name in enumerate(self.names)}
         self.side_effect = np.array(
@@ -87,24 +90,22 @@ class SecurityIndex:
             dtype=np.int8,
         )
         self.tenant_required = np.array([t.tenant_required for t in tools], dtype=bool)
-        roles = sorted({r for t in tools for r in t.roles})
-        perms = sorted({p for t in tools for p in t.permissions})
-        self._role_idx = {r: i for i, r in enumerate(roles)}
-        self._perm_idx = {p: i for i, p in enumerate(perms)}
-        self.roles = _incidence(tools, "roles", self._role_idx, n, sparse)
-        self.perms = _incidence(tools, "permissions", self._perm_idx, n, sparse)
-        self.has_roles = np.asarray(self.roles.sum(axis=1)).ravel() > 0
-        self.perm_count = np.asarray(self.perms.sum(axis=1)).ravel()
+        self._role_idx, self._role_tool, self._role_id = _pairs(tools, "roles")
+        self._perm_idx, self._perm_tool, self._perm_id = _pairs(tools, "permissions")
+        self.has_roles = np.bincount(self._role_tool, minlength=n) > 0
+        self.perm_count = np.bincount(self._perm_tool, minlength=n)
 
     def static_mask(self, context: Context) -> np.ndarray:
         """Enabled, tenant, role, permission and mode checks for one context."""
         mask = self.side_effect != _UNKNOWN_CODE
         if not context.tenant:
             mask &= ~self.tenant_required
-        role_vec = _selector(context.roles, self._role_idx)
-        mask &= ~self.has_roles | (self.roles @ role_vec > 0)
-        perm_vec = _selector(context.permissions, self._perm_idx)
-        mask &= (self.perms @ perm_vec) == self.perm_count
+        role_sel = _selector(context.roles, self._role_idx)
+        role_hits = np.bincount(self._role_tool, weights=role_sel[self._role_id], minlength=self.n)
+        mask &= ~self.has_roles | (role_hits > 0)
+        perm_sel = _selector(context.permissions, self._perm_idx)
+        perm_hits = np.bincount(self._perm_tool, weights=perm_sel[self._perm_id], minlength=self.n)
+        mask &= perm_hits == self.perm_count
         if context.mode == "analyzer":
             mask &= self.side_effect == _SE_CODES["none"]
         return mask
@@ -119,20 +120,22 @@ class SecurityIndex:
         return mask
 
 
-def _incidence(tools: Sequence[Tool], attr: str, index: dict[str, int], n: int, sparse) -> object:
-    rows, cols = [], []
+def _pairs(tools: Sequence[Tool], attr: str) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+    """Distinct (tool, value) pairs of a list field, as id arrays."""
+    index: dict[str, int] = {}
+    tool_ids: list[int] = []
+    value_ids: list[int] = []
     for i, t in enumerate(tools):
-        for v in getattr(t, attr):
-            rows.append(i)
-            cols.append(index[v])
-    data = np.ones(len(rows), dtype=np.int32)
-    return sparse.csr_matrix((data, (rows, cols)), shape=(n, max(len(index), 1)), dtype=np.int32)
+        for v in dict.fromkeys(getattr(t, attr)):
+            tool_ids.append(i)
+            value_ids.append(index.setdefault(v, len(index)))
+    return index, np.array(tool_ids, dtype=np.int64), np.array(value_ids, dtype=np.int64)
 
 
 def _selector(values: frozenset[str], index: dict[str, int]) -> np.ndarray:
-    vec = np.zeros(max(len(index), 1), dtype=np.int32)
+    vec = np.zeros(max(len(index), 1), dtype=np.float64)
     for v in values:
         i = index.get(v)
         if i is not None:
-            vec[i] = 1
+            vec[i] = 1.0
     return vec
