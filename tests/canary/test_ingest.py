@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tooldisc.canary.events import EVENT_SCHEMA
+from tooldisc.canary.ingest import connect, ingest, open_rows
+from tooldisc.canary.synth import synthesize
+from tooldisc.canary.verdict import run_verdict
+
+from tooldisc.errors import DataError
+
+GOOD = {
+    "schema_version": 1, "ts": "2025-01-01T10:00:00+03:30", "experiment": "e1", "percent": 10,
+    "arm": "experiment", "bucket": 42, "channel": "web", "mode": "autonomous", "mutation": "read",
+    "candidate_count": 100, "final_tool_count": 15, "k": 15, "index_hit": True, "fallback": False,
+    "fallback_reason": None, "discovery_miss": 0, "schema_miss": "false", "retrieval_miss": False,
+    "authorization_failure": False, "unauthorized_candidate": False, "tenant_leak": False,
+    "permission_violation": False, "tool_execution_success": None, "task_success": True,
+    "latency_ms": 12.5, "schema_tokens": 2000, "kill_switch": False,
+}
+
+
+def write_jsonl(path: Path, rows: list[dict | str]) -> None:
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+
+
+def reasons(path: Path) -> dict[str | None, int]:
+    con = connect()
+    open_rows(con, str(path), EVENT_SCHEMA)
+    return dict(con.execute("SELECT _reason, count(*) FROM rows_all GROUP BY 1").fetchall())
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    ({"ts": "2025-01-01T10:00:00"}, "ts: not a timestamp with Z or an offset"),
+    ({"arm": "treatment"}, "arm: must be one of control, experiment"),
+    ({"fallback": True}, "fallback_reason: required when fallback is true"),
+    ({"fallback_reason": "empty"}, "fallback_reason: must be null when fallback is false"),
+    ({"percent": 10.005}, "percent: must be in [0, 100] in steps of 0.01"),
+    ({"tenant_leak": "yes"}, "tenant_leak: not a valid bool"),
+    ({"tenant_leak": 2}, "tenant_leak: not a valid bool"),
+    ({"k": 1.5}, "k: not a valid int"),
+    ({"bucket": 10_000}, "bucket: must be an integer >= 0 and <= 9999"),
+    ({"schema_version": 2}, "schema_version: must be 1"),
+    ({"latency_ms": None}, "latency_ms: missing"),
+    ({"experiment": ""}, "experiment: must be non-empty"),
+])
+def test_bad_rows_are_quarantined_with_their_reason(tmp_path: Path, change: dict, reason: str) -> None:
+    f = tmp_path / "e.jsonl"
+    write_jsonl(f, [GOOD, {**GOOD, **change}])
+    assert reasons(f) == {None: 1, reason: 1}
+
+
+def test_unparseable_lines_are_counted_not_dropped(tmp_path: Path) -> None:
+    f = tmp_path / "e.jsonl"
+    write_jsonl(f, [GOOD, "{not json", "[1, 2]", GOOD])
+    assert reasons(f) == {None: 2, "json: unparseable line": 1, "json: line is not an object": 1}
+
+
+def test_missing_required_column_is_bad_input(tmp_path: Path) -> None:
+    f = tmp_path / "e.jsonl"
+    write_jsonl(f, [{k: v for k, v in GOOD.items() if k != "kill_switch"}])
+    with pytest.raises(DataError, match="lacks required columns: kill_switch") as exc:
+        reasons(f)
+    assert exc.value.file == str(f)
+
+
+def test_unreadable_parquet_is_bad_input(tmp_path: Path) -> None:
+    f = tmp_path / "e.parquet"
+    f.write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(DataError, match="cannot be read as parquet"):
+        reasons(f)
+
+
+def test_hive_partitions_supply_columns(tmp_path: Path) -> None:
+    d = tmp_path / "experiment=e1" / "percent=10"
+    d.mkdir(parents=True)
+    write_jsonl(d / "part.jsonl", [{k: v for k, v in GOOD.items() if k not in ("experiment", "percent")}])
+    _, report = run_verdict(EVENT_SCHEMA, "e1", events=str(tmp_path / "**" / "*.jsonl"))
+    assert report["arms"]["experiment"]["requests"] == 1
+    assert report["current_percent"] == 10
+
+
+def test_ingest_quarantines_and_is_idempotent_by_content(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    synthesize(src / "a.parquet", 2_000, "corrupt_rows", percent=50, seed=2)
+    write_jsonl(src / "b.jsonl", [GOOD, "{oops"])
+    db = tmp_path / "c.duckdb"
+    first = ingest(db, str(src / "*"), EVENT_SCHEMA)
+    assert first.ingested == 2 and first.skipped_duplicates == 0
+    assert first.rows + first.quarantined == 2_002
+    assert first.reasons["json: unparseable line"] == 1
+    shutil.copy(src / "a.parquet", src / "a_copy.parquet")  # same content, new name
+    again = ingest(db, str(src / "*"), EVENT_SCHEMA)
+    assert (again.ingested, again.skipped_duplicates, again.rows, again.quarantined) == (0, 3, 0, 0)
+    con = connect(db)
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == first.rows
+    assert con.execute("SELECT count(*) FROM events_quarantine WHERE _raw IS NOT NULL").fetchone()[0] \
+        == first.quarantined
+    con.close()
+    # --db and --events agree
+    _, via_db = run_verdict(EVENT_SCHEMA, "indexed-retrieval-v1", db=str(db))
+    _, via_files = run_verdict(EVENT_SCHEMA, "indexed-retrieval-v1", events=str(src / "a.parquet"))
+    assert via_db["arms"] == via_files["arms"]
+    assert via_db["quarantined"] == via_files["quarantined"] + 1  # the JSONL line lacks an experiment
+
+
+def test_extra_columns_never_enter_the_database(tmp_path: Path) -> None:
+    f = tmp_path / "e.jsonl"
+    write_jsonl(f, [{**GOOD, "user_id": "alice", "query": "secret"}])
+    db = tmp_path / "c.duckdb"
+    ingest(db, str(f), EVENT_SCHEMA)
+    con = connect(db)
+    cols = {r[0] for r in con.execute("SELECT column_name FROM (DESCRIBE events)").fetchall()}
+    con.close()
+    assert "user_id" not in cols and "query" not in cols
+
+
+def test_window_filters_rows(tmp_path: Path) -> None:
+    f = tmp_path / "e.parquet"
+    synthesize(f, 4_000, "healthy", percent=50)
+    _, whole = run_verdict(EVENT_SCHEMA, "indexed-retrieval-v1", events=str(f))
+    _, half = run_verdict(EVENT_SCHEMA, "indexed-retrieval-v1", events=str(f),
+                          since="2025-01-01T12:00:00Z", until="2025-01-02T00:00:00Z")
+    _, empty = run_verdict(EVENT_SCHEMA, "indexed-retrieval-v1", events=str(f),
+                           since="2030-01-01T00:00:00Z")
+    n = sum(a["requests"] for a in whole["arms"].values())
+    m = sum(a["requests"] for a in half["arms"].values())
+    assert n == 4_000 and 1_700 < m < 2_300
+    assert empty["verdict"] == "HOLD" and empty["arms"] == {}
