@@ -52,7 +52,7 @@ class ProgressiveSchemas:
     def __init__(self, catalog: Catalog, cache: SchemaCache | None = None, *, cap: int = MAX_SCHEMAS_PER_CALL,
                  compact: bool = False, meta_tool: bool = True):
         self.catalog = catalog
-        self.cache = cache or SchemaCache()
+        self.cache = cache if cache is not None else SchemaCache()
         self.cap = cap
         self.compact = compact
         self.meta_tool = meta_tool
@@ -129,7 +129,7 @@ def schema_token_report(offers_by_round: Mapping[str, Sequence[Sequence[Sequence
     request, each a list of rounds, each the names shown in that call. A strategy
     whose name starts with ``full`` is counted without the meta-tool. Deterministic.
     """
-    cache = cache or SchemaCache()
+    cache = cache if cache is not None else SchemaCache()
     out: dict[str, Any] = {"token_model": "calibrated estimate (agent/data/token_model.json, o200k_base)"}
     strategies: dict[str, Any] = {}
     for name, requests in offers_by_round.items():

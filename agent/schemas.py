@@ -120,7 +120,7 @@ def load_schemas(
     decided for this request). A name missing from the current catalog is skipped:
     the cache never resurrects a removed tool.
     """
-    cache = cache or SchemaCache()
+    cache = cache if cache is not None else SchemaCache()
     out = []
     for name in offer_names(offer):
         tool = catalog.by_name.get(name)
