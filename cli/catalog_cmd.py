@@ -221,26 +221,32 @@ def convert_command(
     if detected == "tooldisc" and side_effect is not None:
         raise UsageError("--side-effect applies only to formats without policy; this is a tooldisc catalog", file=src)
     catalog = build_catalog(doc, source=src)
+    # A quarantined tool's schema is broken and it is never offered, so a provider
+    # export leaves it out; a tooldisc catalog keeps it so the fix can be made there.
     for t in catalog.tools:
         if t.quarantine:
-            note(f"warning: {src}: tool {t.name!r} is quarantined: {t.quarantine}")
+            left = "" if to == "tooldisc" else " (left out of the export)"
+            note(f"warning: {src}: tool {t.name!r} is quarantined{left}: {t.quarantine}")
     renamed: dict[str, str] = {}
     if to == "tooldisc":
         body: Any = catalog_to_dict(catalog)
+        exported = len(catalog)
     else:
+        tools = [t for t in catalog.tools if not t.quarantine]
         names = NameMap(t.name for t in catalog.tools)
-        renamed = dict(names.renamed)
-        body = render(catalog.tools, to, names=names, compact=compact)
+        renamed = {k: v for k, v in names.renamed.items() if k in {t.name for t in tools}}
+        body = render(tools, to, names=names, compact=compact)
+        exported = len(tools)
     write_atomic(out_path, _serialize(body, suffix))
     if renamed:
         note(f"note: {len(renamed)} name(s) mapped to provider-safe names; "
              "NameMap(catalog tool names) rebuilds the same mapping to map calls back")
-    result = {"source": src, "from": detected, "to": to, "out": out_path, "tools": len(catalog),
+    result = {"source": src, "from": detected, "to": to, "out": out_path, "tools": exported,
               "renamed": renamed, "catalog_hash": catalog.hash}
     if out == "json":
         print_json(result)
     else:
-        typer.echo(f"wrote {out_path}: {len(catalog)} tools, {detected} → {to}"
+        typer.echo(f"wrote {out_path}: {exported} tools, {detected} → {to}"
                    + (f", {len(renamed)} renamed" if renamed else ""))
 
 

@@ -67,9 +67,7 @@ CASES: list[tuple[str, object, str]] = [
     ("context_roles_not_list.yaml", _discover_context, "roles must be a list of non-empty strings"),
     # The catalog commands read files the same way.
     ("catalog_invalid_json.json", _validate, "invalid JSON"),
-    ("catalog_python_tag.yaml", _validate, "could not determine a constructor"),
     ("catalog_not_utf8.yaml", _stats, "not UTF-8"),
-    ("does_not_exist.yaml", _validate, "not found"),
     ("catalog_duplicate_names.yaml", _diff_new, "duplicate tool name"),
 ]
 

@@ -205,3 +205,15 @@ def test_validate_shared_hesabix(shared: Path) -> None:
     assert body["tools"] == 180
     assert body["counts"]["error"] == 0 and body["counts"]["quarantine"] == 1
     assert next(i["path"] for i in body["issues"] if i["level"] == "quarantine").startswith("tools[137].parameters")
+
+
+def test_convert_leaves_quarantined_tools_out_of_provider_exports(tmp_path: Path) -> None:
+    src = _write(tmp_path / "q.yaml", {"tools": [
+        {"name": "ok", "side_effect": "none", "parameters": {"type": "object"}},
+        {"name": "broken", "side_effect": "none", "parameters": {"type": "object", "required": "x"}},
+    ]})
+    out = tmp_path / "mcp.json"
+    proc = run_cli("catalog", "convert", src, "--to", "mcp", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert [t["name"] for t in json.loads(out.read_text(encoding="utf-8"))["tools"]] == ["ok"]
+    assert "'broken' is quarantined (left out of the export)" in proc.stderr
