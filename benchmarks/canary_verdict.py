@@ -1,0 +1,111 @@
+"""Benchmark: ``tooldisc canary verdict --format json`` over 10M synthetic events.
+
+Synthesises N events (default 10M, scenario healthy, 5 %) to a temporary Parquet file,
+times the whole CLI process (median of --repeats) and records its peak RSS, times
+``canary simulate`` per salt over 10M synthetic ids, and the bare DuckDB per-arm
+aggregate over the same file as the baseline. Writes one JSON (see --out).
+
+    .venv/bin/python benchmarks/canary_verdict.py [--events 10000000] [--out result.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXP = "indexed-retrieval-v1"
+
+
+def run_child(args: list[str], module: bool = True) -> tuple[float, int, int, float]:
+    """(wall s, peak RSS MiB, exit code, CPU s) of one process.
+
+    This parent stays small (no duckdb/numpy imported here) because a child's
+    ``ru_maxrss`` includes the image it was forked from before ``exec``.
+    """
+    cmd = [sys.executable, "-m", "tooldisc.cli", *args] if module else [sys.executable, *args]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss // 1024, proc.returncode, usage.ru_utime + usage.ru_stime
+
+
+BARE = """
+import sys, time, duckdb
+con = duckdb.connect(); con.execute("SET enable_progress_bar = false")
+t0 = time.perf_counter()
+con.execute("SELECT arm, count(*), count(*) FILTER (WHERE task_success), count(*) FILTER "
+            "(WHERE fallback), quantile_cont(latency_ms, [0.95, 0.99]) FROM read_parquet(?) "
+            "GROUP BY arm", [sys.argv[1]]).fetchall()
+print(time.perf_counter() - t0)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=10_000_000)
+    ap.add_argument("--ids", type=int, default=10_000_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "tooldisc-canary-verdict.json"))
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        events = os.path.join(tmp, "events.parquet")
+        synth = run_child(["canary", "synth", "--events", str(args.events), "--scenario", "healthy",
+                           "--percent", "5", "--out", events])
+
+        verdict_runs = [run_child(["canary", "verdict", "--events", events, "--experiment", EXP,
+                                   "--format", "json"]) for _ in range(args.repeats)]
+        simulate_runs = [run_child(["canary", "simulate", "--ids", str(args.ids), "--salt", "s1",
+                                    "--percent", "5", "--json"]) for _ in range(args.repeats)]
+        two_salt = run_child(["canary", "simulate", "--ids", str(args.ids), "--salt", "s1",
+                              "--percent", "5", "--salt2", "s2", "--percent2", "10", "--json"])
+        bare = [float(subprocess.run([sys.executable, "-c", BARE, events], capture_output=True,
+                                     text=True, check=True).stdout) for _ in range(args.repeats)]
+        size = os.path.getsize(events)
+
+    codes = {r[2] for r in verdict_runs}
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    result = {
+        "benchmark": "canary_verdict",
+        "commit": commit,
+        "config": {"events": args.events, "ids": args.ids, "repeats": args.repeats,
+                   "scenario": "healthy", "percent": 5, "parquet_bytes": size},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform(),
+                    "loadavg_1m": round(os.getloadavg()[0], 2)},
+        "synth_cli_seconds": round(synth[0], 3),
+        "verdict_cli": {"median_seconds": round(statistics.median(r[0] for r in verdict_runs), 3),
+                        "runs_seconds": [round(r[0], 3) for r in verdict_runs],
+                        "peak_rss_mib": max(r[1] for r in verdict_runs),
+                        "cpu_seconds": [round(r[3], 3) for r in verdict_runs],
+                        "exit_codes": sorted(codes),
+                        "budget": {"seconds": 3.0, "rss_mib": 1024}},
+        "simulate_cli_one_salt": {"median_seconds": round(statistics.median(r[0] for r in simulate_runs), 3),
+                                  "runs_seconds": [round(r[0], 3) for r in simulate_runs],
+                                  "peak_rss_mib": max(r[1] for r in simulate_runs),
+                                  "cpu_seconds": [round(r[3], 3) for r in simulate_runs],
+                                  "budget_seconds_per_salt": 5.0},
+        "simulate_cli_two_salts": {"seconds": round(two_salt[0], 3), "peak_rss_mib": two_salt[1],
+                                   "cpu_seconds": round(two_salt[3], 3)},
+        "baseline_bare_duckdb_aggregate": {"median_seconds": round(statistics.median(bare), 3),
+                                           "runs_seconds": [round(b, 3) for b in bare]},
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(result, indent=2, sort_keys=True))
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

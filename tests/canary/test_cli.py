@@ -1,0 +1,131 @@
+"""Through the real command in a subprocess: exit codes, formats, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tooldisc.canary.synth import synthesize
+
+EXP = "indexed-retrieval-v1"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("canary_cli")
+    out = {}
+    for s in ("healthy", "slow", "security_leak"):
+        out[s] = d / f"{s}.parquet"
+        synthesize(out[s], 6_000, s, percent=25, seed=5)
+    return out
+
+
+def one_line_error(res) -> str:
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    return lines[0]
+
+
+def test_assign_json_and_text() -> None:
+    res = run_cli("canary", "assign", "--salt", "s1", "--percent", "88.17", "--tenant", "t1",
+                  "--user", "u1", "--format", "json")
+    assert res.returncode == 0
+    assert json.loads(res.stdout) == {"arm": "control", "bucket": 8817, "percent": 88.17, "salt": "s1"}
+    res = run_cli("canary", "assign", "--salt", "indexed-retrieval-v1", "--percent", "82.35",
+                  "--tenant", "biz-42", "--user", "user-7")
+    assert res.stdout == "bucket 8234\narm experiment\n"
+
+
+def test_assign_refuses_colon() -> None:
+    assert "must not contain ':'" in one_line_error(
+        run_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "a:b", "--user", "u"))
+
+
+@pytest.mark.parametrize(("scenario", "code", "verdict"),
+                         [("healthy", 0, "PROMOTE"), ("slow", 10, "HOLD"), ("security_leak", 20, "ROLLBACK")])
+def test_verdict_exit_codes_and_json(files: dict[str, Path], scenario: str, code: int, verdict: str) -> None:
+    res = run_cli("canary", "verdict", "--events", str(files[scenario]), "--experiment", EXP, "--json")
+    assert res.returncode == code, res.stderr
+    d = json.loads(res.stdout)
+    assert d["verdict"] == verdict
+    assert {"verdict", "next_percent", "gates", "arms", "quarantined"} <= set(d)
+    assert set(d["arms"]) == {"control", "experiment"}
+    assert all({"name", "status", "reason"} <= set(g) for g in d["gates"])
+    assert d["next_percent"] == {"PROMOTE": 50, "HOLD": 25, "ROLLBACK": 0}[verdict]
+
+
+def test_reports_are_byte_identical_and_self_contained(files: dict[str, Path], tmp_path: Path) -> None:
+    outs = []
+    for fmt in ("html", "html", "md", "json"):
+        out = tmp_path / f"r{len(outs)}.{fmt}"
+        res = run_cli("canary", "verdict", "--events", str(files["slow"]), "--experiment", EXP,
+                      "--format", fmt, "--out", str(out))
+        assert res.returncode == 10, res.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    html = outs[0].decode()
+    assert "http" not in html.lower() and "<svg" in html and "<script" not in html
+    for text in (html, outs[2].decode(), outs[3].decode()):
+        assert str(files["slow"]) not in text  # no paths, and no ids exist to leak
+        assert "user" not in text.lower()
+
+
+def test_ingest_then_verdict_from_db(files: dict[str, Path], tmp_path: Path) -> None:
+    db = tmp_path / "c.duckdb"
+    res = run_cli("canary", "ingest", str(files["healthy"]), "--db", str(db), "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["rows"] == 6_000
+    res = run_cli("canary", "ingest", str(files["healthy"]), "--db", str(db), "--json")
+    assert json.loads(res.stdout)["skipped_duplicates"] == 1
+    res = run_cli("canary", "verdict", "--db", str(db), "--experiment", EXP, "--format", "md")
+    assert res.returncode == 0 and "| data | pass |" in res.stdout
+
+
+def test_simulate_two_salts_json(tmp_path: Path) -> None:
+    ids = tmp_path / "ids.csv"
+    ids.write_text("tenant_id,user_id\n" + "".join(f"t{i % 7},u{i}\n" for i in range(3000)))
+    res = run_cli("canary", "simulate", "--ids-file", str(ids), "--salt", "a", "--percent", "50",
+                  "--salt2", "b", "--percent2", "50", "--json")
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    assert d["ids"] == 3000 and len(d["salts"]) == 2
+    assert d["independence"]["p_value"] is not None
+    res = run_cli("canary", "simulate", "--ids", "5000", "--salt", "a", "--percent", "10")
+    assert res.returncode == 0 and "sample ratio" in res.stdout
+
+
+def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
+    garbage = tmp_path / "x.parquet"
+    garbage.write_bytes(b"nope")
+    assert "x.parquet: cannot be read as parquet" in one_line_error(
+        run_cli("canary", "verdict", "--events", str(garbage), "--experiment", EXP))
+    partial = tmp_path / "p.csv"
+    partial.write_text("schema_version,ts\n1,2025-01-01T00:00:00Z\n")
+    assert "p.csv: lacks required columns: experiment" in one_line_error(
+        run_cli("canary", "ingest", str(partial), "--db", str(tmp_path / "d.duckdb")))
+    gates = tmp_path / "gates.yaml"
+    gates.write_text("min_requests_per_arm: 500\nconfidense: 0.9\n")
+    line = one_line_error(run_cli("canary", "verdict", "--events", str(partial), "--experiment", EXP,
+                                  "--gates", str(gates)))
+    assert "gates.yaml: confidense: unknown key" in line
+    gates.write_text("sample_ratio_alpha: 2\n")
+    assert "gates.yaml: sample_ratio_alpha: must be a number in (0, 1)" in one_line_error(
+        run_cli("canary", "verdict", "--events", str(partial), "--experiment", EXP, "--gates", str(gates)))
+    ids = tmp_path / "ids.csv"
+    ids.write_text("tenant,user\na,b\n")
+    assert "lacks required columns" in one_line_error(
+        run_cli("canary", "simulate", "--ids-file", str(ids), "--salt", "a", "--percent", "5"))
+    assert "no telemetry file matches" in one_line_error(
+        run_cli("canary", "verdict", "--events", str(tmp_path / "none*.jsonl"), "--experiment", EXP))
+
+
+def test_synth_cli_writes_jsonl(tmp_path: Path) -> None:
+    out = tmp_path / "s.jsonl"
+    res = run_cli("canary", "synth", "--events", "1000", "--scenario", "kill_switch", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert len(out.read_text().splitlines()) == 1000
+    assert "unknown" not in res.stderr
