@@ -183,8 +183,7 @@ class AgentService:
         schemas = load_schemas(names, engine.catalog, self._cache)
         from tooldisc.discovery.exporters import to_mcp
 
-        nm = NameMap([*engine.names, META_TOOL_NAME])
-        listed = to_mcp([META_TOOL, *(s.tool for s in schemas)], names=nm)["tools"]
+        listed = to_mcp([META_TOOL, *(s.tool for s in schemas)], names=session.names)["tools"]
         if not self.expose_output_schema:
             for entry in listed:
                 entry.pop("outputSchema", None)

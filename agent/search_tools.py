@@ -110,7 +110,8 @@ class ToolSession:
     def __init__(self, discoverer: Discoverer, context: Context, offer: Offer | None = None):
         self.discoverer = discoverer
         self.context = context
-        self.names = NameMap(t.name for t in discoverer.catalog.tools)
+        # One map over the whole catalog (plus the meta-tool) keeps names stable across rounds.
+        self.names = NameMap([*(t.name for t in discoverer.catalog.tools), META_TOOL_NAME])
         self._shown: dict[str, str] = {}
         self._returned: list[str] = []
         self.mutation = READ

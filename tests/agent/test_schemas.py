@@ -69,3 +69,13 @@ def test_anthropic_deferred_loading_keeps_only_the_meta_tool_visible(catalog):
     assert by_name["list_invoices"]["defer_loading"] is True and by_name["get_invoice"]["defer_loading"] is True
     full = render_offer(schemas, "anthropic", meta_tool=META_TOOL)
     assert out.tokens < full.tokens  # deferred schemas are not loaded into context
+
+
+def test_session_name_map_renders_the_meta_tool_too(discoverer, catalog):
+    from tooldisc.agent.search_tools import ToolSession
+
+    offer = discoverer.discover("show invoices")
+    session = ToolSession(discoverer, discoverer.default_context, offer)
+    out = render_offer(load_schemas(offer, catalog), "openai", meta_tool=META_TOOL, names=session.names)
+    assert out.tool_for("search_tools") == "search_tools"
+    assert [out.tool_for(t["function"]["name"]) for t in out.payload][1:] == list(offer.names)
