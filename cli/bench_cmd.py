@@ -1,0 +1,158 @@
+"""``tooldisc bench``: discovery latency, build time and memory at catalog sizes, vs BM25 baselines.
+
+Thin: parse options, call :func:`tooldisc.discovery.benchmark.run_bench`, render a
+table (or the JSON document) on stdout, write the JSON to ``--out``. The progress bar
+is on stderr so the JSON on stdout stays machine-readable.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from tooldisc.cli.common import (
+    FormatOption,
+    JsonOption,
+    note,
+    print_json,
+    resolve_format,
+    stdout_console,
+    write_atomic,
+)
+
+from tooldisc.errors import UsageError
+
+
+def parse_sizes(value: str) -> tuple[int, ...]:
+    """``180,10k,100000`` → ``(180, 10000, 100000)``; anything else is a usage error."""
+    out = []
+    for part in value.split(","):
+        text = part.strip().lower().replace("_", "")
+        mult = 1
+        if text.endswith("k"):
+            text, mult = text[:-1], 1000
+        if not text.isdigit() or int(text) * mult < 1:
+            raise UsageError(f"--tools must be comma-separated positive integers (e.g. 180,10k,100000); got {value!r}")
+        out.append(int(text) * mult)
+    return tuple(out)
+
+
+def bench_command(
+    tools: Annotated[str, typer.Option("--tools", help="Catalog sizes, comma-separated (10k = 10000).")] = "180,10000,100000",
+    queries: Annotated[int, typer.Option("--queries", min=1, help="Queries per size (half gold, half for synthetic tools).")] = 200,
+    repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timed passes over the queries; figures are medians over passes.")] = 5,
+    k: Annotated[int, typer.Option("--k", min=1, help="Tools per offer (and top-k of the baselines).")] = 15,
+    baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also time rank-bm25 and bm25s (dev extra).")] = True,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic catalogs and queries.")] = 0,
+    catalog: Annotated[str | None, typer.Option("--catalog", "-c", help="Base catalog to grow synthetic catalogs from. Default: the shipped catalog.")] = None,
+    gold: Annotated[str | None, typer.Option("--gold", help="Gold set whose queries are half the query set. Default: the shipped gold set.")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")] = None,
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Also write the run's JSON document here.")] = None,
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """Time index build, per-query discover latency and RSS at each catalog size, with rank-bm25 and bm25s."""
+    from tooldisc.cli.common import dumps_json
+    from tooldisc.discovery.benchmark import BenchOptions
+
+    chosen = resolve_format(fmt, json_, ("table", "json"))
+    sizes = parse_sizes(tools)
+    options = BenchOptions(sizes=sizes, queries=queries, repeats=repeats, k=k, baselines=baselines,
+                           seed=seed, catalog=catalog, gold=gold, config=config)
+    if baselines:
+        missing = [m for m in ("rank_bm25", "bm25s") if not _importable(m)]
+        for m in missing:
+            note(f"note: baseline {m} is not installed (pip install 'tooldisc[dev]'); it is skipped")
+    result = _run_with_progress(options)
+    if out:
+        write_atomic(out, dumps_json(result))
+        note(f"wrote {out}")
+    if chosen == "json":
+        print_json(result)
+    else:
+        render_table(result)
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def _run_with_progress(options: Any) -> dict[str, Any]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from tooldisc.discovery.benchmark import run_bench
+
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        return run_bench(options, progress)
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def render_table(result: dict[str, Any]) -> None:
+    """One row per size for tooldisc (with targets), then the baselines and their ratios."""
+    from rich.table import Table
+
+    console = stdout_console()
+    main = Table(title="tooldisc discover (ms per query, warm; medians over repeats)")
+    for col in ("tools", "vocab", "build s", "RSS peak MB", "Δ build MB", "p50", "p95", "p99", "hit@K", "targets"):
+        main.add_column(col, justify="left" if col == "targets" else "right")
+    cmp_ = Table(title="baselines on the same documents and queries (ratio = baseline ÷ tooldisc; >1 means tooldisc is faster)")
+    for col in ("tools", "engine", "build s", "Δ build MB", "p50", "p95", "p50 ×", "p95 ×", "build ×", "hit@K"):
+        cmp_.add_column(col, justify="left" if col == "engine" else "right")
+    for size in result["sizes"]:
+        own = size["engines"]["tooldisc"]
+        rss = own.get("rss_mb") or {}
+        lat = own["latency_ms"]
+        targets = ", ".join(f"{name} {'ok' if t['met'] else 'MISSED'} ({t['value']:g} vs {t['target']:g})"
+                            for name, t in size["targets"].items()) or "—"
+        main.add_row(f"{size['n_tools']:,}", f"{size.get('vocab_terms', 0):,}", f"{own['build_s']['median']:.3f}",
+                     _mb(rss.get("process_peak")), _mb(rss.get("peak_growth")), _ms(lat["p50"]),
+                     _ms(lat["p95"]), _ms(lat["p99"]), _rate(own.get("hit_at_k")), targets)
+        cmp_.add_row(f"{size['n_tools']:,}", "tooldisc", f"{own['build_s']['median']:.3f}", _mb(rss.get("peak_growth")),
+                     _ms(lat["p50"]), _ms(lat["p95"]), "1", "1", "1", _rate(own.get("hit_at_k")))
+        for name in ("rank_bm25", "bm25s"):
+            eng = size["engines"].get(name) or {}
+            if not eng.get("available"):
+                cmp_.add_row("", name, "—", "—", "—", "—", "—", "—", "—", eng.get("skipped", "skipped"))
+                continue
+            ratio = size["ratios"].get(name, {})
+            cmp_.add_row("", name, f"{eng['build_s']['median']:.3f}", _mb((eng.get("rss_mb") or {}).get("peak_growth")),
+                         _ms(eng["latency_ms"]["p50"]), _ms(eng["latency_ms"]["p95"]),
+                         _x(ratio.get("p50")), _x(ratio.get("p95")), _x(ratio.get("build")), _rate(eng.get("hit_at_k")))
+    console.print(main)
+    console.print(cmp_)
+    env = result["environment"]
+    git = env.get("git") or {}
+    console.print(f"{env['cpu_count']} cores, load {', '.join(f'{x:.2f}' for x in env.get('loadavg') or [])}; "
+                  f"python {env['python']}, numpy {env['versions'].get('numpy')}; "
+                  f"commit {str(git.get('commit', '?'))[:12]}{' (dirty)' if git.get('dirty') else ''}; "
+                  f"{result['config']['queries']} queries × {result['config']['repeats']} repeats, K={result['config']['k']}")
+
+
+def _mb(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.1f}"
+
+
+def _x(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}×"
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench_command)
