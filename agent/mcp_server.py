@@ -204,8 +204,8 @@ class AgentService:
                 found = session.call_search(args)
             except UsageError as exc:
                 return CallResult(True, {"error": "invalid_arguments", "message": exc.one_line()})
-            return CallResult(False, found.to_model(engine.names))
-        name = engine.names.from_provider(provider_name) or provider_name
+            return CallResult(False, found.to_model(session.names))
+        name = session.names.from_provider(provider_name) or provider_name
         call = ToolCall(name, args, approval=approval)
         decision = guard(call, session, ctx, engine.catalog, approvals=self.approvals)
         offer = self._last_offer or self.offer(None)
