@@ -102,7 +102,11 @@ def _progress_bar(total: int, enabled: bool | None, label: str) -> Iterator[Call
 
 def _run(catalog: str | None, gold: str | None, config: str | None, flags: ContextFlags, k: int | str | None,
          progress: bool | None, *, quiet_context: bool = False, label: str = "discovering") -> Any:
-    """Load everything, build one Discoverer, and run every gold query through it."""
+    """Load everything, build one Discoverer, and run every gold query through it.
+
+    ``quiet_context`` drops the stderr note about the default context when the
+    report on stdout already says which context was used.
+    """
     from tooldisc.cli.options import build_context_from, load_catalog_option
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.pipeline import Discoverer
@@ -188,7 +192,7 @@ def eval_command(
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     by_fields = _by(by)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    result = _run(catalog, gold, config, flags, parse_k(k), progress, quiet_context=out_fmt != "table")
+    result = _run(catalog, gold, config, flags, parse_k(k), progress, quiet_context=out_fmt == "table")
     doc = eval_document(result, by=by_fields, timings=timings, max_misses=misses)
     if run_out:
         from tooldisc.gold.trec import run_text
@@ -239,7 +243,7 @@ def sweep_command(
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     k_values = parse_ks(ks)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    result = _run(catalog, gold, config, flags, max(k_values), progress, quiet_context=out_fmt != "table")
+    result = _run(catalog, gold, config, flags, max(k_values), progress, quiet_context=out_fmt == "table")
     doc = sweep_document(result, k_values)
     from tooldisc.reports import eval_report
 
@@ -296,7 +300,7 @@ def compare_command(
     gold_set = _load_gold(gold, cat)
     cfg_a, cfg_b = load_config(config_a), load_config(config_b)
     ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
-                             quiet=out_fmt != "table")
+                             quiet=out_fmt == "table")
     kk = parse_k(k)
     if kk is None:
         if cfg_a.k != cfg_b.k:
@@ -367,7 +371,7 @@ def gate_command(
         from tooldisc.evaluation.summary import eval_document
 
         flags = context_flags(tenant, role, permission, mode, forced, context_file)
-        result = _run(catalog, gold, config, flags, parse_k(k), progress, quiet_context=out_fmt != "table")
+        result = _run(catalog, gold, config, flags, parse_k(k), progress)
         deep = [t for t in thresholds if t.measure.cutoff is not None and t.measure.cutoff > result.cutoff]
         if deep:
             raise UsageError(f"{deep[0].measure} looks deeper than the run's offers (K={result.k}, at most "

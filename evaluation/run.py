@@ -125,10 +125,22 @@ class Scores:
     totals: Mapping[Measure, float]
 
     def subset(self, qids: set[str]) -> dict[Measure, float]:
+        """Aggregates over the queries in ``qids`` (a slice), measure by measure.
+
+        Means are taken directly over the per-query values; other aggregates
+        (latency percentiles) go through :func:`tooldisc.metrics.aggregate`.
+        """
+        import numpy as np
         from tooldisc.metrics.compute import Row, aggregate
 
-        rows = [Row(q, m, v) for m in self.measures for q, v in self.values[m].items() if q in qids]
-        return aggregate(rows, self.measures)
+        out: dict[Measure, float] = {}
+        for m in self.measures:
+            vals = [v for q, v in self.values[m].items() if q in qids]
+            if m.AGGREGATE == "mean":
+                out[m] = float(np.mean(vals)) if vals else float("nan")
+            else:
+                out[m] = aggregate([Row(q, m, v) for q, v in self.values[m].items() if q in qids], [m])[m]
+        return out
 
 
 def score_run(result: RunResult, measures: Sequence[Measure | str], *, depth: int | None = None,
