@@ -44,9 +44,11 @@ def _source(con: Any, ids: int | None, ids_file: str | None) -> tuple[str, str]:
     if ids is not None:
         if ids < 1:
             raise UsageError(f"--ids must be an integer >= 1; got {ids}")
-        # Synthetic ids: 997 tenants, one user id per row.
-        return (f"(SELECT 'tenant-' || (i % 997)::VARCHAR AS tenant_id, "
-                f"'user-' || i::VARCHAR AS user_id FROM range({ids}) r(i))", f"{ids} synthetic ids")
+        # Synthetic ids: 997 tenants, one user id per row. range() is a single-threaded
+        # source, so its integers go to a table first; the scan that hashes is parallel.
+        con.execute(f"CREATE TEMP TABLE sim_ids AS SELECT range AS i FROM range({ids})")
+        return ("(SELECT 'tenant-' || (i % 997)::VARCHAR AS tenant_id, "
+                "'user-' || i::VARCHAR AS user_id FROM sim_ids)", f"{ids} synthetic ids")
     import duckdb
 
     assert ids_file is not None
