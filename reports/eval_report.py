@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tooldisc.reports.charts import bar_chart, esc, line_chart, page, table
+from tooldisc.reports import html
+from tooldisc.reports.charts import bar_chart, esc, line_chart
 
 # Measures the per-slice tables show (the slice documents hold all of them).
 _SLICE_SHOWN = ("hit", "MRR", "nDCG", "forbidden", "no_match_success", "false_abstention", "avg_k")
@@ -85,6 +86,16 @@ def _miss_title(doc: Mapping[str, Any]) -> str:
     return f"Worst misses ({len(doc['misses'])} of {total}: {parts})"
 
 
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """An HTML table whose cells go through :func:`esc` (no literal URL survives)."""
+    return html.table(headers, [[esc(c) for c in row] for row in rows], raw=True)
+
+
+def page(title: str, sections: Sequence[str]) -> str:
+    """The standalone page: shared CSS from :mod:`tooldisc.reports.html`, a heading, the sections."""
+    return html.page(title, f"<h1>{esc(title)}</h1>\n" + "\n".join(sections))
+
+
 # --- eval ------------------------------------------------------------------------
 
 
@@ -105,8 +116,7 @@ def eval_html(doc: Mapping[str, Any]) -> str:
     """One standalone HTML file: header, measures, a per-slice chart, slice tables, misses."""
     sections = ["<ul class=\"note\">" + "".join(f"<li>{esc(line)}</li>" for line in _header_lines(doc)) + "</ul>"]
     sections.append("<h2>Measures</h2>")
-    sections.append(table(["measure", "value"], [[m, fmt(v, m)] for m, v in doc["metrics"].items()],
-                          numeric=[False, True]))
+    sections.append(table(["measure", "value"], [[m, fmt(v, m)] for m, v in doc["metrics"].items()]))
     cutoff = doc["cutoff"]
     for name, slice_doc in doc["by"].items():
         cols = _slice_columns(doc, slice_doc)
@@ -120,7 +130,7 @@ def eval_html(doc: Mapping[str, Any]) -> str:
                     y_title="value") + "</div>")
         rows_t = [[value, s["queries"], *[fmt(s["metrics"][c], c) for c in cols]] for value, s in slice_doc.items()]
         sections.append(f"<h2>By {esc(name)}</h2>")
-        sections.append(table([name, "queries", *cols], rows_t, numeric=[False] + [True] * (len(cols) + 1)))
+        sections.append(table([name, "queries", *cols], rows_t))
     sections.append(f"<h2>{esc(_miss_title(doc))}</h2>")
     sections.append(table(["id", "kind", "query", "expected", "got"], _miss_rows(doc)) if doc["misses"]
                     else "<p>None.</p>")
@@ -209,7 +219,7 @@ def sweep_html(doc: Mapping[str, Any]) -> str:
                                                            title="schema tokens per offer vs K (estimated)",
                                                            y_title="tokens") + "</div>")
         sections.append(f'<p class="note">schema tokens: {esc(doc["schema_tokens_method"])}</p>')
-    sections.append(table(headers, rows, numeric=[True] * len(headers)))
+    sections.append(table(headers, rows))
     return page("tooldisc sweep", sections)
 
 
