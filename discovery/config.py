@@ -35,7 +35,13 @@ class RankerConfig:
     min_k: int = 3
     max_k: int = 20
     adaptive_ratio: float = 0.35
-    abstain_min_score: float = 0.0
+    abstain_min_bm25: float = 0.0
+    abstain_min_ngram: float = 0.0
+    abstain_min_embedding: float = 0.0
+    ngram_lo: int = 3
+    ngram_hi: int = 5
+    retrieval_min_tools: int = 5000
+    retrieval_candidates: int = 100
     extra: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
 
@@ -60,9 +66,15 @@ _NUMBERS: dict[str, tuple[type, float, float, bool]] = {
     "adaptive.min_k": (int, 1, 1000, True),
     "adaptive.max_k": (int, 1, 1000, True),
     "adaptive.ratio": (float, 0.0, 1.0, True),
-    "abstain.min_score": (float, -1e9, 1e9, True),
+    "abstain.min_bm25": (float, 0.0, 1e9, True),
+    "abstain.min_ngram": (float, 0.0, 1.0, True),
+    "abstain.min_embedding": (float, -1.0, 1.0, True),
+    "ngram.lo": (int, 1, 10, True),
+    "ngram.hi": (int, 1, 10, True),
+    "retrieval.min_tools": (int, 1, 10**9, True),
+    "retrieval.candidates": (int, 1, 10**6, True),
 }
-_SECTIONS = {"k", "bm25", "fields", "weights", "history", "adaptive", "abstain", "features"}
+_SECTIONS = {"k", "bm25", "fields", "weights", "history", "adaptive", "abstain", "ngram", "retrieval", "features"}
 
 
 def _number(raw: Mapping[str, Any], path: str, default: Any, file: str | None) -> Any:
@@ -125,10 +137,18 @@ def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig
         min_k=_number(raw, "adaptive.min_k", b.min_k, file),
         max_k=_number(raw, "adaptive.max_k", b.max_k, file),
         adaptive_ratio=_number(raw, "adaptive.ratio", b.adaptive_ratio, file),
-        abstain_min_score=_number(raw, "abstain.min_score", b.abstain_min_score, file),
+        abstain_min_bm25=_number(raw, "abstain.min_bm25", b.abstain_min_bm25, file),
+        abstain_min_ngram=_number(raw, "abstain.min_ngram", b.abstain_min_ngram, file),
+        abstain_min_embedding=_number(raw, "abstain.min_embedding", b.abstain_min_embedding, file),
+        ngram_lo=_number(raw, "ngram.lo", b.ngram_lo, file),
+        ngram_hi=_number(raw, "ngram.hi", b.ngram_hi, file),
+        retrieval_min_tools=_number(raw, "retrieval.min_tools", b.retrieval_min_tools, file),
+        retrieval_candidates=_number(raw, "retrieval.candidates", b.retrieval_candidates, file),
         extra={**b.extra, **(raw.get("features") or {})},
         source=file or b.source,
     )
+    if cfg.ngram_lo > cfg.ngram_hi:
+        raise ConfigError(f"ngram.lo ({cfg.ngram_lo}) must not exceed ngram.hi ({cfg.ngram_hi})", file=file, where="ngram")
     if cfg.min_k > cfg.max_k:
         raise ConfigError(f"adaptive.min_k ({cfg.min_k}) must not exceed adaptive.max_k ({cfg.max_k})",
                           file=file, where="adaptive")

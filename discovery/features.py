@@ -2,7 +2,8 @@
 
 A feature is a small pure function chosen once by name; the rank step sums
 ``weight · feature`` for the features whose weight is non-zero, and keeps each
-weighted contribution so an offer can say why a tool ranked where it did.
+weighted contribution so an offer can say why a tool ranked where it did. Relevance
+features are scaled to [0, 1] so their weights are comparable across catalogs.
 """
 
 from __future__ import annotations
@@ -17,10 +18,43 @@ if TYPE_CHECKING:
 
 Feature = Callable[["Discoverer", "Retrieved"], np.ndarray]
 
+# The side effect a query of each mutation class is asking for (DESIGN §4 names).
+WANTED_SIDE_EFFECT = {"READ": "none", "UNKNOWN": "none", "WRITE": "write", "DESTRUCTIVE": "delete",
+                      "EXPORT": "export", "EXECUTE": "execute"}
+
 
 def bm25(engine: Discoverer, state: Retrieved) -> np.ndarray:
-    """Field-weighted BM25 of the query."""
-    return state.lexical[state.indices]
+    """Field-weighted BM25, divided by the best authorized tool's (so the top is 1)."""
+    raw = state.lexical[state.indices]
+    top = float(raw.max()) if len(raw) else 0.0
+    return raw / top if top > 0 else raw
+
+
+def ngram(engine: Discoverer, state: Retrieved) -> np.ndarray:
+    """Character n-gram TF-IDF cosine: typos and Persian inflection."""
+    return state.ngram[state.indices]
+
+
+def alias(engine: Discoverer, state: Retrieved) -> np.ndarray:
+    """Share of a curated alias or keyword phrase present in the query."""
+    return engine.alias_index.scores(state.authorized.request.tokens)[state.indices]
+
+
+def embedding(engine: Discoverer, state: Retrieved) -> np.ndarray:
+    """Multilingual sentence-embedding cosine (optional extra)."""
+    return engine.embedding_index.similarity(state.authorized.request.query, state.indices)
+
+
+def prior(engine: Discoverer, state: Retrieved) -> np.ndarray:
+    """A write query prefers write tools of the right entity (and so on for each class).
+
+    Gated by lexical relevance, so it reorders relevant tools and never lifts an
+    unrelated one; authorization has already removed what the query may not see.
+    """
+    wanted = engine.side_effect_code(WANTED_SIDE_EFFECT[state.authorized.mutation])
+    match = engine.security.side_effect[state.indices] == wanted
+    relevance = np.maximum(bm25(engine, state), ngram(engine, state) if state.ngram is not None else 0.0)
+    return match * relevance
 
 
 def core(engine: Discoverer, state: Retrieved) -> np.ndarray:
@@ -50,6 +84,10 @@ TIE_BREAKERS: frozenset[str] = frozenset({"core"})
 
 FEATURES: dict[str, Feature] = {
     "bm25": bm25,
-    "core": core,
+    "ngram": ngram,
+    "alias": alias,
+    "embedding": embedding,
+    "prior": prior,
     "history": history,
+    "core": core,
 }

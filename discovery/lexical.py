@@ -15,7 +15,7 @@ from importlib import resources
 
 import numpy as np
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import split_name, tokenize
+from tooldisc.discovery.text import gather_columns, split_name, tokenize
 
 
 @lru_cache(maxsize=1)
@@ -126,11 +126,10 @@ class LexicalIndex:
 
     def scores(self, text: str | list[str]) -> np.ndarray:
         """BM25F score of every tool for ``text`` or its tokens (dense, float32)."""
-        out = np.zeros(self.n_docs, dtype=np.float32)
-        for j, count in self.query_terms(text).items():
-            s, e = self.indptr[j], self.indptr[j + 1]
-            out[self.rows[s:e]] += self.data[s:e] * count
-        return out
+        qt = self.query_terms(text)
+        ids = np.fromiter(qt.keys(), dtype=np.int64, count=len(qt))
+        counts = np.fromiter(qt.values(), dtype=np.float64, count=len(qt))
+        return gather_columns(self.indptr, self.rows, self.data, ids, counts, self.n_docs)
 
     def matched_terms(self, text: str, doc: int) -> list[str]:
         """Query terms that occur in tool ``doc`` (for ``--explain``)."""

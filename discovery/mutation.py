@@ -18,6 +18,7 @@ from tooldisc.discovery.text import tokenize
 from tooldisc.errors import ConfigError
 
 PRIORITY = (DESTRUCTIVE, EXECUTE, EXPORT, WRITE, READ)
+_PRONOUN_SUFFIXES = ("م", "ش", "ت", "شو", "مو", "شون")
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class _Rules:
     phrases: tuple[tuple[str, ...], ...]
     stems: frozenset[str]
     prefixes: tuple[str, ...]
+    leading: frozenset[str] = frozenset()
+    clause_start: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,12 @@ class MutationClassifier:
     rules: tuple[tuple[str, _Rules], ...]
     light_verbs: frozenset[str]
     suffixes: tuple[str, ...]
+    negations: frozenset[str] = frozenset()
+    not_imperative_after: frozenset[str] = frozenset()
+    generic_write: frozenset[str] = frozenset()
+    read_stems: frozenset[str] = frozenset()
+    clause_openers: frozenset[str] = frozenset()
+    question_words: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         single: dict[str, int] = {}
@@ -53,10 +62,27 @@ class MutationClassifier:
                 for form in (stem, *(stem + sfx for sfx in self.suffixes)):
                     stems.setdefault(form, rank)
             prefixes.extend((p, rank) for p in rules.prefixes)
+        leading: dict[str, int] = {}
+        for rank, (_name, rules) in enumerate(self.rules):
+            for stem in rules.leading:
+                leading.setdefault(stem, rank)
+        object.__setattr__(self, "_leading", leading)
+        clause: dict[str, int] = {}
+        for rank, (_name, rules) in enumerate(self.rules):
+            for word in rules.clause_start:
+                clause.setdefault(word, rank)
+        object.__setattr__(self, "_clause", clause)
+        object.__setattr__(self, "_write_rank", next(i for i, (n, _) in enumerate(self.rules) if n == WRITE))
         object.__setattr__(self, "_single", single)
         object.__setattr__(self, "_multi", multi)
         object.__setattr__(self, "_stems", stems)
         object.__setattr__(self, "_prefixes", tuple(prefixes))
+
+    def _is_read_stem(self, token: str) -> bool:
+        """``کمکم`` / ``نگاش``: a read verb's noun with a pronoun suffix is still a read."""
+        if token in self.read_stems:
+            return True
+        return any(token.endswith(sfx) and token[: -len(sfx)] in self.read_stems for sfx in _PRONOUN_SUFFIXES)
 
     def classify(self, query: str) -> str:
         return self.classify_tokens(tokenize(query))
@@ -66,22 +92,40 @@ class MutationClassifier:
             return UNKNOWN
         best = len(self.rules)
         single, multi, stems = self._single, self._multi, self._stems  # type: ignore[attr-defined]
+        neg = self.negations
         n = len(tokens)
+        asks_how = any(t in self.question_words for t in tokens)
         for i, tok in enumerate(tokens):
+            negated = i > 0 and (tokens[i - 1] in neg or (i > 1 and tokens[i - 2] in neg))
+            nxt = tokens[i + 1:min(i + 3, n)]
+            if nxt and nxt[0] in neg:
+                negated = True
+            if negated:
+                continue
             rank = single.get(tok)
             if rank is not None and rank < best:
                 best = rank
             for phrase, rank in multi.get(tok, ()):
                 if rank < best and tuple(tokens[i:i + len(phrase)]) == phrase:
                     best = rank
-            rank = stems.get(tok)
-            if rank is not None and rank < best and any(
-                t in self.light_verbs for t in tokens[i + 1:min(i + 3, n)]
-            ):
+            rank = self._clause.get(tok)  # type: ignore[attr-defined]
+            if rank is not None and rank < best and (i == 0 or tokens[i - 1] in self.clause_openers):
                 best = rank
+            rank = stems.get(tok)
+            if (rank is not None and rank < best and any(t in self.light_verbs for t in nxt)
+                    and not (asks_how and self.rules[rank][0] == WRITE)):
+                best = rank
+            if i == 0:
+                rank = self._leading.get(tok)  # type: ignore[attr-defined]
+                if rank is not None and rank < best and not (nxt and nxt[0] in self.not_imperative_after):
+                    best = rank
             for prefix, rank in self._prefixes:  # type: ignore[attr-defined]
                 if rank < best and tok.startswith(prefix):
                     best = rank
+            if tok in self.generic_write and i > 0 and not asks_how and self._write_rank < best:  # type: ignore[attr-defined]
+                prev = tokens[i - 1]
+                if not self._is_read_stem(prev) and prev not in neg and not prev.isdigit():
+                    best = self._write_rank  # type: ignore[attr-defined]
             if best == 0:
                 break
         return self.rules[best][0] if best < len(self.rules) else UNKNOWN
@@ -105,10 +149,18 @@ def classifier_from_mapping(data: object, file: str = "mutation.yaml") -> Mutati
         phrases = tuple(tuple(tokenize(p)) for p in _tok_list(spec.get("phrases"), f"classes.{name}.phrases", file))
         stems = frozenset(" ".join(tokenize(s)) for s in _tok_list(spec.get("stems"), f"classes.{name}.stems", file))
         prefixes = tuple(" ".join(tokenize(p)) for p in _tok_list(spec.get("prefixes"), f"classes.{name}.prefixes", file))
-        rules.append((name, _Rules(tuple(p for p in phrases if p), frozenset(s for s in stems if s), prefixes)))
-    light = frozenset(" ".join(tokenize(v)) for v in _tok_list(data.get("light_verbs"), "light_verbs", file))
+        leading = frozenset(" ".join(tokenize(x)) for x in _tok_list(spec.get("leading"), f"classes.{name}.leading", file))
+        clause = frozenset(" ".join(tokenize(x)) for x in _tok_list(spec.get("clause_start"), f"classes.{name}.clause_start", file))
+        rules.append((name, _Rules(tuple(p for p in phrases if p), frozenset(s for s in stems if s), prefixes,
+                                   frozenset(x for x in leading if x), frozenset(x for x in clause if x))))
+
+    def words(key: str) -> frozenset[str]:
+        return frozenset(" ".join(tokenize(v)) for v in _tok_list(data.get(key), key, file))
+
     suffixes = tuple(_tok_list(data.get("object_suffixes"), "object_suffixes", file))
-    return MutationClassifier(tuple(rules), light, suffixes)
+    return MutationClassifier(tuple(rules), words("light_verbs"), suffixes, words("negations"),
+                              words("not_imperative_after"), words("generic_write_light_verbs"), words("read_stems"),
+                              words("clause_openers"), words("question_words"))
 
 
 @lru_cache(maxsize=8)

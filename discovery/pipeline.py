@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
@@ -22,7 +23,8 @@ from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
-from tooldisc.discovery.security import SecurityIndex, check_tool
+from tooldisc.discovery.ngrams import NgramIndex
+from tooldisc.discovery.security import MUTATIONS, READ, SecurityIndex, check_tool
 from tooldisc.discovery.text import tokenize
 
 from tooldisc.errors import UsageError
@@ -37,6 +39,7 @@ class Request:
     k: int | str
     history: tuple[str, ...]
     tokens: tuple[str, ...]  # normalised once, shared by the classifier and the ranker
+    mutation_cap: str | None = None  # a caller's mutation class that may only narrow the query's
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Retrieved:
     authorized: Authorized
     indices: np.ndarray  # a subset of authorized.indices
     lexical: np.ndarray  # BM25F score of every catalog tool (read only through indices)
+    ngram: np.ndarray | None  # n-gram cosine of every catalog tool, when that feature is on
     method: str
     history: tuple[str, ...]
 
@@ -61,18 +65,23 @@ class Ranked:
     order: np.ndarray  # catalog indices, best first, positive scores only
     scores: np.ndarray
     contributions: dict[str, np.ndarray]
+    signals: dict[str, float]  # best raw value of each relevance signal, for abstention
 
 
 def authorize(req: Request, eng: Discoverer) -> Authorized:
     """Security first: the query's mutation class, then the §4 filter for this context."""
     mutation = eng.classifier.classify_tokens(list(req.tokens))
+    if req.mutation_cap is not None and mutation != req.mutation_cap:
+        mutation = READ  # the intersection of two different mutation rows is read-only
     return Authorized(req, mutation, eng.authorized_indices(req.context, mutation))
 
 
 def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
     """Candidates for ranking: the whole authorized set (every authorized tool competes)."""
-    lexical = eng.lexical.scores(list(auth.request.tokens))
-    return Retrieved(auth, auth.indices, lexical, "full", auth.request.history)
+    tokens = list(auth.request.tokens)
+    lexical = eng.lexical.scores(tokens)
+    ngram = eng.ngram_index.scores(tokens) if eng.ngram_index is not None else None
+    return Retrieved(auth, auth.indices, lexical, ngram, "full", auth.request.history)
 
 
 def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
@@ -94,7 +103,12 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
             relevance += value
     positive = np.flatnonzero(relevance > 0)
     order = positive[np.lexsort((eng.name_rank[ret.indices[positive]], -total[positive]))]
-    return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()})
+    signals = {"bm25": float(ret.lexical[ret.indices].max(initial=0.0))}
+    if ret.ngram is not None:
+        signals["ngram"] = float(ret.ngram[ret.indices].max(initial=0.0))
+    if "embedding" in contributions:
+        signals["embedding"] = float((contributions["embedding"] / eng.config.weight("embedding")).max(initial=-1.0))
+    return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)
 
 
 def cut(ranked: Ranked, eng: Discoverer) -> Offer:
@@ -104,8 +118,10 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
     scores = ranked.scores
     top = float(scores[0]) if len(scores) else 0.0
     second = float(scores[1]) if len(scores) > 1 else 0.0
-    if not len(scores) or top <= cfg.abstain_min_score:
-        k, why, n = (cfg.k if req.k == "auto" else int(req.k)), "no authorized tool matched the query", 0
+    abstain = _abstain_reason(ranked.signals, cfg)
+    if not len(scores) or abstain:
+        k = cfg.k if req.k == "auto" else int(req.k)
+        why, n = abstain or "no authorized tool matched the query", 0
     elif req.k == "auto":
         within = int(np.count_nonzero(scores >= cfg.adaptive_ratio * top))
         k = int(min(max(within, cfg.min_k), cfg.max_k))
@@ -130,6 +146,17 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
         candidates=candidates, confidence=confidence, authorized_count=len(auth.indices),
         retrieval=ranked.retrieved.method, catalog_hash=eng.catalog.hash, offer_hash=offer_hash,
     )
+
+
+def _abstain_reason(signals: dict[str, float], cfg: RankerConfig) -> str | None:
+    """Abstain when every signal's best value is below its floor (DESIGN §5 no-match)."""
+    floors = {"bm25": cfg.abstain_min_bm25, "ngram": cfg.abstain_min_ngram, "embedding": cfg.abstain_min_embedding}
+    if not any(floors[s] > 0 for s in signals):
+        return None
+    if all(signals[s] < floors[s] for s in signals):
+        shown = ", ".join(f"{s} {signals[s]:.3f} < {floors[s]:g}" for s in sorted(signals))
+        return f"abstained: no tool fits ({shown})"
+    return None
 
 
 def _offer_hash(req: Request, mutation: str, k: int, candidates: tuple[Candidate, ...], eng: Discoverer) -> str:
@@ -174,12 +201,22 @@ class Discoverer:
         self.security = SecurityIndex(catalog.tools)
         self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b)
         self.is_core = np.array([t.is_core for t in catalog.tools], dtype=bool)
+        cfg = self.config
+        self.ngram_index = (NgramIndex.build(catalog.tools, cfg.ngram_lo, cfg.ngram_hi)
+                            if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain_min_ngram else None)
+        self.alias_index = AliasIndex.build(catalog.tools) if cfg.weight("alias") else None
+        self.embedding_index = _embedding_index(catalog) if cfg.weight("embedding") else None
         order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
         self.name_rank = np.empty(len(order), dtype=np.int64)
         self.name_rank[order] = np.arange(len(order))
         self._static: dict[Context, np.ndarray] = {}
         self._authorized: dict[tuple[Context, str], np.ndarray] = {}
         self._default_context = default_context(catalog)
+
+    def side_effect_code(self, side_effect: str) -> int:
+        from tooldisc.discovery.security import side_effect_code
+
+        return side_effect_code(side_effect)
 
     @property
     def default_context(self) -> Context:
@@ -198,16 +235,23 @@ class Discoverer:
             _put(self._authorized, key, hit)
         return hit
 
-    def _request(self, query: str, context: Context | None, k: int | str | None, history: Sequence[Any]) -> Request:
+    def _request(self, query: str, context: Context | None, k: int | str | None, history: Sequence[Any],
+                 mutation: str | None = None) -> Request:
         if not isinstance(query, str):
             raise UsageError(f"The 'query' parameter must be a str. Got {type(query).__name__} instead.")
+        if mutation is not None and mutation not in MUTATIONS:
+            raise UsageError(f"The 'mutation' parameter must be one of {', '.join(MUTATIONS)}. Got {mutation!r} instead.")
         return Request(query, context or self._default_context, _check_k(k, self.config),
-                       _history_texts(history), tuple(tokenize(query)))
+                       _history_texts(history), tuple(tokenize(query)), mutation)
 
     def discover(self, query: str, context: Context | None = None, k: int | str | None = None,
-                 history: Sequence[Any] = ()) -> Offer:
-        """Run the pipeline for one request. ``k`` is an int, ``"auto"`` or None (config K)."""
-        req = self._request(query, context, k, history)
+                 history: Sequence[Any] = (), *, mutation: str | None = None) -> Offer:
+        """Run the pipeline for one request. ``k`` is an int, ``"auto"`` or None (config K).
+
+        ``mutation`` (e.g. the user's request class when a model searches on its behalf)
+        can only narrow what the query's own class allows, never widen it.
+        """
+        req = self._request(query, context, k, history, mutation)
         timings: dict[str, float] = {}
         state: Any = req
         t_all = time.perf_counter()
@@ -248,6 +292,17 @@ class Discoverer:
                 "features": features, "matched_terms": matched,
                 "reason": f"ranked {i + 1} of {len(ranked.order)} scored tools; "
                           + ("inside the offer" if in_offer else f"outside the top {offer.k} ({offer.k_reason})")}
+
+
+def _embedding_index(catalog: Catalog) -> Any:
+    """The semantic tier, from the optional extra; a clear error when it is absent."""
+    try:
+        from tooldisc.discovery.embedding import build_embedding_index
+    except ImportError as exc:
+        from tooldisc.errors import MissingExtraError
+
+        raise MissingExtraError("the 'embedding' ranking feature", "semantic", str(exc.name or "embedding")) from None
+    return build_embedding_index(catalog.tools)
 
 
 def _put(cache: dict, key: Any, value: Any) -> None:

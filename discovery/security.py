@@ -33,6 +33,10 @@ _SE_CODES = {"none": 0, "write": 1, "delete": 2, "export": 3, "execute": 4}
 _UNKNOWN_CODE = -1
 
 
+def side_effect_code(side_effect: str | None) -> int:
+    return _SE_CODES.get(side_effect, _UNKNOWN_CODE) if side_effect else _UNKNOWN_CODE
+
+
 def allowed_side_effects(mutation: str, mode: str) -> frozenset[str]:
     """Side effects a request may see: ``analyzer`` is read-only whatever the query says."""
     if mode == "analyzer":
