@@ -1,0 +1,163 @@
+"""``tooldisc tune``: choose ranker weights by k-fold cross-validation over gold sets.
+
+Thin glue over :class:`tooldisc.evaluation.tune.WeightTuner`: load the (catalog,
+gold) pairs, fit once, render the per-fold train vs held-out table (or JSON), and
+write the weights file atomically. Heavy imports stay inside the command.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+
+CatalogsOption = Annotated[list[str] | None, typer.Option(
+    "--catalog", "-c", help="Catalog of one dataset (repeatable; pairs with --gold in order). "
+                            "Default: the shipped catalog and gold set.")]
+GoldsOption = Annotated[list[str] | None, typer.Option(
+    "--gold", "-g", help="Gold set of one dataset (repeatable; pairs with --catalog in order).")]
+
+
+def tune_command(
+    catalog: CatalogsOption = None,
+    gold: GoldsOption = None,
+    space: Annotated[str | None, typer.Option(
+        "--space", help="Search space YAML: config key → list of choices or {low, high}. "
+                        "Default: the shipped space (weights.bm25, ngram, alias, prior, history).")] = None,
+    folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds per dataset.")] = 5,
+    n_iter: Annotated[int, typer.Option("--n-iter", help="Random draws competing with the base config.")] = 40,
+    objective: Annotated[str, typer.Option(
+        "--objective", help="Measure to maximise, optionally minus a weighted penalty: "
+                            "'nDCG@10', 'nDCG@10 - 0.5*forbidden@10'.")] = "nDCG@10",
+    k: Annotated[int, typer.Option("--k", help="K every offer is cut at while tuning.")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="Seeds the random draws and the folds.")] = 0,
+    out: Annotated[str | None, typer.Option(
+        "--out", "-o", help="Write the chosen weights YAML here (tuned keys only; overlays the shipped default).")] = None,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="Progress bar on stderr. Default: on when stderr is a terminal.")] = None,
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """Search ranker weights with k-fold cross-validation over one or more datasets.
+
+    Every candidate runs through the discovery pipeline on every dataset; for each
+    fold the best candidate on the other folds is scored on that fold, so the
+    held-out column says how well the chosen weights generalise. The weights
+    written are the best on all data. Output is byte-identical for the same inputs.
+    """
+    from tooldisc.cli.common import dumps_json, note, write_atomic
+    from tooldisc.evaluation.tune import (
+        WeightTuner,
+        load_space,
+        parse_objective,
+        tune_document,
+        weights_yaml,
+    )
+
+    from tooldisc.errors import UsageError
+
+    out_fmt = resolve_format(fmt, json_, ("table", "json"))
+    catalogs, golds = list(catalog or ()), list(gold or ())
+    if len(catalogs) != len(golds):
+        raise UsageError(f"--catalog and --gold come in pairs; got {len(catalogs)} --catalog and {len(golds)} --gold")
+    for name, value, low in (("--folds", folds, 2), ("--n-iter", n_iter, 0), ("--k", k, 1)):
+        if value < low:
+            raise UsageError(f"{name} must be an integer >= {low}; got {value}")
+    parse_objective(objective)  # a bad objective or space fails before any data is loaded
+    space_map, _ = load_space(space)
+    tuner = WeightTuner(space=space_map, objective=objective, n_iter=n_iter, cv=folds, k=k, random_state=seed)
+    datasets = _datasets(catalogs, golds)
+    total = (n_iter + 1) * len(datasets)
+    with _bar(total, progress) as tick:
+        tuner.fit(datasets, progress=tick)
+    doc = tune_document(tuner, datasets)
+    if out:
+        write_atomic(out, weights_yaml(tuner, datasets))
+        note(f"wrote {out}")
+    if out_fmt == "json":
+        sys.stdout.write(dumps_json(doc))
+    else:
+        _print_table(doc)
+
+
+def _datasets(catalogs: list[str], golds: list[str]) -> list[tuple[Any, Any]]:
+    """(catalog, gold) pairs, each gold checked against its catalog; default: the shipped pair."""
+    from tooldisc.cli.eval_cmd import _load_gold
+    from tooldisc.cli.options import load_catalog_option
+
+    if not catalogs:
+        cat = load_catalog_option(None)
+        return [(cat, _load_gold(None, cat))]
+    out = []
+    for c, g in zip(catalogs, golds, strict=True):
+        cat = load_catalog_option(c)
+        out.append((cat, _load_gold(g, cat)))
+    return out
+
+
+class _bar:
+    """A rich progress bar on stderr over (candidate, dataset) runs; a no-op when hidden."""
+
+    def __init__(self, total: int, enabled: bool | None):
+        self.total = total
+        self.show = enabled if enabled is not None else sys.stderr.isatty()
+        self._progress: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.show:
+            return None
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(TextColumn("tuning"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                  console=Console(stderr=True), transient=True)
+        self._progress.__enter__()
+        task = self._progress.add_task("tuning", total=self.total)
+        return lambda done, total: self._progress.update(task, completed=done, total=total)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+
+def _print_table(doc: dict[str, Any]) -> None:
+    from rich.table import Table
+    from tooldisc.cli.common import stdout_console
+
+    console = stdout_console()
+    sets = "; ".join(f"{d['catalog']} ({d['tools']} tools) + {d['gold']} ({d['queries']} queries)"
+                     for d in doc["datasets"])
+    console.print(f"objective {doc['objective']} at k={doc['k']}, mean over {len(doc['datasets'])} dataset(s): {sets}")
+    console.print(f"{doc['folds']} folds, seed {doc['seed']}, {doc['candidates']} candidates "
+                  f"(the base config and {doc['n_iter']} random draws)")
+    folds = Table(title="per fold: best candidate on the training folds, scored on the held-out fold")
+    for col in ("fold", "train queries", "held-out queries", "chosen", "train", "held-out"):
+        folds.add_column(col, justify="right")
+    for f in doc["per_fold"]:
+        folds.add_row(str(f["fold"]), str(f["n_train"]), str(f["n_heldout"]), f"#{f['chosen']}",
+                      _fmt(f["train"]), _fmt(f["heldout"]))
+    folds.add_row("mean", "", "", "", _fmt(doc["train"]), _fmt(doc["heldout"]), style="bold")
+    console.print(folds)
+    weights = Table(title=f"chosen on all data: candidate #{doc['chosen']['index']}")
+    for col, justify in (("key", "left"), ("base", "right"), ("chosen", "right")):
+        weights.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for key in sorted(doc["chosen"]["params"]):
+        weights.add_row(key, f"{doc['base']['params'][key]:g}", f"{doc['chosen']['params'][key]:g}")
+    weights.add_row("all-data score", _fmt(doc["base"]["all_data"]), _fmt(doc["chosen"]["all_data"]), style="bold")
+    console.print(weights)
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.4f}"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tune")(tune_command)
