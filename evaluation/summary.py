@@ -73,7 +73,7 @@ def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timing
     counts = {kind: sum(1 for m in found if m["kind"] == kind) for kind in MISS_KINDS}
     cat = result.catalog
     cfg = result.config
-    notes = list(dict.fromkeys([*cat.notes, *gold.notes]))
+    notes = list(dict.fromkeys([*cat.notes, *gold.notes, *_version_notes(result)]))
     return {
         "schema_version": SCHEMA_VERSION,
         "queries": len(gold),
@@ -92,3 +92,11 @@ def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timing
         "misses": found[:max_misses],
         "notes": notes,
     }
+
+
+def _version_notes(result: RunResult) -> list[str]:
+    """A gold set written for another catalog version is worth repeating in the report."""
+    from tooldisc.gold.validate import validate_gold
+
+    return [f"warning: {i.render(result.gold.source)}" for i in validate_gold(result.gold, result.catalog)
+            if i.level == "warning" and i.where == "catalog_version"]
