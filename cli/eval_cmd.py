@@ -368,8 +368,9 @@ def gate_command(
         metrics, source = _read_eval_json(from_), from_
     else:
         from tooldisc.cli.options import parse_k
-        from tooldisc.evaluation.summary import eval_document
+        from tooldisc.evaluation.summary import check_measurable, eval_document
 
+        check_measurable([t.measure for t in thresholds])
         flags = context_flags(tenant, role, permission, mode, forced, context_file)
         result = _run(catalog, gold, config, flags, parse_k(k), progress)
         deep = [t for t in thresholds if t.measure.cutoff is not None and t.measure.cutoff > result.cutoff]

@@ -42,6 +42,18 @@ def metrics_dict(totals: Mapping[Measure, float]) -> dict[str, float | None]:
     return {str(m): number(v) for m, v in totals.items()}
 
 
+def check_measurable(measures: Sequence[Measure | str]) -> None:
+    """Refuse, before any work, a measure an eval run cannot produce."""
+    from tooldisc.metrics.measures import CandidateRecall, parse_measures
+
+    from tooldisc.errors import UsageError
+
+    for m in parse_measures(list(measures)):
+        if isinstance(m, CandidateRecall):
+            raise UsageError(f"{m} is not an eval measure: eval ranks the whole authorized set "
+                             "and records no separate retrieval candidates")
+
+
 def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timings: bool = False,
                   max_misses: int = DEFAULT_MISSES, extra: Sequence[Measure | str] = (),
                   scores: Scores | None = None) -> dict[str, Any]:
@@ -52,10 +64,28 @@ def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timing
     """
     cutoff = result.cutoff
     measures = list(eval_measures(cutoff))
-    from tooldisc.metrics.measures import parse_measures
+    from tooldisc.metrics.measures import (
+        CandidateRecall,
+        LatencyP50,
+        LatencyP95,
+        SchemaTokens,
+        parse_measures,
+    )
+
+    from tooldisc.errors import UsageError
 
     measures += [m for m in parse_measures(list(extra)) if m not in measures]
-    scores = scores or score_run(result, measures, timings=timings)
+    if any(isinstance(m, CandidateRecall) for m in measures):
+        raise UsageError("candidate_recall@N is not an eval measure: eval ranks the whole authorized set "
+                         "and records no separate retrieval candidates")
+    tokens = None
+    if any(isinstance(m, SchemaTokens) for m in measures):
+        from tooldisc.evaluation.sweep import offer_tokens
+
+        tokens = offer_tokens(result, result.catalog, cutoff)
+    timings = timings or any(isinstance(m, LatencyP50 | LatencyP95) for m in measures)
+    if scores is None:
+        scores = score_run(result, measures, timings=timings, schema_tokens=tokens)
     gold = result.gold
     groups = slices(gold, by)
     by_out: dict[str, Any] = {}

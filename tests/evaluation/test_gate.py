@@ -138,3 +138,14 @@ def test_gate_runs_eval_itself(tiny_files) -> None:
     assert r.returncode == 1
     r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--min", "hit@5=0.5")
     assert r.returncode == 2 and "deeper" in r.stderr
+
+
+def test_gate_cost_measures_and_unmeasurable(tiny_files) -> None:
+    cat, gold = tiny_files
+    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3",
+                "--max", "schema_tokens=100000", "--max", "latency_p95=60000", "--json")
+    assert r.returncode == 0, r.stderr
+    actual = {c["measure"]: c["actual"] for c in json.loads(r.stdout)["checks"]}
+    assert actual["schema_tokens"] > 0 and actual["latency_p95"] >= 0
+    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--min", "candidate_recall@10=0.5")
+    assert r.returncode == 2 and "not an eval measure" in r.stderr
