@@ -169,3 +169,13 @@ def test_compare_two_configs(tiny_files, tmp_path: Path) -> None:
     assert all(row["verdict"] == "too small to tell" for row in doc["measures"])  # 7 queries
     r = run_cli("compare", str(a), str(b), "--catalog", str(cat), "--gold", str(gold), "--permutations", "500")
     assert r.returncode == 0 and "too small to tell" in r.stdout and "Queries that changed" in r.stdout
+
+
+def test_eval_reports_an_explicit_context(tiny_files) -> None:
+    cat, gold = tiny_files
+    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--json",
+                "--tenant", "t1", "--role", "viewer", "--mode", "analyzer")
+    assert r.returncode == 0, r.stderr
+    ctx = json.loads(r.stdout)["context"]
+    assert ctx == {"tenant": "t1", "roles": ["viewer"], "permissions": [], "mode": "analyzer", "forced": [],
+                   "default": False}
