@@ -62,22 +62,12 @@ def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timing
     ``extra`` measures (e.g. a gate's ``hit@10``) are computed on the same run and
     added to ``metrics``; a cutoff above the run's must be refused by the caller.
     """
+    from tooldisc.metrics.measures import LatencyP50, LatencyP95, SchemaTokens, parse_measures
+
     cutoff = result.cutoff
     measures = list(eval_measures(cutoff))
-    from tooldisc.metrics.measures import (
-        CandidateRecall,
-        LatencyP50,
-        LatencyP95,
-        SchemaTokens,
-        parse_measures,
-    )
-
-    from tooldisc.errors import UsageError
-
     measures += [m for m in parse_measures(list(extra)) if m not in measures]
-    if any(isinstance(m, CandidateRecall) for m in measures):
-        raise UsageError("candidate_recall@N is not an eval measure: eval ranks the whole authorized set "
-                         "and records no separate retrieval candidates")
+    check_measurable(measures)
     tokens = None
     if any(isinstance(m, SchemaTokens) for m in measures):
         from tooldisc.evaluation.sweep import offer_tokens
