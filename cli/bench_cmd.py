@@ -136,7 +136,7 @@ def render_table(result: dict[str, Any]) -> None:
     console.print(cmp_)
     env = result["environment"]
     git = env.get("git") or {}
-    console.print(f"{env['cpu_count']} cores, load {', '.join(f'{x:.2f}' for x in env.get('loadavg') or [])}; "
+    console.print(f"{env['cpu_count']} cores, load after {', '.join(f'{x:.2f}' for x in env.get('loadavg_after') or [])}; "
                   f"python {env['python']}, numpy {env['versions'].get('numpy')}; "
                   f"commit {str(git.get('commit', '?'))[:12]}{' (dirty)' if git.get('dirty') else ''}; "
                   f"{result['config']['queries']} queries × {result['config']['repeats']} repeats, K={result['config']['k']}")

@@ -77,11 +77,13 @@ class BenchOptions:
 def run_bench(options: BenchOptions, progress: Progress | None = None) -> dict[str, Any]:
     """Benchmark every size in its own subprocess; one JSON-ready document for the run."""
     started = time.time()
+    env = environment()  # before the run: the commit measured, not one committed meanwhile
     sizes = [_run_worker(options, n, progress) for n in options.sizes]
+    env["loadavg_after"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     return {
         "tool": "tooldisc bench",
         "config": asdict(options) | {"sizes": list(options.sizes), "notes": list(options.notes)},
-        "environment": environment(),
+        "environment": env,
         "targets": {
             "p95_ms": {str(k): v for k, v in P95_TARGET_MS.items()},
             "build_s": {str(k): v for k, v in BUILD_TARGET_S.items()},
