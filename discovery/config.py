@@ -40,6 +40,7 @@ class RankerConfig:
     abstain_min_embedding: float = 0.0
     ngram_lo: int = 3
     ngram_hi: int = 5
+    ngram_long_fields_max_tools: int = 20000
     retrieval_min_tools: int = 5000
     retrieval_candidates: int = 100
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -71,6 +72,7 @@ _NUMBERS: dict[str, tuple[type, float, float, bool]] = {
     "abstain.min_embedding": (float, -1.0, 1.0, True),
     "ngram.lo": (int, 1, 10, True),
     "ngram.hi": (int, 1, 10, True),
+    "ngram.long_fields_max_tools": (int, 0, 10**9, True),
     "retrieval.min_tools": (int, 1, 10**9, True),
     "retrieval.candidates": (int, 1, 10**6, True),
 }
@@ -142,6 +144,7 @@ def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig
         abstain_min_embedding=_number(raw, "abstain.min_embedding", b.abstain_min_embedding, file),
         ngram_lo=_number(raw, "ngram.lo", b.ngram_lo, file),
         ngram_hi=_number(raw, "ngram.hi", b.ngram_hi, file),
+        ngram_long_fields_max_tools=_number(raw, "ngram.long_fields_max_tools", b.ngram_long_fields_max_tools, file),
         retrieval_min_tools=_number(raw, "retrieval.min_tools", b.retrieval_min_tools, file),
         retrieval_candidates=_number(raw, "retrieval.candidates", b.retrieval_candidates, file),
         extra={**b.extra, **(raw.get("features") or {})},

@@ -8,6 +8,7 @@ before one saturation — with Lucene's IDF ``log(1 + (N - df + 0.5) / (df + 0.5
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,7 +16,10 @@ from importlib import resources
 
 import numpy as np
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import gather_columns, split_name, tokenize
+from tooldisc.discovery.text import gather_columns, normalize, split_name, tokenize
+
+_SEP = "\x1e"
+_TOKEN_OR_SEP = re.compile(r"\w+|\x1e", re.UNICODE)
 
 
 @lru_cache(maxsize=1)
@@ -40,6 +44,15 @@ def field_texts(tool: Tool) -> dict[str, str]:
         "examples": " \n ".join(tool.examples),
         "parameters": param_names,
     }
+
+
+def normalized_column(texts: Sequence[str]) -> list[str]:
+    """:func:`normalize` many texts in one pass (``_`` folded to a space, as in tokenize)."""
+    joined = _SEP.join(t.replace(_SEP, " ") for t in texts)
+    parts = normalize(joined).replace("_", " ").split(_SEP)
+    if len(parts) != len(texts):  # NFKC never merges the separator; guard anyway
+        return [normalize(t).replace("_", " ") for t in texts]
+    return parts
 
 
 def terms(text: str) -> list[str]:
@@ -75,45 +88,60 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float) -> LexicalIndex:
-        """Tokenise each field once, then aggregate (term, tool) cells with numpy sorts."""
+        """Tokenise each field column once, then aggregate (term, tool) cells with numpy sorts.
+
+        A field's texts are normalised as one joined string (one C-level pass instead of
+        one call per tool), and each distinct raw token is mapped to its term id once.
+        """
         n = len(tools)
         vocab: dict[str, int] = {}
         texts = [field_texts(t) for t in tools]
         doc_parts: list[np.ndarray] = []
         term_parts: list[np.ndarray] = []
         val_parts: list[np.ndarray] = []
+        stop = stopwords()
         for field, weight in field_weights.items():
             if weight <= 0:
                 continue
-            ids_per_doc = [[vocab.setdefault(tok, len(vocab)) for tok in terms(tt.get(field, ""))] for tt in texts]
-            lengths = np.fromiter((len(x) for x in ids_per_doc), dtype=np.float64, count=n)
-            total = int(lengths.sum())
-            if total == 0:
+            # One regex pass over the whole normalised column; "\x1e" tokens mark tool boundaries.
+            tokens = _TOKEN_OR_SEP.findall(_SEP.join(normalized_column([tt.get(field, "") for tt in texts])))
+            term_of = {tok: (-1 if tok in stop else vocab.setdefault(_singular(tok), len(vocab)))
+                       for tok in sorted(set(tokens)) if tok != _SEP}
+            term_of[_SEP] = -2
+            ids = np.fromiter((term_of[t] for t in tokens), dtype=np.int32, count=len(tokens))
+            del tokens
+            doc_of = np.cumsum(ids == -2, dtype=np.int64).astype(np.int32)
+            keep = ids >= 0
+            ids, docs = ids[keep], doc_of[keep]
+            if not len(ids):
                 continue
-            norm = weight / (1.0 - b + b * lengths / lengths.mean())
-            docs = np.repeat(np.arange(n, dtype=np.int64), lengths.astype(np.int64))
+            lens = np.bincount(docs, minlength=n).astype(np.float64)
+            norm = weight / (1.0 - b + b * lens / lens.mean())
             doc_parts.append(docs)
-            term_parts.append(np.fromiter((j for ids in ids_per_doc for j in ids), dtype=np.int64, count=total))
-            val_parts.append(norm[docs])
+            term_parts.append(ids)
+            val_parts.append(norm[docs].astype(np.float32))
         n_terms = len(vocab)
         if not doc_parts:
             return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n)
         docs = np.concatenate(doc_parts)
-        term = np.concatenate(term_parts)
+        key = np.concatenate(term_parts).astype(np.int64) * max(n, 1) + docs
         vals = np.concatenate(val_parts)
-        key = term * max(n, 1) + docs
+        del doc_parts, term_parts, val_parts, docs
         order = np.argsort(key, kind="stable")
         key = key[order]
+        vals = vals[order]
+        del order
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        tfw = np.add.reduceat(vals[order], starts)
+        tfw = np.add.reduceat(vals.astype(np.float64), starts)
         cell = key[starts]
-        cell_term, cell_doc = cell // max(n, 1), cell % max(n, 1)
+        del key, vals
+        cell_term, cell_doc = cell // max(n, 1), (cell % max(n, 1)).astype(np.int32)
         df = np.bincount(cell_term, minlength=n_terms).astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        weights = idf[cell_term] * tfw / (k1 + tfw)
+        weights = (idf[cell_term] * tfw / (k1 + tfw)).astype(np.float32)
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(df.astype(np.int64), out=indptr[1:])
-        return cls(vocab, indptr, cell_doc.astype(np.int32), weights.astype(np.float32), n)
+        return cls(vocab, indptr, cell_doc, weights, n)
 
     def query_terms(self, text: str | list[str]) -> dict[int, int]:
         """Known term ids of ``text`` (or of already-tokenised text) with their counts."""

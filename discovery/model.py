@@ -123,6 +123,7 @@ class Offer:
     catalog_hash: str
     offer_hash: str
     fallback: tuple[str, ...] = ()
+    fallback_reason: str | None = None
     timings: Mapping[str, float] = field(default_factory=dict, compare=False)
 
     @property
@@ -141,6 +142,7 @@ class Offer:
             "authorized_count": self.authorized_count,
             "retrieval": self.retrieval,
             "fallback": list(self.fallback),
+            "fallback_reason": self.fallback_reason,
             "catalog_hash": self.catalog_hash,
             "offer_hash": self.offer_hash,
         }

@@ -23,7 +23,7 @@ from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
-from tooldisc.discovery.ngrams import NgramIndex
+from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex
 from tooldisc.discovery.security import MUTATIONS, READ, SecurityIndex, check_tool
 from tooldisc.discovery.text import tokenize
 
@@ -57,6 +57,7 @@ class Retrieved:
     ngram: np.ndarray | None  # n-gram cosine of every catalog tool, when that feature is on
     method: str
     history: tuple[str, ...]
+    fallback_reason: str | None = None  # why indexed retrieval was not used for a large set
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,49 @@ def authorize(req: Request, eng: Discoverer) -> Authorized:
 
 
 def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
-    """Candidates for ranking: the whole authorized set (every authorized tool competes)."""
+    """Candidates for ranking, always a subset of the authorized set.
+
+    Small authorized sets are ranked whole. Large ones (``retrieval.min_tools``) get
+    ``retrieval.candidates`` tools from the inverted indexes (best BM25F, plus best
+    on the query's rarer character n-grams) before the full ranker; when the index
+    yields nothing or is stale, every authorized tool is ranked and the offer says why.
+    """
     tokens = list(auth.request.tokens)
     lexical = eng.lexical.scores(tokens)
+    cfg = eng.config
+    history = auth.request.history
+    if len(auth.indices) < cfg.retrieval_min_tools:
+        ngram = eng.ngram_index.scores(tokens) if eng.ngram_index is not None else None
+        return Retrieved(auth, auth.indices, lexical, ngram, "full", history)
+    problem = eng.index_problem()
+    if problem is None:
+        cand = _index_candidates(auth.indices, tokens, lexical, eng)
+        if len(cand):
+            ngram = None
+            if eng.ngram_index is not None:
+                ngram = np.zeros(eng.catalog_size, dtype=np.float32)
+                ngram[cand] = eng.ngram_index.scores_subset(tokens, cand)
+            return Retrieved(auth, cand, lexical, ngram, "indexed", history)
+        problem = "empty"
     ngram = eng.ngram_index.scores(tokens) if eng.ngram_index is not None else None
-    return Retrieved(auth, auth.indices, lexical, ngram, "full", auth.request.history)
+    return Retrieved(auth, auth.indices, lexical, ngram, "full", history, fallback_reason=problem)
+
+
+def _index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndarray, eng: Discoverer) -> np.ndarray:
+    """Top-N authorized tools by BM25F ∪ top-N by rare n-grams (sorted catalog indices)."""
+    n = eng.config.retrieval_candidates
+    picks = [_top_positive(authorized, lexical[authorized], n)]
+    if eng.ngram_index is not None:
+        rare = eng.ngram_index.scores_rare(tokens, max(2 * n, eng.catalog_size // 500))
+        picks.append(_top_positive(authorized, rare[authorized], n))
+    return np.unique(np.concatenate(picks))
+
+
+def _top_positive(indices: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    positive = np.flatnonzero(values > 0)
+    if len(positive) > n:
+        positive = positive[np.argpartition(-values[positive], n - 1)[:n]]
+    return indices[positive]
 
 
 def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
@@ -145,6 +184,7 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
         query=req.query, context=req.context, mutation=auth.mutation, k=k, k_reason=why,
         candidates=candidates, confidence=confidence, authorized_count=len(auth.indices),
         retrieval=ranked.retrieved.method, catalog_hash=eng.catalog.hash, offer_hash=offer_hash,
+        fallback_reason=ranked.retrieved.fallback_reason,
     )
 
 
@@ -202,8 +242,11 @@ class Discoverer:
         self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b)
         self.is_core = np.array([t.is_core for t in catalog.tools], dtype=bool)
         cfg = self.config
-        self.ngram_index = (NgramIndex.build(catalog.tools, cfg.ngram_lo, cfg.ngram_hi)
+        fields = ALL_FIELDS if len(catalog) <= cfg.ngram_long_fields_max_tools else SHORT_FIELDS
+        self.ngram_index = (NgramIndex.build(catalog.tools, cfg.ngram_lo, cfg.ngram_hi, fields)
                             if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain_min_ngram else None)
+        self.catalog_size = len(catalog)
+        self._index_catalog_hash = catalog.hash
         self.alias_index = AliasIndex.build(catalog.tools) if cfg.weight("alias") else None
         self.embedding_index = _embedding_index(catalog) if cfg.weight("embedding") else None
         order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
@@ -212,6 +255,12 @@ class Discoverer:
         self._static: dict[Context, np.ndarray] = {}
         self._authorized: dict[tuple[Context, str], np.ndarray] = {}
         self._default_context = default_context(catalog)
+
+    def index_problem(self) -> str | None:
+        """Why the candidate index cannot be trusted for this catalog, if it cannot."""
+        if self._index_catalog_hash != self.catalog.hash:
+            return "stale_index"
+        return None
 
     def side_effect_code(self, side_effect: str) -> int:
         from tooldisc.discovery.security import side_effect_code

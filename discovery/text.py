@@ -25,7 +25,7 @@ _DIACRITICS = re.compile("[\u064b-\u065f\u0670\u06d6-\u06ed]")
 _CONTROL = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NAME_SEPARATORS = re.compile(r"(::|[._\-/&:\s]+)")
-_WORD = re.compile(r"\w+", re.UNICODE)
+WORD = re.compile(r"\w+", re.UNICODE)
 
 MAX_TEXT = 2000
 
@@ -36,16 +36,23 @@ def sanitize(text: str, limit: int = MAX_TEXT) -> str:
     return text[:limit]
 
 
+_MAPPED = re.compile("[" + "".join(re.escape(chr(c)) for c in _CHAR_MAP) + "]")
+
+
+def _fold(match: re.Match[str]) -> str:
+    return match.group().translate(_CHAR_MAP)
+
+
 def normalize(text: str) -> str:
     """Fold the spellings of one word into one form (NFKC, Persian letters, digits, case)."""
-    text = unicodedata.normalize("NFKC", text).translate(_CHAR_MAP)
+    text = _MAPPED.sub(_fold, unicodedata.normalize("NFKC", text))
     text = _DIACRITICS.sub("", text)
     return text.casefold()
 
 
 def tokenize(text: str) -> list[str]:
     """Normalised word tokens, with ``_`` treated as a separator."""
-    return _WORD.findall(normalize(text).replace("_", " "))
+    return WORD.findall(normalize(text).replace("_", " "))
 
 
 def split_name(name: str) -> str:
