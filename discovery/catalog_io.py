@@ -60,11 +60,18 @@ def parse_document(text: str, file: str) -> Any:
     return _parse_yaml(text, file)
 
 
+def safe_yaml(text: str) -> Any:
+    """YAML through libyaml's safe loader when available (4× faster), else PyYAML's."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def _parse_yaml(text: str, file: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return safe_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else None

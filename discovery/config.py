@@ -159,10 +159,11 @@ def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig
 
 
 def default_config() -> RankerConfig:
-    import yaml
+
+    from tooldisc.discovery.catalog_io import safe_yaml
 
     text = resources.files("tooldisc.discovery").joinpath("data/default.yaml").read_text("utf-8")
-    return config_from_mapping(yaml.safe_load(text), file="default.yaml")
+    return config_from_mapping(safe_yaml(text), file="default.yaml")
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> RankerConfig:

@@ -167,6 +167,7 @@ def classifier_from_mapping(data: object, file: str = "mutation.yaml") -> Mutati
 def load_classifier(path: str | None = None) -> MutationClassifier:
     """The shipped word lists, or a user's file with the same layout."""
     import yaml
+    from tooldisc.discovery.catalog_io import safe_yaml
 
     if path is None:
         text = resources.files("tooldisc.discovery").joinpath("data/mutation.yaml").read_text("utf-8")
@@ -176,7 +177,7 @@ def load_classifier(path: str | None = None) -> MutationClassifier:
 
         text, file = read_text(path, what="mutation word list"), os.fspath(path)
     try:
-        data = yaml.safe_load(text)
+        data = safe_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", file=file) from None
     return classifier_from_mapping(data, file)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ class Request:
     history: tuple[str, ...]
     tokens: tuple[str, ...]  # normalised once, shared by the classifier and the ranker
     mutation_cap: str | None = None  # a caller's mutation class that may only narrow the query's
+    depth: int | None = None  # how many ranked tools the cut can use (None: all, for explain)
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,12 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
         if name not in TIE_BREAKERS:
             relevance += value
     positive = np.flatnonzero(relevance > 0)
+    limit = ret.authorized.request.depth
+    if limit is not None and len(positive) > 4 * limit:
+        # Keep the top ``limit`` and every tool tied with the last, so the name tie-break stays exact.
+        s = total[positive]
+        kth = np.partition(s, len(s) - limit)[len(s) - limit]
+        positive = positive[s >= kth]
     order = positive[np.lexsort((eng.name_rank[ret.indices[positive]], -total[positive]))]
     signals = {"bm25": float(ret.lexical[ret.indices].max(initial=0.0))}
     if ret.ngram is not None:
@@ -290,8 +297,10 @@ class Discoverer:
             raise UsageError(f"The 'query' parameter must be a str. Got {type(query).__name__} instead.")
         if mutation is not None and mutation not in MUTATIONS:
             raise UsageError(f"The 'mutation' parameter must be one of {', '.join(MUTATIONS)}. Got {mutation!r} instead.")
-        return Request(query, context or self._default_context, _check_k(k, self.config),
-                       _history_texts(history), tuple(tokenize(query)), mutation)
+        kk = _check_k(k, self.config)
+        depth = self.config.max_k if kk == "auto" else int(kk)
+        return Request(query, context or self._default_context, kk,
+                       _history_texts(history), tuple(tokenize(query)), mutation, depth)
 
     def discover(self, query: str, context: Context | None = None, k: int | str | None = None,
                  history: Sequence[Any] = (), *, mutation: str | None = None) -> Offer:
@@ -324,7 +333,7 @@ class Discoverer:
         refusal = check_tool(t, ctx, offer.mutation)
         if refusal is not None:
             return {**out, "status": "removed", "step": f"authorize/{refusal.step}", "reason": refusal.reason}
-        req = self._request(query, ctx, k, history)
+        req = replace(self._request(query, ctx, k, history), depth=None)
         ranked = rank(retrieve(authorize(req, self), self), self)
         idx = self.security.name_to_idx[tool]
         pos = np.flatnonzero(ranked.order == idx)
