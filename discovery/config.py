@@ -35,6 +35,7 @@ class RankerConfig:
     min_k: int = 3
     max_k: int = 20
     adaptive_ratio: float = 0.35
+    adaptive_policy: str = "ratio"
     abstain_min_bm25: float = 0.0
     abstain_min_ngram: float = 0.0
     abstain_min_embedding: float = 0.0
@@ -98,6 +99,18 @@ def _number(raw: Mapping[str, Any], path: str, default: Any, file: str | None) -
     return kind(node)
 
 
+def _choice(raw: Mapping[str, Any], path: str, default: str, allowed: tuple[str, ...], file: str | None) -> str:
+    node: Any = raw
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    if node not in allowed:
+        raise ConfigError(f"The {path!r} parameter must be one of {', '.join(allowed)}. Got {node!r} instead.",
+                          file=file, where=path)
+    return node
+
+
 def _weights(raw: Mapping[str, Any], key: str, defaults: Mapping[str, float], file: str | None,
              allowed: tuple[str, ...] | None) -> dict[str, float]:
     value = raw.get(key, {})
@@ -139,6 +152,7 @@ def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig
         min_k=_number(raw, "adaptive.min_k", b.min_k, file),
         max_k=_number(raw, "adaptive.max_k", b.max_k, file),
         adaptive_ratio=_number(raw, "adaptive.ratio", b.adaptive_ratio, file),
+        adaptive_policy=_choice(raw, "adaptive.policy", b.adaptive_policy, ("ratio", "gap", "confidence"), file),
         abstain_min_bm25=_number(raw, "abstain.min_bm25", b.abstain_min_bm25, file),
         abstain_min_ngram=_number(raw, "abstain.min_ngram", b.abstain_min_ngram, file),
         abstain_min_embedding=_number(raw, "abstain.min_embedding", b.abstain_min_embedding, file),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from tooldisc.discovery.adaptive import choose_k
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.config import RankerConfig, load_config
@@ -169,9 +170,7 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
         k = cfg.k if req.k == "auto" else int(req.k)
         why, n = abstain or "no authorized tool matched the query", 0
     elif req.k == "auto":
-        within = int(np.count_nonzero(scores >= cfg.adaptive_ratio * top))
-        k = int(min(max(within, cfg.min_k), cfg.max_k))
-        why = f"auto: {within} candidate(s) within {cfg.adaptive_ratio:g}× the top score, clamped to [{cfg.min_k}, {cfg.max_k}]"
+        k, why = choose_k(scores, cfg)
         n = min(k, len(scores))
     else:
         k, why = int(req.k), "fixed K"

@@ -1,0 +1,51 @@
+"""Adaptive K: how many tools to offer, chosen from the shape of the ranked scores.
+
+Each policy is a small pure function of the ranked scores (best first) and the
+config; ``--k auto`` picks the configured one by name. All clamp to
+[``adaptive.min_k``, ``adaptive.max_k``] and never offer more tools than ranked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from tooldisc.discovery.config import RankerConfig
+
+Policy = Callable[[np.ndarray, RankerConfig], tuple[int, str]]
+
+
+def ratio(scores: np.ndarray, cfg: RankerConfig) -> tuple[int, str]:
+    """Keep every tool scoring at least ``ratio`` × the top score."""
+    within = int(np.count_nonzero(scores >= cfg.adaptive_ratio * scores[0]))
+    return within, f"{within} tool(s) within {cfg.adaptive_ratio:g}× the top score"
+
+
+def gap(scores: np.ndarray, cfg: RankerConfig) -> tuple[int, str]:
+    """Cut at the largest drop between neighbours (the elbow) among the first ``max_k``."""
+    s = scores[: cfg.max_k + 1]
+    if len(s) <= cfg.min_k:
+        return len(s), "fewer ranked tools than min_k"
+    drops = s[cfg.min_k - 1:-1] - s[cfg.min_k:]
+    cut = int(np.argmax(drops)) + cfg.min_k
+    return cut, f"largest score drop after rank {cut} ({float(drops.max()):.3f})"
+
+
+def confidence(scores: np.ndarray, cfg: RankerConfig) -> tuple[int, str]:
+    """A clear winner gets a short offer; a flat ranking gets the longest."""
+    top = float(scores[0])
+    second = float(scores[1]) if len(scores) > 1 else 0.0
+    rel = (top - second) / top if top > 0 else 0.0
+    span = cfg.max_k - cfg.min_k
+    k = cfg.min_k + round(span * (1.0 - min(rel / max(cfg.adaptive_ratio, 1e-9), 1.0)))
+    return k, f"relative gap {rel:.3f} between the top two tools"
+
+
+POLICIES: dict[str, Policy] = {"ratio": ratio, "gap": gap, "confidence": confidence}
+
+
+def choose_k(scores: np.ndarray, cfg: RankerConfig) -> tuple[int, str]:
+    """(K, why) for a non-empty ranking under the configured policy."""
+    k, why = POLICIES[cfg.adaptive_policy](scores, cfg)
+    k = int(min(max(k, cfg.min_k), cfg.max_k))
+    return k, f"auto ({cfg.adaptive_policy}): {why}; clamped to [{cfg.min_k}, {cfg.max_k}]"
