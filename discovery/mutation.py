@@ -46,6 +46,7 @@ class MutationClassifier:
     read_stems: frozenset[str] = frozenset()
     clause_openers: frozenset[str] = frozenset()
     question_words: frozenset[str] = frozenset()
+    question_openers: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         single: dict[str, int] = {}
@@ -95,6 +96,7 @@ class MutationClassifier:
         neg = self.negations
         n = len(tokens)
         asks_how = any(t in self.question_words for t in tokens)
+        is_question = tokens[0] in self.question_openers
         for i, tok in enumerate(tokens):
             negated = i > 0 and (tokens[i - 1] in neg or (i > 1 and tokens[i - 2] in neg))
             nxt = tokens[i + 1:min(i + 3, n)]
@@ -109,7 +111,8 @@ class MutationClassifier:
                 if rank < best and tuple(tokens[i:i + len(phrase)]) == phrase:
                     best = rank
             rank = self._clause.get(tok)  # type: ignore[attr-defined]
-            if rank is not None and rank < best and (i == 0 or tokens[i - 1] in self.clause_openers):
+            if (rank is not None and rank < best and not is_question
+                    and (i == 0 or tokens[i - 1] in self.clause_openers)):
                 best = rank
             rank = stems.get(tok)
             if (rank is not None and rank < best and any(t in self.light_verbs for t in nxt)
@@ -124,7 +127,8 @@ class MutationClassifier:
                     best = rank
             if tok in self.generic_write and i > 0 and not asks_how and self._write_rank < best:  # type: ignore[attr-defined]
                 prev = tokens[i - 1]
-                if not self._is_read_stem(prev) and prev not in neg and not prev.isdigit():
+                # Latin words are judged by the English lists, not by the Persian light verb.
+                if not self._is_read_stem(prev) and prev not in neg and not prev.isdigit() and not prev.isascii():
                     best = self._write_rank  # type: ignore[attr-defined]
             if best == 0:
                 break
@@ -160,7 +164,7 @@ def classifier_from_mapping(data: object, file: str = "mutation.yaml") -> Mutati
     suffixes = tuple(_tok_list(data.get("object_suffixes"), "object_suffixes", file))
     return MutationClassifier(tuple(rules), words("light_verbs"), suffixes, words("negations"),
                               words("not_imperative_after"), words("generic_write_light_verbs"), words("read_stems"),
-                              words("clause_openers"), words("question_words"))
+                              words("clause_openers"), words("question_words"), words("question_openers"))
 
 
 @lru_cache(maxsize=8)
