@@ -101,11 +101,13 @@ def _progress_bar(total: int, enabled: bool | None, label: str) -> Iterator[Call
 
 
 def _run(catalog: str | None, gold: str | None, config: str | None, flags: ContextFlags, k: int | str | None,
-         progress: bool | None, *, quiet_context: bool = False, label: str = "discovering") -> Any:
+         progress: bool | None, *, quiet_context: bool = False, label: str = "discovering",
+         engines: list[Any] | None = None) -> Any:
     """Load everything, build one Discoverer, and run every gold query through it.
 
     ``quiet_context`` drops the stderr note about the default context when the
-    report on stdout already says which context was used.
+    report on stdout already says which context was used. ``engines`` receives the
+    Discoverer, for a caller that reuses its index (``eval --schemas``).
     """
     from tooldisc.cli.options import build_context_from, load_catalog_option
     from tooldisc.discovery.config import load_config
@@ -117,6 +119,8 @@ def _run(catalog: str | None, gold: str | None, config: str | None, flags: Conte
     cfg = load_config(config)
     ctx = build_context_from(cat, flags, quiet=quiet_context)
     engine = Discoverer(cat, cfg)
+    if engines is not None:
+        engines.append(engine)
     kk = cfg.k if k is None else k
     with _progress_bar(len(gold_set), progress, label) as tick:
         return run_discovery(engine, gold_set, ctx, kk, progress=tick)
@@ -178,6 +182,9 @@ def eval_command(
     run_out: Annotated[str | None, typer.Option(
         "--run-out", help="Also write the offers as a TREC run (strictly decreasing scores).")] = None,
     progress: ProgressOption = None,
+    schemas: Annotated[bool, typer.Option(
+        "--schemas", help="Add schema tokens per request: full K=48 vs progressive K=15 + search_tools "
+                          "(initial, incremental and wire tokens, and the wire saving).")] = False,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -185,6 +192,8 @@ def eval_command(
 
     With --k auto, measure names carry the config's adaptive.max_k (the largest offer
     adaptive K can give, so @K covers the whole offer) and avg_k reports the K used.
+    --schemas adds a "schemas" section (independent of --k); without it the output is
+    unchanged.
     """
     from tooldisc.cli.options import parse_k
     from tooldisc.evaluation.summary import eval_document
@@ -192,8 +201,14 @@ def eval_command(
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     by_fields = _by(by)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    result = _run(catalog, gold, config, flags, parse_k(k), progress, quiet_context=out_fmt == "table")
+    engines: list[Any] = []
+    result = _run(catalog, gold, config, flags, parse_k(k), progress, quiet_context=out_fmt == "table",
+                  engines=engines)
     doc = eval_document(result, by=by_fields, timings=timings, max_misses=misses)
+    if schemas:
+        from tooldisc.evaluation.schemas import schemas_section
+
+        doc["schemas"] = schemas_section(result, engine=engines[0])
     if run_out:
         from tooldisc.gold.trec import run_text
 

@@ -98,6 +98,42 @@ def page(title: str, sections: Sequence[str]) -> str:
 
 # --- eval ------------------------------------------------------------------------
 
+def _tokens(summary: Mapping[str, Any]) -> str:
+    return f"{summary['mean']:.1f} / {summary['p50']:.0f} / {summary['p95']:.0f}"
+
+
+def _schema_headers(schemas: Mapping[str, Any]) -> list[str]:
+    return ["per request", *schemas["strategies"]]
+
+
+def _percent(value: float | None) -> str:
+    """A saving for people: ``28.3% fewer`` or, when the strategy costs more, ``22.4% more``."""
+    if value is None:
+        return "n/a"
+    return f"{value * 100:.1f}% fewer" if value >= 0 else f"{-value * 100:.1f}% more"
+
+
+def _schema_title(schemas: Mapping[str, Any]) -> str:
+    return f"Schema tokens per request (full K={schemas['k_full']} vs progressive K={schemas['k_initial']})"
+
+
+def _schema_rows(schemas: Mapping[str, Any]) -> list[list[str]]:
+    """The ``schemas`` section (``eval --schemas``) with one column per strategy, so it fits a terminal."""
+    cols = list(schemas["strategies"].values())
+    base = schemas["baseline"]
+    return [
+        ["requests", *[str(s["requests"]) for s in cols]],
+        ["with a search call", *[str(s["requests_with_search"]) for s in cols]],
+        *[[f"{part} tokens (mean / p50 / p95)", *[_tokens(s[part]) for s in cols]]
+          for part in ("initial", "incremental", "wire")],
+        [f"wire tokens vs {base}", *["baseline" if name == base else _percent(s["wire_saving"])
+                                     for name, s in schemas["strategies"].items()]],
+    ]
+
+
+def _schema_notes(schemas: Mapping[str, Any]) -> list[str]:
+    return [schemas["method"], f"tokens: {schemas['token_model']}"]
+
 
 def eval_markdown(doc: Mapping[str, Any]) -> str:
     """The eval document as Markdown (a CI step summary or a PR comment)."""
@@ -109,6 +145,9 @@ def eval_markdown(doc: Mapping[str, Any]) -> str:
         parts += ["", f"## By {name}", "", _md_table([name, "queries", *cols], rows)]
     parts += ["", f"## {_miss_title(doc)}", ""]
     parts.append(_md_table(["id", "kind", "query", "expected", "got"], _miss_rows(doc)) if doc["misses"] else "None.")
+    if "schemas" in doc:
+        parts += ["", f"## {_schema_title(doc['schemas'])}", "", _md_table(_schema_headers(doc["schemas"]), _schema_rows(doc["schemas"])),
+                  "", *[f"- {line}" for line in _schema_notes(doc["schemas"])]]
     return "\n".join(parts) + "\n"
 
 
@@ -134,6 +173,11 @@ def eval_html(doc: Mapping[str, Any]) -> str:
     sections.append(f"<h2>{esc(_miss_title(doc))}</h2>")
     sections.append(table(["id", "kind", "query", "expected", "got"], _miss_rows(doc)) if doc["misses"]
                     else "<p>None.</p>")
+    if "schemas" in doc:
+        sections.append(f"<h2>{esc(_schema_title(doc['schemas']))}</h2>")
+        sections.append(table(_schema_headers(doc["schemas"]), _schema_rows(doc["schemas"])))
+        sections.append("<ul class=\"note\">" + "".join(f"<li>{esc(line)}</li>" for line in _schema_notes(doc["schemas"]))
+                        + "</ul>")
     return page("tooldisc eval", sections)
 
 
@@ -165,6 +209,15 @@ def print_eval(doc: Mapping[str, Any], console: Any) -> None:
     for row in _miss_rows(doc):
         mt.add_row(*row)
     console.print(mt)
+    if "schemas" in doc:
+        tt = Table(title=_schema_title(doc["schemas"]))
+        for i, col in enumerate(_schema_headers(doc["schemas"])):
+            tt.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
+        for row in _schema_rows(doc["schemas"]):
+            tt.add_row(*row)
+        console.print(tt)
+        for line in _schema_notes(doc["schemas"]):
+            console.print(f"note: {line}")
 
 
 # --- sweep -----------------------------------------------------------------------
