@@ -41,8 +41,16 @@ def alias(engine: Discoverer, state: Retrieved) -> np.ndarray:
 
 
 def embedding(engine: Discoverer, state: Retrieved) -> np.ndarray:
-    """Multilingual sentence-embedding cosine (optional extra)."""
-    return engine.embedding_index.similarity(state.authorized.request.query, state.indices)
+    """Multilingual sentence-embedding cosine (optional extra), min-max scaled per query.
+
+    Raw cosines of this model sit in a narrow band (about 0.75–0.95) for every query,
+    so unscaled they would add nearly the same amount to every tool.
+    """
+    sim = engine.embedding_index.similarity(state.authorized.request.query, state.indices)
+    if not len(sim):
+        return sim
+    lo, hi = float(sim.min()), float(sim.max())
+    return (sim - lo) / (hi - lo) if hi > lo else np.zeros_like(sim)
 
 
 def prior(engine: Discoverer, state: Retrieved) -> np.ndarray:

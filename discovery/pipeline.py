@@ -153,8 +153,8 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
     signals = {"bm25": float(ret.lexical[ret.indices].max(initial=0.0))}
     if ret.ngram is not None:
         signals["ngram"] = float(ret.ngram[ret.indices].max(initial=0.0))
-    if "embedding" in contributions:
-        signals["embedding"] = float((contributions["embedding"] / eng.config.weight("embedding")).max(initial=-1.0))
+    if eng.embedding_index is not None and len(ret.indices):
+        signals["embedding"] = float(eng.embedding_index.similarity(ret.authorized.request.query, ret.indices).max())
     return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)
 
 
@@ -236,10 +236,11 @@ class Discoverer:
 
     Build once, call :meth:`discover` per request. The authorized set is cached by
     (context, mutation) on this instance (the catalog is fixed for its lifetime).
+    ``encoder`` optionally shares the semantic tier's model between engines.
     """
 
     def __init__(self, catalog: Catalog, config: RankerConfig | None = None,
-                 classifier: MutationClassifier | None = None):
+                 classifier: MutationClassifier | None = None, encoder: Any = None):
         self.catalog = catalog
         self.config = config or load_config()
         self.config_hash = self.config.hash
@@ -254,7 +255,8 @@ class Discoverer:
         self.catalog_size = len(catalog)
         self._index_catalog_hash = catalog.hash
         self.alias_index = AliasIndex.build(catalog.tools) if cfg.weight("alias") else None
-        self.embedding_index = _embedding_index(catalog) if cfg.weight("embedding") else None
+        needs_embedding = cfg.weight("embedding") or cfg.abstain_min_embedding
+        self.embedding_index = _embedding_index(catalog, encoder) if needs_embedding else None
         order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
         self.name_rank = np.empty(len(order), dtype=np.int64)
         self.name_rank[order] = np.arange(len(order))
@@ -351,15 +353,19 @@ class Discoverer:
                           + ("inside the offer" if in_offer else f"outside the top {offer.k} ({offer.k_reason})")}
 
 
-def _embedding_index(catalog: Catalog) -> Any:
-    """The semantic tier, from the optional extra; a clear error when it is absent."""
+def _embedding_index(catalog: Catalog, encoder: Any = None) -> Any:
+    """The semantic tier, from the optional extra; a clear error when it is absent.
+
+    Pass a shared ``SemanticEncoder`` to reuse a loaded model and its vectors across
+    engines (config sweeps, catalog reloads).
+    """
     try:
         from tooldisc.discovery.embedding import build_embedding_index
     except ImportError as exc:
         from tooldisc.errors import MissingExtraError
 
         raise MissingExtraError("the 'embedding' ranking feature", "semantic", str(exc.name or "embedding")) from None
-    return build_embedding_index(catalog.tools)
+    return build_embedding_index(catalog.tools, encoder)
 
 
 def _put(cache: dict, key: Any, value: Any) -> None:
