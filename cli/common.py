@@ -79,3 +79,16 @@ def _term_width() -> int:
         return os.get_terminal_size().columns
     except OSError:
         return 120
+
+
+def print_counts(stats: dict[str, Any]) -> None:
+    """Render a (one-level nested) mapping of counts as aligned text: the stats commands' table."""
+    import typer
+
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            typer.echo(f"{key}:")
+            for k, v in value.items():
+                typer.echo(f"  {k:<32} {v:>6}")
+        else:
+            typer.echo(f"{key:<34} {'n/a' if value is None else value}")

@@ -23,6 +23,7 @@ from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
     note,
+    print_counts,
     print_json,
     resolve_format,
     write_atomic,
@@ -145,13 +146,7 @@ def stats_command(
     if out == "json":
         print_json(stats)
         return
-    for key, value in stats.items():
-        if isinstance(value, dict):
-            typer.echo(f"{key}:")
-            for k, v in value.items():
-                typer.echo(f"  {k:<32} {v:>6}")
-        else:
-            typer.echo(f"{key:<34} {'n/a' if value is None else value}")
+    print_counts(stats)
 
 
 # --------------------------------------------------------------------------- split
