@@ -217,16 +217,21 @@ def eval_command(
 
 
 def _render_eval(doc: dict[str, Any], fmt: str, out: str | None) -> None:
+    _render(doc, fmt, out, "eval")
+
+
+def _render(doc: dict[str, Any], fmt: str, out: str | None, kind: str) -> None:
+    """One document in one format: ``kind`` names the report family (eval, sweep)."""
     from tooldisc.reports import eval_report
 
     if fmt == "json":
         _emit(dumps_json(doc), out)
     elif fmt == "md":
-        _emit(eval_report.eval_markdown(doc), out)
+        _emit(getattr(eval_report, f"{kind}_markdown")(doc), out)
     elif fmt == "html":
-        _emit(eval_report.eval_html(doc), out)
+        _emit(getattr(eval_report, f"{kind}_html")(doc), out)
     else:
-        eval_report.print_eval(doc, stdout_console())
+        getattr(eval_report, f"print_{kind}")(doc, stdout_console())
 
 
 # --- sweep -----------------------------------------------------------------------
@@ -259,17 +264,7 @@ def sweep_command(
     k_values = parse_ks(ks)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     result = _run(catalog, gold, config, flags, max(k_values), progress, quiet_context=out_fmt == "table")
-    doc = sweep_document(result, k_values)
-    from tooldisc.reports import eval_report
-
-    if out_fmt == "json":
-        _emit(dumps_json(doc), out)
-    elif out_fmt == "md":
-        _emit(eval_report.sweep_markdown(doc), out)
-    elif out_fmt == "html":
-        _emit(eval_report.sweep_html(doc), out)
-    else:
-        eval_report.print_sweep(doc, stdout_console())
+    _render(sweep_document(result, k_values), out_fmt, out, "sweep")
 
 
 # --- compare ---------------------------------------------------------------------
