@@ -277,6 +277,7 @@ def _measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options
     lat = np.zeros((options.repeats, len(queries)))
     steps: dict[str, float] = {}
     hits: dict[str, list[int]] = {}
+    recall: dict[str, list[float]] = {"all": [], "authorized": []}
     for r in range(options.repeats):
         for i, q in enumerate(queries):
             t0 = time.perf_counter()
@@ -286,6 +287,7 @@ def _measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options
                 steps[step] = steps.get(step, 0.0) + ms
             if r == 0 and q.intended:
                 _hit(hits, q, {c.name for c in offer.candidates})
+                _candidate_recall(recall, engine, q)
         done += len(queries)
         tick("tooldisc", done, total)
     calls = options.repeats * len(queries)
@@ -297,8 +299,32 @@ def _measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options
         "latency_ms": _latency(lat),
         "steps_mean_ms": {s: round(v / calls, 5) for s, v in steps.items()},
         **_hit_rates(hits),
-        "authorized_tools": len(engine.authorized_indices(engine.default_context, "read")),
+        "candidate_recall": {
+            "what": (f"share of a query's intended tools among the retrieved candidates "
+                     f"(retrieval.candidates={config.retrieval_candidates} per source when the authorized set has "
+                     f"≥ {config.retrieval_min_tools} tools; else the whole authorized set); 'authorized' counts only "
+                     "intended tools the security filter let through"),
+            "all": round(float(np.mean(recall["all"])), 4) if recall["all"] else None,
+            "authorized": round(float(np.mean(recall["authorized"])), 4) if recall["authorized"] else None,
+            "queries": len(recall["all"]),
+        },
+        "authorized_tools": len(engine.authorized_indices(engine.default_context, "READ")),
     }
+
+
+def _candidate_recall(recall: dict[str, list[float]], engine: Any, q: Any) -> None:
+    """Record candidate recall of one query: intended tools among the retrieved ones."""
+    authorized, retrieved, _method = engine.candidates(q.query, None, q.history)
+    idx = engine.security.name_to_idx
+    want = [idx[n] for n in q.intended if n in idx]
+    if not want:
+        return
+    got = set(retrieved.tolist())
+    allowed = set(authorized.tolist())
+    recall["all"].append(sum(i in got for i in want) / len(want))
+    visible = [i for i in want if i in allowed]
+    if visible:
+        recall["authorized"].append(sum(i in got for i in visible) / len(visible))
 
 
 def _doc_tokens(catalog: Any, fields: Sequence[str]) -> list[list[str]]:

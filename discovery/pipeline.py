@@ -322,6 +322,15 @@ class Discoverer:
         offer: Offer = state
         return Offer(**{**offer.__dict__, "timings": timings})
 
+    def candidates(self, query: str, context: Context | None = None,
+                   history: Sequence[Any] = ()) -> tuple[np.ndarray, np.ndarray, str]:
+        """(authorized, retrieved, method) catalog indices: the first two steps only.
+
+        For measuring candidate recall@N of indexed retrieval; ranking is not run.
+        """
+        ret = retrieve(authorize(self._request(query, context, None, history), self), self)
+        return ret.authorized.indices, ret.indices, ret.method
+
     def explain(self, query: str, tool: str, context: Context | None = None, k: int | str | None = None,
                 history: Sequence[Any] = ()) -> dict[str, Any]:
         """Which step removed ``tool``, or where and why it ranked — for operators."""
