@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tooldisc.discovery.lexical import terms
+from tooldisc.discovery.lexical import (
+    RawTokens,
+    gc_paused,
+    stable_argsort,
+    terms,
+    terms_of_tokens,
+    token_ids,
+)
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import gather_columns
 
@@ -28,26 +35,52 @@ class AliasIndex:
 
     @classmethod
     def build(cls, tools: Sequence[Tool]) -> AliasIndex:
-        vocab: dict[str, int] = {}
-        pairs: list[tuple[int, int]] = []
-        lengths: list[int] = []
-        owners: list[int] = []
-        for t_idx, tool in enumerate(tools):
-            for phrase in (*tool.aliases, *tool.keywords):
-                ids = sorted({vocab.setdefault(w, len(vocab)) for w in terms(phrase)})
-                if not ids:
-                    continue
-                a = len(lengths)
-                lengths.append(len(ids))
-                owners.append(t_idx)
-                pairs.extend((j, a) for j in ids)
-        pairs.sort()
-        cols = np.array([p[0] for p in pairs], dtype=np.int64)
-        rows = np.array([p[1] for p in pairs], dtype=np.int32)
+        """Every alias and keyword of every tool, as (term, alias) incidence columns.
+
+        Phrases are tokenised once per distinct phrase and raw tokens mapped to terms once
+        (see :func:`~tooldisc.discovery.lexical.token_ids`); term ids are numbered in
+        first-occurrence order over (tool, phrase, term), as a per-phrase loop would.
+        """
+        with gc_paused():
+            return cls._build(tools)
+
+    @classmethod
+    def _build(cls, tools: Sequence[Tool]) -> AliasIndex:
+        phrases = [p for t in tools for p in (*t.aliases, *t.keywords)]
+        owner = np.repeat(np.arange(len(tools), dtype=np.int64),
+                          np.fromiter((len(t.aliases) + len(t.keywords) for t in tools), np.int64, len(tools)))
+        table = RawTokens()
+        ids, ptr = token_ids(phrases, table)
+        del phrases
+        names = table.names()
+        term_of: dict[str, int] = {}  # provisional ids, renumbered below
+        raw_term = np.full(len(names), -1, dtype=np.int64)
+        for raw in np.unique(ids).tolist():
+            for term in terms_of_tokens([names[raw]]):  # [] for a stop word
+                raw_term[raw] = term_of.setdefault(term, len(term_of))
+        terms_ = raw_term[ids]
+        phrase = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
+        keep = terms_ >= 0
+        terms_, phrase = terms_[keep], phrase[keep]
+        del ids, keep
+        firsts, first_at = np.unique(terms_, return_index=True)
+        by_first = firsts[np.argsort(first_at)]
+        renumber = np.empty(len(term_of), dtype=np.int64)
+        renumber[by_first] = np.arange(len(by_first))
+        provisional = list(term_of)
+        vocab = {provisional[j]: i for i, j in enumerate(by_first.tolist())}
+        v = max(len(vocab), 1)
+        cells = np.unique(phrase * v + renumber[terms_])  # distinct terms per phrase, phrases in order
+        cell_phrase, cell_term = cells // v, cells % v
+        del cells, terms_, phrase
+        used, alias_of_cell, lengths = np.unique(cell_phrase, return_inverse=True, return_counts=True)
+        by_term = stable_argsort(cell_term, v)
+        cols = cell_term[by_term]
+        rows = alias_of_cell[by_term].astype(np.int32)
         col_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=len(vocab)), out=col_ptr[1:])
         return cls(vocab, col_ptr, rows, np.ones(len(rows), dtype=np.float32),
-                   np.array(lengths, dtype=np.float32), np.array(owners, dtype=np.int64), len(tools))
+                   lengths.astype(np.float32), owner[used], len(tools))
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Per tool: the best share of one alias's terms found in the query (0..1)."""

@@ -8,11 +8,14 @@ before one saturation — with Lucene's IDF ``log(1 + (N - df + 0.5) / (df + 0.5
 
 from __future__ import annotations
 
+import gc
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from itertools import chain
 
 import numpy as np
 from tooldisc.discovery.model import Tool
@@ -55,6 +58,266 @@ def normalized_column(texts: Sequence[str]) -> list[str]:
     return parts
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while an index is built.
+
+    Builds allocate hundreds of thousands of short-lived lists and dicts and no cycles;
+    each allocation burst would otherwise trigger collections that walk every live
+    tool record (20× slower per-tool loops at 100k tools). Re-entrant.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def field_columns(tools: Sequence[Tool], fields: Sequence[str]) -> dict[str, list[str]]:
+    """``[field_texts(t)[f] for t in tools]`` for each of ``fields``, without a dict per tool.
+
+    The index builders' view of :func:`field_texts` (same strings; unknown fields are
+    empty): ``split_name`` runs once per distinct capability, domain list and parameter
+    schema (variants of a tool share them), and over all names as one joined string.
+    """
+    n = len(tools)
+    out: dict[str, list[str]] = {}
+    for f in fields:
+        if f in out:
+            continue
+        if f == "name":
+            out[f] = _split_names([t.name for t in tools])
+        elif f in ("aliases", "keywords", "examples"):
+            out[f] = [" \n ".join(getattr(t, f)) for t in tools]
+        elif f == "description":
+            out[f] = [t.description for t in tools]
+        elif f == "capability":
+            caps: dict[str, str] = {}
+            out[f] = [caps[c] if c in caps else caps.setdefault(c, split_name(c))
+                      for c in (t.capability or "" for t in tools)]
+        elif f == "domains":
+            one: dict[str, str] = {}
+            doms: dict[tuple[str, ...], str] = {}
+            out[f] = [doms[d] if d in doms else doms.setdefault(
+                d, " ".join(one[x] if x in one else one.setdefault(x, split_name(x)) for x in d))
+                for d in (t.domains for t in tools)]
+        elif f == "parameters":
+            by_id: dict[int, str] = {}  # the schemas outlive this call, so their ids are stable keys
+            out[f] = [by_id[id(p)] if id(p) in by_id else by_id.setdefault(id(p), _param_text(p))
+                      for p in (t.parameters for t in tools)]
+        else:
+            out[f] = [""] * n
+    return out
+
+
+def _param_text(params: Mapping[str, object] | None) -> str:
+    props = (params or {}).get("properties") if isinstance(params or {}, Mapping) else None
+    return " ".join(split_name(p) for p in props) if isinstance(props, Mapping) else ""
+
+
+def _split_names(names: list[str]) -> list[str]:
+    """``split_name`` of many names in two regex passes over one joined string.
+
+    NUL is in neither separator class nor either side of a camel-case boundary, so no
+    match can touch it and splitting back gives each name's own result.
+    """
+    joined = "\x00".join(names)
+    parts = split_name(joined).split("\x00")
+    if len(parts) != len(names):  # a name held a NUL itself
+        return [split_name(x) for x in names]
+    return parts
+
+
+_MARK = "\x00"
+_JOIN = " \x00 "
+# ASCII fast path of tokenize: after ``lower`` (== NFKC + folding + casefold on ASCII),
+# every non-alphanumeric ASCII character (``_`` included) is a separator. NUL, the piece
+# boundary, maps to itself so the table stays 1:1 (CPython's fast ASCII translate).
+_ASCII_SPLIT = str.maketrans({c: " " for c in range(1, 128) if not chr(c).isalnum()})
+_WORD_OR_MARK = re.compile(r"\w+|\x00", re.UNICODE)
+_BATCH_PIECES = 8192
+
+
+class RawTokens(dict[str, int]):
+    """Raw token → id, numbered from 1 in first-seen order; id 0 is the piece-boundary mark.
+
+    A lookup of an unseen token adds it (``__missing__``), so mapping a batch of tokens
+    to ids is one C-level ``map`` with no separate pass for new tokens.
+    """
+
+    def __init__(self) -> None:
+        super().__init__({_MARK: 0})
+
+    def __missing__(self, token: str) -> int:
+        self[token] = i = len(self)
+        return i
+
+    def names(self) -> list[str]:
+        """Token of each id (index 0 is the mark)."""
+        return list(self)
+
+
+def token_ids(texts: Sequence[str], table: RawTokens) -> tuple[np.ndarray, np.ndarray]:
+    """Raw token ids of every text (``tokenize``, stop words kept) as flat int32 ids and int64 offsets.
+
+    ``table`` maps raw tokens to ids (from 1) and grows across calls. Each
+    distinct text is tokenised once; long texts are first split at sentence ends
+    (``". "``: both characters are separators and NFKC starters, so the pieces tokenise
+    independently) and each distinct sentence is tokenised once. ASCII pieces take
+    ``lower``/``translate``/``split`` instead of NFKC and a regex. No Python object per
+    token occurrence outlives a batch of pieces.
+    """
+    distinct, codes = _dedup(texts)
+    if distinct and sum(map(len, distinct)) > _SPLIT_MEAN_CHARS * len(distinct):
+        split = [t.split(". ") for t in distinct]
+        n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        flat = list(chain.from_iterable(split))
+        del split
+        pieces, piece_codes = _dedup(flat)
+        del flat
+        ids, lens = _tokenize_pieces(pieces, table)
+        del pieces
+        if piece_codes is not None:
+            ids, lens = _expand(ids, lens, piece_codes)
+        group = np.zeros(len(n_pieces) + 1, dtype=np.int64)
+        np.cumsum(n_pieces, out=group[1:])
+        lens_before = np.zeros(len(lens) + 1, dtype=np.int64)
+        np.cumsum(lens, out=lens_before[1:])
+        lens = lens_before[group[1:]] - lens_before[group[:-1]]
+    else:
+        ids, lens = _tokenize_pieces(distinct, table)
+    if codes is not None:
+        ids, lens = _expand(ids, lens, codes)
+    ptr = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    return ids, ptr
+
+
+_SPLIT_MEAN_CHARS = 64
+
+
+def _dedup(items: Sequence[str]) -> tuple[list[str], np.ndarray | None]:
+    """Distinct items in first-seen order and each item's index among them (None: all distinct)."""
+    distinct = list(dict.fromkeys(items))
+    if len(distinct) == len(items):
+        return list(items), None
+    index = {t: i for i, t in enumerate(distinct)}
+    return distinct, np.fromiter(map(index.__getitem__, items), dtype=np.int64, count=len(items))
+
+
+def _expand(ids: np.ndarray, lens: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids and counts of a sequence of items given those of its distinct items."""
+    start = np.zeros(len(lens), dtype=np.int64)
+    np.cumsum(lens[:-1], out=start[1:])
+    occ = lens[codes]
+    return ids[ranges(start[codes], occ)], occ
+
+
+def _tokenize_pieces(pieces: list[str], table: RawTokens) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of distinct pieces (flat, in piece order) and the token count of each piece."""
+    is_ascii = np.fromiter(map(str.isascii, pieces), dtype=bool, count=len(pieces))
+    done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (piece indices, their lengths, their ids)
+    for flag in (True, False):
+        idx = np.flatnonzero(is_ascii == flag)
+        for s in range(0, len(idx), _BATCH_PIECES):
+            sel = idx[s:s + _BATCH_PIECES]
+            tokens = _batch_tokens([pieces[i] for i in sel.tolist()], flag)
+            tid = np.fromiter(map(table.__getitem__, tokens), dtype=np.int32, count=len(tokens))
+            del tokens
+            mark = tid == 0
+            owner = np.cumsum(mark, dtype=np.int64)[~mark]
+            done.append((sel, np.bincount(owner, minlength=len(sel)), tid[~mark]))
+    lens = np.zeros(len(pieces), dtype=np.int64)
+    for sel, sel_len, _ in done:
+        lens[sel] = sel_len
+    start = np.zeros(len(pieces), dtype=np.int64)
+    np.cumsum(lens[:-1], out=start[1:])
+    out = np.empty(int(lens.sum()), dtype=np.int32)
+    for sel, sel_len, tid in done:
+        out[ranges(start[sel], sel_len)] = tid
+    return out, lens
+
+
+def _batch_tokens(batch: list[str], ascii_only: bool) -> list[str]:
+    """Tokens of ``batch`` with a NUL token between consecutive pieces (``tokenize`` per piece)."""
+    joined = _JOIN.join(batch)
+    if joined.count(_MARK) != len(batch) - 1:  # a piece holds NUL itself: a separator either way
+        joined = _JOIN.join(p.replace(_MARK, " ") for p in batch)
+    if ascii_only:
+        return joined.lower().translate(_ASCII_SPLIT).split()
+    tokens = _WORD_OR_MARK.findall(normalize(joined).replace("_", " "))
+    if tokens.count(_MARK) != len(batch) - 1:  # NFKC never creates or merges NUL; guard anyway
+        tokens = []
+        for i, p in enumerate(batch):
+            if i:
+                tokens.append(_MARK)
+            tokens.extend(tokenize(p.replace(_MARK, " ")))
+    return tokens
+
+
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + l) for s, l in zip(starts, lengths)])`` without a loop."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(np.asarray(starts, dtype=np.int64) - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+
+
+def stable_argsort(keys: np.ndarray, n_keys: int) -> np.ndarray:
+    """Stable argsort of small non-negative ints by LSD radix passes over 16-bit digits.
+
+    NumPy sorts ``uint16`` stably by radix (linear); wider ints go to timsort.
+    """
+    if n_keys <= 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    shift = 16
+    while n_keys > 1 << shift:
+        digit = ((keys[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+        shift += 16
+    return order
+
+
+_BLOCK_TOOLS = 16384
+
+
+def _cells(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int, hi: int,
+           n_terms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cells per term, tool of each cell, Σ field norm) for tools ``lo:hi``, cells in (term, tool) order.
+
+    Occurrences are laid out tool-major with fields in order inside a tool, so the stable
+    sort by term leaves each cell's occurrences in (field, position) order: the float64
+    sum adds the same values in the same order as a per-tool loop.
+    """
+    size = hi - lo
+    per_field = [np.diff(offsets[lo:hi + 1]) for _, offsets, _ in fields]
+    per_tool = np.sum(per_field, axis=0)
+    start = np.zeros(size, dtype=np.int64)
+    np.cumsum(per_tool[:-1], out=start[1:])
+    total = int(per_tool.sum())
+    terms_ = np.empty(total, dtype=np.int32)
+    vals = np.empty(total, dtype=np.float32)
+    for (term_ids, offsets, norm), lens in zip(fields, per_field, strict=True):
+        pos = ranges(start, lens)
+        terms_[pos] = term_ids[offsets[lo]:offsets[hi]]
+        vals[pos] = np.repeat(norm[lo:hi], lens)
+        start += lens
+    docs = np.repeat(np.arange(lo, hi, dtype=np.int32), per_tool)
+    order = stable_argsort(terms_, n_terms)
+    terms_, docs, vals = terms_[order], docs[order], vals[order]
+    del order
+    new = np.ones(total, dtype=bool)
+    new[1:] = (terms_[1:] != terms_[:-1]) | (docs[1:] != docs[:-1])
+    starts = np.flatnonzero(new)
+    del new
+    tfw = np.add.reduceat(vals.astype(np.float64), starts) if total else np.zeros(0)
+    return np.bincount(terms_[starts], minlength=n_terms), docs[starts], tfw
+
+
 def terms(text: str) -> list[str]:
     """Tokens minus stop words, English plurals folded: what documents and queries match on."""
     return terms_of_tokens(tokenize(text))
@@ -88,60 +351,76 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float) -> LexicalIndex:
-        """Tokenise each field column once, then aggregate (term, tool) cells with numpy sorts.
+        """Token ids per field column, then (term, tool) cells aggregated block by block.
 
-        A field's texts are normalised as one joined string (one C-level pass instead of
-        one call per tool), and each distinct raw token is mapped to its term id once.
+        Each distinct sentence of a field is tokenised once and each distinct raw token is
+        mapped to its term once; occurrences only ever exist as int32 arrays. Term ids are
+        assigned as before (fields in order, a field's new tokens in sorted order), and a
+        cell's weighted frequency adds the same float32 field norms in the same order
+        (field, then position), so every weight is bit-identical to the per-tool formula.
         """
+        with gc_paused():
+            return cls._build(tools, field_weights, k1, b)
+
+    @classmethod
+    def _build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float) -> LexicalIndex:
         n = len(tools)
-        vocab: dict[str, int] = {}
-        texts = [field_texts(t) for t in tools]
-        doc_parts: list[np.ndarray] = []
-        term_parts: list[np.ndarray] = []
-        val_parts: list[np.ndarray] = []
+        active = [(f, w) for f, w in field_weights.items() if w > 0]
+        columns = field_columns(tools, [f for f, _ in active])
         stop = stopwords()
-        for field, weight in field_weights.items():
-            if weight <= 0:
+        vocab: dict[str, int] = {}
+        table = RawTokens()
+        raw_term = np.zeros(0, dtype=np.int32)  # raw token id → term id, -1 stop word, -2 not yet seen
+        kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per field: term ids, tool offsets, norms
+        for field, weight in active:
+            ids, ptr = token_ids(columns.pop(field), table)
+            if len(table) > len(raw_term):
+                raw_term = np.concatenate([raw_term, np.full(len(table) - len(raw_term), -2, np.int32)])
+            present = np.unique(ids)
+            names = table.names()
+            for tok in sorted(names[i] for i in present[raw_term[present] == -2].tolist()):
+                raw_term[table[tok]] = -1 if tok in stop else vocab.setdefault(_singular(tok), len(vocab))
+            term_ids = raw_term[ids]
+            del ids
+            keep = term_ids >= 0
+            kept_before = np.zeros(len(keep) + 1, dtype=np.int64)
+            np.cumsum(keep, out=kept_before[1:])
+            per_tool = kept_before[ptr[1:]] - kept_before[ptr[:-1]]
+            del kept_before
+            term_ids = term_ids[keep]
+            if not len(term_ids):
                 continue
-            # One regex pass over the whole normalised column; "\x1e" tokens mark tool boundaries.
-            tokens = _TOKEN_OR_SEP.findall(_SEP.join(normalized_column([tt.get(field, "") for tt in texts])))
-            term_of = {tok: (-1 if tok in stop else vocab.setdefault(_singular(tok), len(vocab)))
-                       for tok in sorted(set(tokens)) if tok != _SEP}
-            term_of[_SEP] = -2
-            ids = np.fromiter((term_of[t] for t in tokens), dtype=np.int32, count=len(tokens))
-            del tokens
-            doc_of = np.cumsum(ids == -2, dtype=np.int64).astype(np.int32)
-            keep = ids >= 0
-            ids, docs = ids[keep], doc_of[keep]
-            if not len(ids):
-                continue
-            lens = np.bincount(docs, minlength=n).astype(np.float64)
-            norm = weight / (1.0 - b + b * lens / lens.mean())
-            doc_parts.append(docs)
-            term_parts.append(ids)
-            val_parts.append(norm[docs].astype(np.float32))
+            lens = per_tool.astype(np.float64)
+            with np.errstate(divide="ignore"):  # b = 1 and an empty field: that tool has no cell
+                norm = weight / (1.0 - b + b * lens / lens.mean())
+            offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(per_tool, out=offsets[1:])
+            kept.append((term_ids, offsets, norm.astype(np.float32)))
+        del columns, table, raw_term
         n_terms = len(vocab)
-        if not doc_parts:
+        if not kept:
             return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n)
-        docs = np.concatenate(doc_parts)
-        key = np.concatenate(term_parts).astype(np.int64) * max(n, 1) + docs
-        vals = np.concatenate(val_parts)
-        del doc_parts, term_parts, val_parts, docs
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        vals = vals[order]
-        del order
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        tfw = np.add.reduceat(vals.astype(np.float64), starts)
-        cell = key[starts]
-        del key, vals
-        cell_term, cell_doc = cell // max(n, 1), (cell % max(n, 1)).astype(np.int32)
-        df = np.bincount(cell_term, minlength=n_terms).astype(np.float64)
+        blocks = [_cells(kept, lo, min(lo + _BLOCK_TOOLS, n), n_terms) for lo in range(0, n, _BLOCK_TOOLS)]
+        del kept
+        df_int = np.zeros(n_terms, dtype=np.int64)
+        for counts, _, _ in blocks:
+            df_int += counts
+        df = df_int.astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        weights = (idf[cell_term] * tfw / (k1 + tfw)).astype(np.float32)
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(df.astype(np.int64), out=indptr[1:])
-        return cls(vocab, indptr, cell_doc, weights, n)
+        np.cumsum(df_int, out=indptr[1:])
+        rows = np.empty(int(indptr[-1]), dtype=np.int32)
+        weights = np.empty(int(indptr[-1]), dtype=np.float32)
+        fill = indptr[:-1].copy()
+        while blocks:
+            counts, cell_doc, tfw = blocks.pop(0)
+            pos = ranges(fill, counts)
+            cell_term = np.repeat(np.arange(n_terms, dtype=np.int32), counts)
+            rows[pos] = cell_doc
+            weights[pos] = (idf[cell_term] * tfw / (k1 + tfw)).astype(np.float32)
+            fill += counts
+            del pos, cell_term, cell_doc, tfw
+        return cls(vocab, indptr, rows, weights, n)
 
     def query_terms(self, text: str | list[str]) -> dict[int, int]:
         """Known term ids of ``text`` (or of already-tokenised text) with their counts."""

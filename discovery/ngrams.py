@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tooldisc.discovery.lexical import field_texts, normalized_column
+from tooldisc.discovery.lexical import RawTokens, field_columns, gc_paused, token_ids
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import WORD, gather_columns
+from tooldisc.discovery.text import gather_columns
 
 ALL_FIELDS = ("name", "aliases", "keywords", "capability", "description", "examples")
 SHORT_FIELDS = ("name", "aliases", "keywords", "capability")
@@ -30,6 +30,27 @@ def char_ngrams(tokens: Sequence[str], lo: int = 3, hi: int = 5) -> list[str]:
         for n in range(lo, min(hi, n_chars) + 1):
             out.extend([padded[i:i + n] for i in range(n_chars - n + 1)])
     return out
+
+
+_BLOCK_ROWS = 16384
+
+
+def _first_seen(streams: list[tuple[np.ndarray, np.ndarray]], n: int, n_raw: int) -> np.ndarray:
+    """Raw token ids in order of first occurrence in the tool-major stream (tool, field, position)."""
+    lens = [np.diff(ptr) for _, ptr in streams]
+    tool_start = np.zeros(n + 1, dtype=np.int64)
+    if lens:
+        np.cumsum(np.sum(lens, axis=0), out=tool_start[1:])
+    first = np.full(n_raw, np.iinfo(np.int64).max, dtype=np.int64)
+    before = tool_start[:-1].copy()  # stream position of each tool's current field
+    for (ids, ptr), field_lens in zip(streams, lens, strict=True):
+        uniq, idx = np.unique(ids, return_index=True)
+        tool = np.searchsorted(ptr, idx, side="right") - 1
+        pos = before[tool] + (idx - ptr[tool])
+        first[uniq] = np.minimum(first[uniq], pos)
+        before += field_lens
+    seen = np.flatnonzero(first != np.iinfo(np.int64).max)
+    return seen[np.argsort(first[seen])]
 
 
 @dataclass(frozen=True)
@@ -52,43 +73,72 @@ class NgramIndex:
     @classmethod
     def build(cls, tools: Sequence[Tool], lo: int = 3, hi: int = 5,
               fields: Sequence[str] = ALL_FIELDS) -> NgramIndex:
+        """Tool × n-gram counts as (tool × token counts) @ (token × n-gram counts).
+
+        Each distinct token's n-grams are generated once (not once per occurrence), and
+        the counts matrix comes from one sparse product, so no Python object exists per
+        n-gram occurrence. N-gram ids are numbered in first-occurrence order over the
+        tools' token streams, as a per-tool loop would number them; TF-IDF and the L2
+        norms use the same float64 operations in the same order.
+        """
+        with gc_paused():
+            return cls._build(tools, lo, hi, fields)
+
+    @classmethod
+    def _build(cls, tools: Sequence[Tool], lo: int, hi: int, fields: Sequence[str]) -> NgramIndex:
+        from scipy import sparse
+
         n = len(tools)
-        texts = [field_texts(t) for t in tools]
-        docs_text = normalized_column([" \n ".join(tt[f] for f in fields) for tt in texts])
+        columns = field_columns(tools, fields)
+        table = RawTokens()
+        streams = [token_ids(columns[f], table) for f in fields]
+        del columns
+        n_raw = len(table)
+        order = _first_seen(streams, n, n_raw)
+        names = table.names()
+        del table
         vocab: dict[str, int] = {}
-        counts = np.zeros(n, dtype=np.int64)
-        grams: list[str] = []
-        for d, text in enumerate(docs_text):
-            g = char_ngrams(WORD.findall(text), lo, hi)
-            counts[d] = len(g)
-            grams.extend(g)
-        ids = np.fromiter((vocab.setdefault(g, len(vocab)) for g in grams), dtype=np.int64, count=len(grams))
-        del grams
+        gram_ids: list[int] = []
+        per_token = np.zeros(len(order), dtype=np.int64)
+        for k, raw in enumerate(order.tolist()):
+            grams = char_ngrams((names[raw],), lo, hi)
+            per_token[k] = len(grams)
+            gram_ids.extend([vocab.setdefault(g, len(vocab)) for g in grams])
+        del names
         v = len(vocab)
-        if not len(ids):
+        token_grams = sparse.csr_matrix(
+            (np.ones(len(gram_ids), np.float32), (np.repeat(order, per_token), np.asarray(gram_ids, np.int64))),
+            shape=(n_raw, max(v, 1)))
+        del gram_ids
+        doc_rows = np.concatenate([np.zeros(0, np.int32)]
+                                  + [np.repeat(np.arange(n, dtype=np.int32), np.diff(ptr)) for _, ptr in streams])
+        doc_cols = np.concatenate([np.zeros(0, np.int32)] + [ids for ids, _ in streams])
+        del streams
+        doc_tokens = sparse.csr_matrix((np.ones(len(doc_rows), np.float32), (doc_rows, doc_cols)), shape=(n, n_raw))
+        del doc_rows, doc_cols
+        tf = doc_tokens @ token_grams  # exact integer counts in float32
+        del doc_tokens, token_grams
+        tf.sort_indices()
+        if not tf.nnz:
             z64, z32, zf = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)
             return cls({}, np.zeros(0), np.zeros(0), z64, z32, zf, np.zeros(n + 1, np.int64), z32, zf, n, lo, hi)
-        rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-        key = rows * v + ids  # tool-major
-        del rows, ids
-        key.sort()
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        tf = np.diff(np.r_[starts, len(key)]).astype(np.float64)
-        cell = key[starts]
-        del key, starts
-        cell_row, cell_col = cell // v, cell % v
-        df = np.bincount(cell_col, minlength=v).astype(np.float64)
+        row_ptr = tf.indptr.astype(np.int64)
+        row_cols = tf.indices.astype(np.int32, copy=False)
+        df = np.bincount(row_cols, minlength=v).astype(np.float64)
         idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-        w = (1.0 + np.log(tf)) * idf[cell_col]
-        norms = np.sqrt(np.bincount(cell_row, weights=w * w, minlength=n))
-        w = (w / np.where(norms > 0, norms, 1.0)[cell_row]).astype(np.float32)
-        row_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cell_row, minlength=n), out=row_ptr[1:])
-        by_col = np.argsort(cell_col, kind="stable")
-        col_ptr = np.zeros(v + 1, dtype=np.int64)
-        np.cumsum(df.astype(np.int64), out=col_ptr[1:])
-        return cls(vocab, idf, df, col_ptr, cell_row[by_col].astype(np.int32), w[by_col],
-                   row_ptr, cell_col.astype(np.int32), w, n, lo, hi)
+        row_data = tf.data  # overwritten in place: counts → normalised weights
+        for r0 in range(0, n, _BLOCK_ROWS):
+            r1 = min(r0 + _BLOCK_ROWS, n)
+            s, e = int(row_ptr[r0]), int(row_ptr[r1])
+            cell_row = np.repeat(np.arange(r1 - r0), np.diff(row_ptr[r0:r1 + 1]))
+            w = (1.0 + np.log(row_data[s:e].astype(np.float64))) * idf[row_cols[s:e]]
+            norms = np.sqrt(np.bincount(cell_row, weights=w * w, minlength=r1 - r0))
+            row_data[s:e] = (w / np.where(norms > 0, norms, 1.0)[cell_row]).astype(np.float32)
+        tf.indices = row_cols
+        by_col = tf.tocsc()  # a stable counting sort: rows stay ascending within each column
+        del tf
+        return cls(vocab, idf, df, by_col.indptr.astype(np.int64), by_col.indices.astype(np.int32, copy=False),
+                   by_col.data, row_ptr, row_cols, row_data, n, lo, hi)
 
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(sorted n-gram ids, L2-normalised TF-IDF weights) of the query's known n-grams.

@@ -43,11 +43,21 @@ def _fold(match: re.Match[str]) -> str:
     return match.group().translate(_CHAR_MAP)
 
 
+# _CHAR_MAP and _DIACRITICS as one translate table: no mapped character yields a diacritic.
+_FOLD = {**_CHAR_MAP, **{c: None for c in [*range(0x064B, 0x0660), 0x0670, *range(0x06D6, 0x06EE)]}}
+
+
 def normalize(text: str) -> str:
-    """Fold the spellings of one word into one form (NFKC, Persian letters, digits, case)."""
-    text = _MAPPED.sub(_fold, unicodedata.normalize("NFKC", text))
-    text = _DIACRITICS.sub("", text)
-    return text.casefold()
+    """Fold the spellings of one word into one form (NFKC, Persian letters, digits, case).
+
+    ASCII text is already NFKC, holds no mapped letter or diacritic, and casefolds
+    like ``lower``: it takes the one-call path. Otherwise one ``translate`` does the
+    letter/digit folding and diacritic removal that :data:`_MAPPED` and
+    :data:`_DIACRITICS` describe.
+    """
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFKC", text).translate(_FOLD).casefold()
 
 
 def tokenize(text: str) -> list[str]:

@@ -1,0 +1,350 @@
+"""The vectorised index builds equal a straightforward per-tool reference, array for array.
+
+``LexicalIndex.build``, ``NgramIndex.build`` and ``AliasIndex.build`` tokenise distinct
+sentences once, map distinct tokens once and aggregate with numpy/scipy; the oracles
+here loop over tools and call ``terms`` / ``tokenize`` / ``char_ngrams`` exactly as the
+module docstrings define the indexes. Checked on the shipped catalog, a 2,000-tool
+synthetic catalog and hypothesis-generated tiny catalogs (random Unicode included), and
+through whole offers for the shipped gold queries.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from functools import cache, lru_cache
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tooldisc.discovery import text as text_mod
+from tooldisc.discovery.aliases import AliasIndex
+from tooldisc.discovery.catalog import Catalog
+from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+from tooldisc.discovery.config import RankerConfig, load_config
+from tooldisc.discovery.lexical import (
+    LexicalIndex,
+    RawTokens,
+    field_columns,
+    field_texts,
+    stopwords,
+    terms,
+    token_ids,
+)
+from tooldisc.discovery.model import Tool
+from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex, char_ngrams
+from tooldisc.discovery.pipeline import Discoverer
+from tooldisc.discovery.synthetic import synthetic_catalog
+from tooldisc.discovery.text import normalize, tokenize
+
+FIELDS = ("name", "aliases", "keywords", "capability", "domains", "description", "examples", "parameters")
+TUNED_WEIGHTS = {"bm25": 0.216, "ngram": 0.778, "alias": 0.052, "prior": 0.522, "history": 0.416}
+
+
+# ---------------------------------------------------------------- reference builds
+
+
+def ref_lexical(tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float) -> LexicalIndex:
+    """BM25F per the lexical.py docstring, one tool at a time.
+
+    Term ids: fields in config order, each field's not-yet-seen tokens in sorted order.
+    Per field, a tool's norm is ``weight / (1 - b + b·len/avg_len)`` (float32, as stored);
+    ``tfw`` adds count × norm over fields in order; a cell is ``idf·tfw/(k1 + tfw)``.
+    """
+    n = len(tools)
+    stop = stopwords()
+    texts = [field_texts(t) for t in tools]
+    vocab: dict[str, int] = {}
+    tfw: dict[tuple[int, int], float] = {}
+    for field, weight in field_weights.items():
+        if weight <= 0:
+            continue
+        for tok in sorted({tok for tt in texts for tok in tokenize(tt.get(field, ""))}):
+            if tok not in stop:
+                vocab.setdefault(terms(tok)[0], len(vocab))
+        per_tool = [terms(tt.get(field, "")) for tt in texts]
+        lens = np.array([len(ts) for ts in per_tool], dtype=np.float64)
+        if not lens.sum():
+            continue
+        with np.errstate(divide="ignore"):  # b = 1 and an empty field: that tool has no cell
+            norm = (weight / (1.0 - b + b * lens / lens.mean())).astype(np.float32)
+        for d, ts in enumerate(per_tool):
+            for term, count in Counter(ts).items():
+                key = (vocab[term], d)
+                tfw[key] = tfw.get(key, 0.0) + count * float(norm[d])
+    if not tfw:
+        return LexicalIndex({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n)
+    cells = sorted(tfw)
+    df = Counter(j for j, _ in cells)
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([df[j] for j in range(len(vocab))])
+    idf = {j: math.log1p((n - c + 0.5) / (c + 0.5)) for j, c in df.items()}
+    data = np.array([idf[j] * tfw[j, d] / (k1 + tfw[j, d]) for j, d in cells], dtype=np.float32)
+    return LexicalIndex(vocab, indptr, np.array([d for _, d in cells], dtype=np.int32), data, n)
+
+
+def ref_ngram(tools: Sequence[Tool], lo: int, hi: int, fields: Sequence[str]) -> NgramIndex:
+    """Char n-gram TF-IDF per the ngrams.py docstring: sublinear TF, smooth IDF, L2 per tool."""
+    n = len(tools)
+    vocab: dict[str, int] = {}
+    counts: list[Counter[int]] = []
+    for t in tools:
+        tt = field_texts(t)
+        grams = char_ngrams([tok for f in fields for tok in tokenize(tt[f])], lo, hi)
+        counts.append(Counter(vocab.setdefault(g, len(vocab)) for g in grams))
+    z64, z32, zf = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)
+    if not vocab:
+        return NgramIndex({}, np.zeros(0), np.zeros(0), z64, z32, zf, np.zeros(n + 1, np.int64), z32, zf, n, lo, hi)
+    df = np.zeros(len(vocab))
+    for c in counts:
+        for j in c:
+            df[j] += 1
+    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+    row_ptr, row_cols, row_data = [0], [], []
+    for c in counts:
+        cols = sorted(c)
+        w = [(1.0 + math.log(c[j])) * idf[j] for j in cols]
+        norm = math.sqrt(sum(x * x for x in w)) or 1.0
+        row_cols += cols
+        row_data += [x / norm for x in w]
+        row_ptr.append(len(row_cols))
+    rows = np.repeat(np.arange(n), np.diff(row_ptr))
+    cols_arr = np.array(row_cols, dtype=np.int32)
+    data = np.array(row_data, dtype=np.float32)
+    by_col = np.lexsort((rows, cols_arr))
+    col_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    col_ptr[1:] = np.cumsum(np.bincount(cols_arr, minlength=len(vocab)))
+    return NgramIndex(vocab, idf, df, col_ptr, rows[by_col].astype(np.int32), data[by_col],
+                      np.array(row_ptr, dtype=np.int64), cols_arr, data, n, lo, hi)
+
+
+def ref_alias(tools: Sequence[Tool]) -> AliasIndex:
+    """One alias per non-empty phrase; its distinct term ids; columns sorted by (term, alias)."""
+    vocab: dict[str, int] = {}
+    pairs, lengths, owners = [], [], []
+    for i, tool in enumerate(tools):
+        for phrase in (*tool.aliases, *tool.keywords):
+            ids = sorted({vocab.setdefault(w, len(vocab)) for w in terms(phrase)})
+            if ids:
+                pairs += [(j, len(lengths)) for j in ids]
+                lengths.append(len(ids))
+                owners.append(i)
+    pairs.sort()
+    col_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    col_ptr[1:] = np.cumsum(np.bincount(np.array([j for j, _ in pairs], dtype=np.int64), minlength=len(vocab)))
+    rows = np.array([a for _, a in pairs], dtype=np.int32)
+    return AliasIndex(vocab, col_ptr, rows, np.ones(len(rows), dtype=np.float32),
+                      np.array(lengths, dtype=np.float32), np.array(owners, dtype=np.int64), len(tools))
+
+
+# ---------------------------------------------------------------- comparisons
+
+
+def assert_same(got: object, want: object, arrays: Sequence[str], float_arrays: Sequence[str]) -> None:
+    assert list(got.vocab.items()) == list(want.vocab.items())  # type: ignore[attr-defined]
+    for name in arrays:
+        g, w = getattr(got, name), getattr(want, name)
+        assert g.dtype == w.dtype, name
+        np.testing.assert_array_equal(g, w, err_msg=name)
+    for name in float_arrays:
+        g, w = getattr(got, name), getattr(want, name)
+        assert g.dtype == w.dtype and g.shape == w.shape, name
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def check_lexical(tools: Sequence[Tool], fields: Mapping[str, float], k1: float, b: float,
+                  want: LexicalIndex | None = None) -> None:
+    got, want = LexicalIndex.build(tools, fields, k1, b), want or ref_lexical(tools, fields, k1, b)
+    assert got.n_docs == want.n_docs
+    assert_same(got, want, ("indptr", "rows"), ("data",))
+
+
+def check_ngram(tools: Sequence[Tool], lo: int, hi: int, fields: Sequence[str], want: NgramIndex | None = None) -> None:
+    got, want = NgramIndex.build(tools, lo, hi, fields), want or ref_ngram(tools, lo, hi, fields)
+    assert (got.n_docs, got.lo, got.hi) == (want.n_docs, want.lo, want.hi)
+    assert_same(got, want, ("df", "col_ptr", "col_rows", "row_ptr", "row_cols"), ("idf", "col_data", "row_data"))
+
+
+def check_alias(tools: Sequence[Tool], want: AliasIndex | None = None) -> None:
+    got, want = AliasIndex.build(tools), want or ref_alias(tools)
+    assert got.n_tools == want.n_tools
+    assert_same(got, want, ("col_ptr", "col_rows", "col_data", "alias_len", "alias_tool"), ())
+
+
+@lru_cache(maxsize=1)
+def shipped() -> Catalog:
+    return load_catalog(default_catalog_path())
+
+
+@lru_cache(maxsize=1)
+def synthetic_2000() -> Catalog:
+    return synthetic_catalog(shipped(), 2000, 0)
+
+
+def tuned_config() -> RankerConfig:
+    base = load_config()
+    return RankerConfig(**{**base.__dict__, "weights": {**base.weights, **TUNED_WEIGHTS}})
+
+
+CATALOGS = {"shipped": shipped, "synthetic_2000": synthetic_2000}
+
+
+@cache
+def cached_ref_lexical(which: str, k1: float, b: float) -> LexicalIndex:
+    return ref_lexical(CATALOGS[which]().tools, load_config().fields, k1, b)
+
+
+@cache
+def cached_ref_ngram(which: str, lo: int, hi: int, fields: tuple[str, ...]) -> NgramIndex:
+    return ref_ngram(CATALOGS[which]().tools, lo, hi, fields)
+
+
+@cache
+def cached_ref_alias(which: str) -> AliasIndex:
+    return ref_alias(CATALOGS[which]().tools)
+
+
+@pytest.mark.parametrize("which", sorted(CATALOGS))
+def test_lexical_equals_reference(which: str) -> None:
+    cfg = load_config()
+    for k1, b in ((cfg.k1, cfg.b), (1.2, 0.75)):
+        check_lexical(CATALOGS[which]().tools, cfg.fields, k1, b, cached_ref_lexical(which, k1, b))
+
+
+@pytest.mark.parametrize("which", sorted(CATALOGS))
+def test_ngram_equals_reference(which: str) -> None:
+    for fields in (ALL_FIELDS, SHORT_FIELDS) if which == "shipped" else (ALL_FIELDS,):  # random catalogs cover more
+        check_ngram(CATALOGS[which]().tools, 3, 5, fields, cached_ref_ngram(which, 3, 5, fields))
+
+
+@pytest.mark.parametrize("which", sorted(CATALOGS))
+def test_alias_equals_reference(which: str) -> None:
+    check_alias(CATALOGS[which]().tools, cached_ref_alias(which))
+
+
+def test_columns_and_tokens_equal_per_tool_calls() -> None:
+    tools = synthetic_2000().tools
+    columns = field_columns(tools, (*FIELDS, "no_such_field"))
+    table = RawTokens()
+    for f, column in columns.items():
+        assert column == [field_texts(t).get(f, "") for t in tools], f
+        ids, ptr = token_ids(column, table)
+        names = table.names()
+        assert [[names[i] for i in ids[ptr[k]:ptr[k + 1]]] for k in range(len(tools))] == [tokenize(x) for x in column]
+
+
+@lru_cache(maxsize=1)
+def gold_queries() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    from importlib import resources
+
+    from tooldisc.gold.loader import load_gold
+
+    gold = load_gold(str(resources.files("tooldisc.gold").joinpath("data/gold.json")), check=False)
+    return tuple((q.query, tuple(c for r, c in q.history if r == "user")) for q in gold.queries)
+
+
+@pytest.mark.parametrize(("which", "config"),
+                         [("shipped", "default"), ("shipped", "tuned"), ("synthetic_2000", "tuned")])
+def test_offers_equal_with_reference_indexes(which: str, config: str) -> None:
+    """Gold queries get the same offers (names, scores, hashes) from reference-built indexes."""
+    catalog = CATALOGS[which]()
+    cfg = tuned_config() if config == "tuned" else load_config()
+    engine = Discoverer(catalog, cfg)
+    oracle = Discoverer(catalog, cfg)
+    oracle.lexical = cached_ref_lexical(which, cfg.k1, cfg.b)
+    if oracle.ngram_index is not None:
+        fields = ALL_FIELDS if len(catalog) <= cfg.ngram_long_fields_max_tools else SHORT_FIELDS
+        oracle.ngram_index = cached_ref_ngram(which, cfg.ngram_lo, cfg.ngram_hi, fields)
+    if oracle.alias_index is not None:
+        oracle.alias_index = cached_ref_alias(which)
+    queries = gold_queries()
+    assert queries
+    for query, history in queries[:60] if which != "shipped" else queries:
+        got, want = engine.discover(query, history=history), oracle.discover(query, history=history)
+        assert [(c.name, c.score) for c in got.candidates] == [(c.name, c.score) for c in want.candidates], query
+        assert got.offer_hash == want.offer_hash
+
+
+# ---------------------------------------------------------------- random catalogs
+
+# Mostly characters that exercise folding (Arabic/Persian twins, digits, ZWNJ, diacritics,
+# compatibility forms, case, separators, NUL and the sentence split "". ""), plus any code point.
+_ALPHABET = st.one_of(
+    st.sampled_from(list("abcXYZ019_ -.:/&\n\x00\x1eيكةۀأإٱؤیکهاو۱٢\u200c\u200d\u0640\u064b\u0670ﬁ①ＡΣςİß. ")),
+    st.characters(blacklist_categories=("Cs",)),
+)
+_TEXT = st.text(_ALPHABET, max_size=40)
+_WORDS = st.lists(st.sampled_from(["invoice", "invoices", "the", "bill", "فاکتور", "فاكتور", "Stock", "a. b"]) | _TEXT,
+                  max_size=4)
+
+
+@st.composite
+def tools(draw: st.DrawFn) -> list[Tool]:
+    out = []
+    for i in range(draw(st.integers(0, 6))):
+        params = draw(st.sampled_from([None, {"type": "object", "properties": {"invoiceId": {}, "due_date": {}}},
+                                       {"type": "object", "properties": {}}, {"type": "object"}]))
+        out.append(Tool(
+            name=f"t{i}_" + draw(st.sampled_from(["createInvoice", "sales.create", "ns::x", "a-b/c", ""])) + draw(_TEXT),
+            description=draw(st.sampled_from(["", "Creates an invoice. Sends it. ", "Creates an invoice. "])) + draw(_TEXT),
+            aliases=tuple(draw(_WORDS)), keywords=tuple(draw(_WORDS)), examples=tuple(draw(_WORDS)),
+            domains=tuple(draw(st.lists(st.sampled_from(["sales", "inventory.stock", "hrPayroll"]) | _TEXT, max_size=3))),
+            capability=draw(st.none() | st.sampled_from(["sales.invoice", "stockAdjust"]) | _TEXT),
+            parameters=params,
+        ))
+    return out
+
+
+_SLOW = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_SLOW
+@given(tools(), st.dictionaries(st.sampled_from([*FIELDS, "unknown"]), st.sampled_from([0.0, 0.5, 1.0, 3.0]), max_size=9),
+       st.sampled_from([0.0, 0.64, 1.2]), st.sampled_from([0.0, 0.321, 0.75, 1.0]))
+def test_lexical_random_catalogs(ts: list[Tool], fields: dict[str, float], k1: float, b: float) -> None:
+    check_lexical(ts, fields, k1, b)
+
+
+@_SLOW
+@given(tools(), st.integers(1, 5), st.integers(1, 6), st.sampled_from([ALL_FIELDS, SHORT_FIELDS, ("description",), ()]))
+def test_ngram_random_catalogs(ts: list[Tool], lo: int, hi: int, fields: tuple[str, ...]) -> None:
+    check_ngram(ts, lo, hi, fields)
+
+
+@_SLOW
+@given(tools())
+def test_alias_random_catalogs(ts: list[Tool]) -> None:
+    check_alias(ts)
+
+
+@_SLOW
+@given(st.lists(_TEXT | st.text(max_size=60), max_size=8))
+def test_token_ids_random_unicode(texts: list[str]) -> None:
+    table = RawTokens()
+    for column in (texts, [t + ". " + t for t in texts], [". ".join(texts)]):
+        ids, ptr = token_ids(column, table)
+        names = table.names()
+        assert [[names[i] for i in ids[ptr[k]:ptr[k + 1]]] for k in range(len(column))] == [tokenize(t) for t in column]
+
+
+def _normalize_reference(text: str) -> str:
+    """``normalize`` as first written: NFKC, fold mapped letters, strip diacritics, casefold."""
+    text = text_mod._MAPPED.sub(lambda m: m.group().translate(text_mod._CHAR_MAP), unicodedata.normalize("NFKC", text))
+    return re.sub("[\u064b-\u065f\u0670\u06d6-\u06ed]", "", text).casefold()
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXT | st.text())
+def test_normalize_equals_reference(text: str) -> None:
+    assert normalize(text) == _normalize_reference(text)
+
+
+def test_normalize_every_code_point() -> None:
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert normalize(every) == _normalize_reference(every)
+    for c in range(128):
+        assert normalize(chr(c)) == _normalize_reference(chr(c))
