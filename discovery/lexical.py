@@ -162,40 +162,34 @@ class RawTokens(dict[str, int]):
 def token_ids(texts: Sequence[str], table: RawTokens) -> tuple[np.ndarray, np.ndarray]:
     """Raw token ids of every text (``tokenize``, stop words kept) as flat int32 ids and int64 offsets.
 
-    ``table`` maps raw tokens to ids (from 1) and grows across calls. Each
-    distinct text is tokenised once; long texts are first split at sentence ends
-    (``". "``: both characters are separators and NFKC starters, so the pieces tokenise
-    independently) and each distinct sentence is tokenised once. ASCII pieces take
+    ``table`` maps raw tokens to ids (from 1) and grows across calls. Texts are cut
+    into pieces at sentence ends (``". "``) and list-item joins (``" \\n "``) — ASCII
+    separators and NFKC starters, so pieces tokenise independently — and each distinct
+    piece (a sentence, an alias, a keyword) is tokenised once. ASCII pieces take
     ``lower``/``translate``/``split`` instead of NFKC and a regex. No Python object per
     token occurrence outlives a batch of pieces.
     """
     distinct, codes = _dedup(texts)
-    if distinct and sum(map(len, distinct)) > _SPLIT_MEAN_CHARS * len(distinct):
-        split = [t.split(". ") for t in distinct]
-        n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-        flat = list(chain.from_iterable(split))
-        del split
-        pieces, piece_codes = _dedup(flat)
-        del flat
-        ids, lens = _tokenize_pieces(pieces, table)
-        del pieces
-        if piece_codes is not None:
-            ids, lens = _expand(ids, lens, piece_codes)
-        group = np.zeros(len(n_pieces) + 1, dtype=np.int64)
-        np.cumsum(n_pieces, out=group[1:])
-        lens_before = np.zeros(len(lens) + 1, dtype=np.int64)
-        np.cumsum(lens, out=lens_before[1:])
-        lens = lens_before[group[1:]] - lens_before[group[:-1]]
-    else:
-        ids, lens = _tokenize_pieces(distinct, table)
+    split = [t.replace(" \n ", ". ").split(". ") for t in distinct]
+    n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+    flat = list(chain.from_iterable(split))
+    del split
+    pieces, piece_codes = _dedup(flat)
+    del flat
+    ids, lens = _tokenize_pieces(pieces, table)
+    del pieces
+    if piece_codes is not None:
+        ids, lens = _expand(ids, lens, piece_codes)
+    group = np.zeros(len(n_pieces) + 1, dtype=np.int64)
+    np.cumsum(n_pieces, out=group[1:])
+    lens_before = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=lens_before[1:])
+    lens = lens_before[group[1:]] - lens_before[group[:-1]]
     if codes is not None:
         ids, lens = _expand(ids, lens, codes)
     ptr = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=ptr[1:])
     return ids, ptr
-
-
-_SPLIT_MEAN_CHARS = 64
 
 
 def _dedup(items: Sequence[str]) -> tuple[list[str], np.ndarray | None]:

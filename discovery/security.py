@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from tooldisc.discovery.lexical import gc_paused
 from tooldisc.discovery.model import Context, Tool
 
 READ, WRITE, DESTRUCTIVE, EXPORT, EXECUTE, UNKNOWN = "READ", "WRITE", "DESTRUCTIVE", "EXPORT", "EXECUTE", "UNKNOWN"
@@ -84,6 +85,10 @@ class SecurityIndex:
     """
 
     def __init__(self, tools: Sequence[Tool]):
+        with gc_paused():  # per-tool lists and dicts, no cycles: see gc_paused
+            self._build(tools)
+
+    def _build(self, tools: Sequence[Tool]) -> None:
         n = len(tools)
         self.n = n
         self.names = [t.name for t in tools]
@@ -125,15 +130,24 @@ class SecurityIndex:
 
 
 def _pairs(tools: Sequence[Tool], attr: str) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
-    """Distinct (tool, value) pairs of a list field, as id arrays."""
+    """Distinct (tool, value) pairs of a list field, as id arrays.
+
+    Value ids are numbered in first-occurrence order; each distinct tuple of values
+    (most tools share their roles and permissions) is resolved to ids once.
+    """
     index: dict[str, int] = {}
-    tool_ids: list[int] = []
+    by_tuple: dict[tuple[str, ...], list[int]] = {}
+    counts = np.zeros(len(tools), dtype=np.int64)
     value_ids: list[int] = []
     for i, t in enumerate(tools):
-        for v in dict.fromkeys(getattr(t, attr)):
-            tool_ids.append(i)
-            value_ids.append(index.setdefault(v, len(index)))
-    return index, np.array(tool_ids, dtype=np.int64), np.array(value_ids, dtype=np.int64)
+        values = getattr(t, attr)
+        ids = by_tuple.get(values)
+        if ids is None:
+            ids = by_tuple[values] = [index.setdefault(v, len(index)) for v in dict.fromkeys(values)]
+        counts[i] = len(ids)
+        value_ids.extend(ids)
+    tool_ids = np.repeat(np.arange(len(tools), dtype=np.int64), counts)
+    return index, tool_ids, np.array(value_ids, dtype=np.int64)
 
 
 def _selector(values: frozenset[str], index: dict[str, int]) -> np.ndarray:

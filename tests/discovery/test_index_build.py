@@ -278,7 +278,8 @@ _ALPHABET = st.one_of(
     st.characters(blacklist_categories=("Cs",)),
 )
 _TEXT = st.text(_ALPHABET, max_size=40)
-_WORDS = st.lists(st.sampled_from(["invoice", "invoices", "the", "bill", "فاکتور", "فاكتور", "Stock", "a. b"]) | _TEXT,
+_WORDS = st.lists(st.sampled_from(["invoice", "invoices", "the", "bill", "فاکتور", "فاكتور", "Stock", "a. b", " \n ", "x \n y. "])
+                  | _TEXT,
                   max_size=4)
 
 
@@ -325,7 +326,7 @@ def test_alias_random_catalogs(ts: list[Tool]) -> None:
 @given(st.lists(_TEXT | st.text(max_size=60), max_size=8))
 def test_token_ids_random_unicode(texts: list[str]) -> None:
     table = RawTokens()
-    for column in (texts, [t + ". " + t for t in texts], [". ".join(texts)]):
+    for column in (texts, [t + ". " + t for t in texts], [". ".join(texts)], [" \n ".join(texts), *texts]):
         ids, ptr = token_ids(column, table)
         names = table.names()
         assert [[names[i] for i in ids[ptr[k]:ptr[k + 1]]] for k in range(len(column))] == [tokenize(t) for t in column]
