@@ -1,0 +1,114 @@
+"""The oracle and input strategies of the security property tests (DESIGN §4).
+
+The oracle is the §4 matrix written out here as a literal table, not the code under
+test. Two test files draw from these, 5,000 examples each under CI (10,000 in all),
+so pytest-xdist runs them on both cores.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import strategies as st
+from tooldisc.discovery.catalog import catalog_from_tools
+from tooldisc.discovery.config import load_config
+from tooldisc.discovery.model import Context, Tool
+from tooldisc.discovery.pipeline import Discoverer
+
+# DESIGN §4, by side effect (HIGH_RISK = export or execute, "export only" / "execute only").
+MATRIX = {
+    #               none   write  delete export execute
+    "READ":        (True,  False, False, False, False),
+    "UNKNOWN":     (True,  False, False, False, False),
+    "WRITE":       (True,  True,  False, False, False),
+    "DESTRUCTIVE": (True,  False, True,  False, False),
+    "EXPORT":      (True,  False, False, True,  False),
+    "EXECUTE":     (True,  False, False, False, True),
+}
+COLUMNS = ("none", "write", "delete", "export", "execute")
+
+ROLES = ("owner", "admin", "clerk", "viewer")
+PERMS = ("a.read", "a.write", "b.read", "b.delete", "c.run")
+WORDS = ("invoice", "customer", "report", "فاکتور", "مشتری", "گزارش", "stock", "payment", "list", "show",
+         "delete", "remove", "حذف", "کن", "create", "ثبت", "export", "excel", "خروجی", "run", "اجرا",
+         "add", "بزن", "pay", "the", "of", "۱۲۳")
+
+CONFIG = load_config()
+
+
+def oracle_allows(tool: Tool, ctx: Context, mutation: str) -> bool:
+    if not tool.enabled or tool.side_effect not in COLUMNS or tool.quarantine:
+        return False
+    if tool.tenant_required and not ctx.tenant:
+        return False
+    if tool.roles and not set(tool.roles) & set(ctx.roles):
+        return False
+    if not set(tool.permissions) <= set(ctx.permissions):
+        return False
+    if ctx.mode == "analyzer" and tool.side_effect != "none":
+        return False
+    if tool.name in ctx.forced:
+        return True
+    return MATRIX[mutation][COLUMNS.index(tool.side_effect)]
+
+
+text = st.lists(st.integers(0, len(WORDS) - 1), max_size=6).map(lambda ix: " ".join(WORDS[i] for i in ix))
+SIDE_EFFECTS = (*COLUMNS, None)
+
+
+def decode_tool(i: int, code: int, words: list[int]) -> Tool:
+    """One integer → one tool, so hypothesis draws (and shrinks) a catalog cheaply."""
+    def bits(offset: int, width: int) -> int:
+        return (code >> offset) & ((1 << width) - 1)
+
+    desc = " ".join(WORDS[w] for w in words)
+    return Tool(
+        name=f"t{i}_{WORDS[bits(0, 4) % 12]}",
+        description=desc,
+        aliases=(WORDS[bits(4, 5) % len(WORDS)],) if bits(9, 1) else (),
+        side_effect=SIDE_EFFECTS[bits(10, 3) % len(SIDE_EFFECTS)],
+        enabled=bits(13, 3) != 0,  # disabled one time in eight
+        roles=tuple(r for j, r in enumerate(ROLES) if bits(16, 4) >> j & 1 and bits(20, 1)),
+        permissions=tuple(p for j, p in enumerate(PERMS) if bits(21, 5) >> j & 1 and bits(26, 2) == 0),
+        tenant_required=bool(bits(28, 1)),
+        is_core=bool(bits(29, 1)),
+    )
+
+
+def decode_context(code: int, names: list[str]) -> Context:
+    def bits(offset: int, width: int) -> int:
+        return (code >> offset) & ((1 << width) - 1)
+
+    return Context(
+        tenant="t1" if bits(0, 1) else None,
+        roles=frozenset(r for j, r in enumerate(ROLES) if bits(1, 4) >> j & 1),
+        permissions=frozenset(p for j, p in enumerate(PERMS) if bits(5, 5) >> j & 1),
+        mode=("analyzer", "supervised", "autonomous")[bits(10, 2) % 3],
+        forced=frozenset(n for j, n in enumerate(names) if bits(12, 12) >> j & 1 and bits(24, 2) == 0),
+    )
+
+
+tools = st.lists(st.tuples(st.integers(0, 2**30 - 1), st.lists(st.integers(0, len(WORDS) - 1), max_size=5)),
+                 min_size=1, max_size=10)
+requests = st.lists(
+    st.tuples(st.integers(0, 2**26 - 1), text, st.lists(text, max_size=2), st.sampled_from((1, 3, 15, "auto"))),
+    min_size=1, max_size=3,
+)
+
+
+EXAMPLES = 5_000 if os.environ.get("CI") == "true" else 750
+
+
+def check_requests(tool_codes: list, reqs: list) -> None:
+    """Build an engine over the decoded catalog; every offer must pass the oracle."""
+    catalog_tools = [decode_tool(i, code, words) for i, (code, words) in enumerate(tool_codes)]
+    engine = Discoverer(catalog_from_tools(catalog_tools), CONFIG)
+    by_name = {t.name: t for t in catalog_tools}
+    names = [t.name for t in catalog_tools]
+    for ctx_code, query, history, k in reqs:
+        ctx = decode_context(ctx_code, names)
+        offer = engine.discover(query, ctx, k, history)
+        for name in offer.names:
+            assert oracle_allows(by_name[name], ctx, offer.mutation), (name, ctx, query, offer.mutation)
+        # Every authorized tool is counted, and nothing else.
+        assert offer.authorized_count == sum(oracle_allows(t, ctx, offer.mutation) for t in catalog_tools)
