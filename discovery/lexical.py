@@ -19,9 +19,17 @@ from itertools import chain
 
 import numpy as np
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import gather_columns, normalize, split_name, tokenize
+from tooldisc.discovery.text import (
+    _CAMEL,
+    _NAME_SEPARATORS,
+    gather_columns,
+    normalize,
+    split_name,
+    tokenize,
+)
 
 _SEP = "\x1e"
+_ASCII_UPPER = re.compile("[A-Z]")
 _TOKEN_OR_SEP = re.compile(r"\w+|\x1e", re.UNICODE)
 
 
@@ -124,7 +132,9 @@ def _split_names(names: list[str]) -> list[str]:
     match can touch it and splitting back gives each name's own result.
     """
     joined = "\x00".join(names)
-    parts = split_name(joined).split("\x00")
+    spaced = _NAME_SEPARATORS.sub(" ", joined)
+    # The camel-case pattern needs an ASCII capital on one side; lowercase names skip its slow scan.
+    parts = (_CAMEL.sub(" ", spaced) if _ASCII_UPPER.search(spaced) else spaced).split("\x00")
     if len(parts) != len(names):  # a name held a NUL itself
         return [split_name(x) for x in names]
     return parts
@@ -166,39 +176,57 @@ def token_ids(texts: Sequence[str], table: RawTokens) -> tuple[np.ndarray, np.nd
     into pieces at sentence ends (``". "``) and list-item joins (``" \\n "``) — ASCII
     separators and NFKC starters, so pieces tokenise independently — and each distinct
     piece (a sentence, an alias, a keyword) is tokenised once. ASCII pieces take
-    ``lower``/``translate``/``split`` instead of NFKC and a regex. No Python object per
-    token occurrence outlives a batch of pieces.
+    ``lower``/``translate``/``split`` instead of NFKC and a regex. Texts go through in
+    chunks, so no Python object per piece or token occurrence outlives a chunk.
     """
-    distinct, codes = _dedup(texts)
-    split = [t.replace(" \n ", ". ").split(". ") for t in distinct]
-    n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
-    flat = list(chain.from_iterable(split))
-    del split
-    pieces, piece_codes = _dedup(flat)
-    del flat
-    ids, lens = _tokenize_pieces(pieces, table)
-    del pieces
-    if piece_codes is not None:
-        ids, lens = _expand(ids, lens, piece_codes)
-    group = np.zeros(len(n_pieces) + 1, dtype=np.int64)
-    np.cumsum(n_pieces, out=group[1:])
-    lens_before = np.zeros(len(lens) + 1, dtype=np.int64)
-    np.cumsum(lens, out=lens_before[1:])
-    lens = lens_before[group[1:]] - lens_before[group[:-1]]
-    if codes is not None:
-        ids, lens = _expand(ids, lens, codes)
+    distinct = list(dict.fromkeys(texts))  # capability, domains, parameters: a few hundred texts
+    text_codes = None
+    if len(distinct) < len(texts):
+        index = {t: i for i, t in enumerate(distinct)}
+        text_codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+        del index
+        texts = distinct
+    del distinct
+    piece_of: dict[str, int] = {}
+    piece_ids = np.zeros(0, dtype=np.int32)
+    piece_len = np.zeros(0, dtype=np.int64)
+    id_parts: list[np.ndarray] = []
+    len_parts: list[np.ndarray] = []
+    for lo in range(0, len(texts), _CHUNK_TEXTS):
+        if len(piece_of) > _MAX_PIECES:  # mostly unique pieces: stop remembering them (ids restart)
+            piece_of.clear()
+            piece_ids, piece_len = piece_ids[:0], piece_len[:0]
+        split = [t.replace(" \n ", ". ").split(". ") for t in texts[lo:lo + _CHUNK_TEXTS]]
+        n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        flat = list(chain.from_iterable(split))
+        del split
+        new = [piece for piece in dict.fromkeys(flat) if piece not in piece_of]
+        piece_of.update(zip(new, range(len(piece_of), len(piece_of) + len(new)), strict=True))
+        new_ids, new_len = _tokenize_pieces(new, table)
+        del new
+        piece_ids = np.concatenate([piece_ids, new_ids])
+        piece_len = np.concatenate([piece_len, new_len])
+        codes = np.fromiter(map(piece_of.__getitem__, flat), dtype=np.int64, count=len(flat))
+        del flat
+        ids, occ_len = _expand(piece_ids, piece_len, codes)
+        id_parts.append(ids)
+        occ_before = np.zeros(len(occ_len) + 1, dtype=np.int64)
+        np.cumsum(occ_len, out=occ_before[1:])
+        text_end = np.cumsum(n_pieces)
+        len_parts.append(occ_before[text_end] - occ_before[text_end - n_pieces])
+    del piece_of, piece_ids, piece_len
+    ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
+    del id_parts
+    lens = np.concatenate(len_parts) if len_parts else np.zeros(0, dtype=np.int64)
+    if text_codes is not None:
+        ids, lens = _expand(ids, lens, text_codes)
     ptr = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=ptr[1:])
     return ids, ptr
 
 
-def _dedup(items: Sequence[str]) -> tuple[list[str], np.ndarray | None]:
-    """Distinct items in first-seen order and each item's index among them (None: all distinct)."""
-    distinct = list(dict.fromkeys(items))
-    if len(distinct) == len(items):
-        return list(items), None
-    index = {t: i for i, t in enumerate(distinct)}
-    return distinct, np.fromiter(map(index.__getitem__, items), dtype=np.int64, count=len(items))
+_CHUNK_TEXTS = 16384
+_MAX_PIECES = 65536
 
 
 def _expand(ids: np.ndarray, lens: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -257,7 +285,12 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    return np.repeat(np.asarray(starts, dtype=np.int64) - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+    starts = np.asarray(starts, dtype=np.int64)
+    # int32 positions when they fit: these arrays are as long as the occurrences they index
+    dtype = np.int32 if int(starts.max(initial=0)) + total < 2**31 else np.int64
+    out = np.repeat((starts - np.cumsum(lengths) + lengths).astype(dtype), lengths)
+    out += np.arange(total, dtype=dtype)
+    return out
 
 
 def stable_argsort(keys: np.ndarray, n_keys: int) -> np.ndarray:
@@ -276,7 +309,7 @@ def stable_argsort(keys: np.ndarray, n_keys: int) -> np.ndarray:
     return order
 
 
-_BLOCK_TOOLS = 16384
+_BLOCK_TOOLS = 8192
 
 
 def _cells(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int, hi: int,
@@ -360,14 +393,13 @@ class LexicalIndex:
     def _build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float) -> LexicalIndex:
         n = len(tools)
         active = [(f, w) for f, w in field_weights.items() if w > 0]
-        columns = field_columns(tools, [f for f, _ in active])
         stop = stopwords()
         vocab: dict[str, int] = {}
         table = RawTokens()
         raw_term = np.zeros(0, dtype=np.int32)  # raw token id → term id, -1 stop word, -2 not yet seen
         kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per field: term ids, tool offsets, norms
         for field, weight in active:
-            ids, ptr = token_ids(columns.pop(field), table)
+            ids, ptr = token_ids(field_columns(tools, (field,))[field], table)  # one column alive at a time
             if len(table) > len(raw_term):
                 raw_term = np.concatenate([raw_term, np.full(len(table) - len(raw_term), -2, np.int32)])
             present = np.unique(ids)
@@ -390,24 +422,27 @@ class LexicalIndex:
             offsets = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(per_tool, out=offsets[1:])
             kept.append((term_ids, offsets, norm.astype(np.float32)))
-        del columns, table, raw_term
+        del table, raw_term
         n_terms = len(vocab)
         if not kept:
             return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n)
-        blocks = [_cells(kept, lo, min(lo + _BLOCK_TOOLS, n), n_terms) for lo in range(0, n, _BLOCK_TOOLS)]
-        del kept
+        # Two passes over tool blocks (document frequencies, then cells) instead of keeping
+        # every block's cells until the column sizes are known: a second sort is cheaper
+        # than 12 bytes per cell of peak memory.
+        blocks = [(lo, min(lo + _BLOCK_TOOLS, n)) for lo in range(0, n, _BLOCK_TOOLS)]
         df_int = np.zeros(n_terms, dtype=np.int64)
-        for counts, _, _ in blocks:
-            df_int += counts
+        for lo, hi in blocks:
+            df_int += _cells(kept, lo, hi, n_terms)[0]
         df = df_int.astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(df_int, out=indptr[1:])
+        del df_int
         rows = np.empty(int(indptr[-1]), dtype=np.int32)
         weights = np.empty(int(indptr[-1]), dtype=np.float32)
         fill = indptr[:-1].copy()
-        while blocks:
-            counts, cell_doc, tfw = blocks.pop(0)
+        for lo, hi in blocks:
+            counts, cell_doc, tfw = _cells(kept, lo, hi, n_terms)
             pos = ranges(fill, counts)
             cell_term = np.repeat(np.arange(n_terms, dtype=np.int32), counts)
             rows[pos] = cell_doc
