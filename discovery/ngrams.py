@@ -89,10 +89,8 @@ class NgramIndex:
         from scipy import sparse
 
         n = len(tools)
-        columns = field_columns(tools, fields)
         table = RawTokens()
-        streams = [token_ids(columns[f], table) for f in fields]
-        del columns
+        streams = [token_ids(field_columns(tools, (f,))[f], table) for f in fields]  # one column alive at a time
         n_raw = len(table)
         order = _first_seen(streams, n, n_raw)
         names = table.names()
