@@ -48,13 +48,8 @@ def tune_command(
     written are the best on all data. Output is byte-identical for the same inputs.
     """
     from tooldisc.cli.common import dumps_json, note, write_atomic
-    from tooldisc.evaluation.tune import (
-        WeightTuner,
-        load_space,
-        parse_objective,
-        tune_document,
-        weights_yaml,
-    )
+    from tooldisc.evaluation.tune import WeightTuner, load_space, parse_objective
+    from tooldisc.evaluation.tune_report import tune_document, weights_yaml
 
     from tooldisc.errors import UsageError
 

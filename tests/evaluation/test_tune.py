@@ -188,7 +188,7 @@ def test_a_penalty_measure_is_subtracted_with_its_weight(synthetic):
 
 
 def test_seeded_runs_are_identical_and_seeds_matter(synthetic):
-    from tooldisc.evaluation.tune import weights_yaml
+    from tooldisc.evaluation.tune_report import weights_yaml
 
     cat, gold, base, _ = synthetic
     space = {"weights.bm25": (0.2, 1.0), "weights.core": [0.0, 0.001]}
@@ -289,7 +289,8 @@ def test_cli_unpaired_catalog_and_gold_is_exit_2(synthetic):
 
 def test_cli_table_on_a_given_pair_and_the_file_is_byte_identical_to_the_library(synthetic, tmp_path: Path):
     """Another process, the same inputs: the same bytes (no time, no paths in the file)."""
-    from tooldisc.evaluation.tune import WeightTuner, weights_yaml
+    from tooldisc.evaluation.tune import WeightTuner
+    from tooldisc.evaluation.tune_report import weights_yaml
 
     cat, gold, _, (cat_path, gold_path) = synthetic
     out = tmp_path / "w.yaml"
