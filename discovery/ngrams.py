@@ -164,19 +164,25 @@ class NgramIndex:
         ids, w = self.query_vector(tokens)
         return gather_columns(self.col_ptr, self.col_rows, self.col_data, ids, w, self.n_docs)
 
-    def scores_rare(self, tokens: Sequence[str], max_df: int) -> np.ndarray:
+    def scores_rare(self, tokens: Sequence[str], max_df: int,
+                    qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """A cheap lower bound of :meth:`scores` from the query's rarer n-grams only.
 
         Used to retrieve candidates in large catalogs: common n-grams have posting lists
         as long as the catalog and rank nothing on their own.
         """
-        ids, w = self.query_vector(tokens)
+        ids, w = qv if qv is not None else self.query_vector(tokens)
         keep = self.df[ids] <= max_df
         return gather_columns(self.col_ptr, self.col_rows, self.col_data, ids[keep], w[keep], self.n_docs)
 
-    def scores_subset(self, tokens: Sequence[str], indices: np.ndarray) -> np.ndarray:
-        """Exact cosine for a few tools, through their rows (cost ∝ their n-grams)."""
-        ids, w = self.query_vector(tokens)
+    def scores_subset(self, tokens: Sequence[str], indices: np.ndarray,
+                      qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """Exact cosine for a few tools, through their rows (cost ∝ their n-grams).
+
+        The query is spread into a dense weight vector over the n-gram vocabulary so
+        each of the candidates' n-grams costs one gather, not a search.
+        """
+        ids, w = qv if qv is not None else self.query_vector(tokens)
         out = np.zeros(len(indices), dtype=np.float32)
         if not len(ids) or not len(indices):
             return out
@@ -186,10 +192,8 @@ class NgramIndex:
         if total == 0:
             return out
         offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
-        cols = self.row_cols[offsets]
-        pos = np.searchsorted(ids, cols)
-        pos[pos >= len(ids)] = 0
-        hit = ids[pos] == cols
+        dense = np.zeros(len(self.idf), dtype=np.float32)
+        dense[ids] = w
+        contrib = self.row_data[offsets] * dense[self.row_cols[offsets]]
         owner = np.repeat(np.arange(len(indices)), lengths)
-        contrib = np.where(hit, self.row_data[offsets] * w[pos], 0.0)
         return np.bincount(owner, weights=contrib, minlength=len(indices)).astype(np.float32)

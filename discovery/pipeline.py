@@ -96,24 +96,26 @@ def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
         return Retrieved(auth, auth.indices, lexical, ngram, "full", history)
     problem = eng.index_problem()
     if problem is None:
-        cand = _index_candidates(auth.indices, tokens, lexical, eng)
+        qv = eng.ngram_index.query_vector(tokens) if eng.ngram_index is not None else None
+        cand = _index_candidates(auth.indices, tokens, lexical, eng, qv)
         if len(cand):
             ngram = None
             if eng.ngram_index is not None:
                 ngram = np.zeros(eng.catalog_size, dtype=np.float32)
-                ngram[cand] = eng.ngram_index.scores_subset(tokens, cand)
+                ngram[cand] = eng.ngram_index.scores_subset(tokens, cand, qv)
             return Retrieved(auth, cand, lexical, ngram, "indexed", history)
         problem = "empty"
     ngram = eng.ngram_index.scores(tokens) if eng.ngram_index is not None else None
     return Retrieved(auth, auth.indices, lexical, ngram, "full", history, fallback_reason=problem)
 
 
-def _index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndarray, eng: Discoverer) -> np.ndarray:
+def _index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndarray, eng: Discoverer,
+                      qv: Any = None) -> np.ndarray:
     """Top-N authorized tools by BM25F ∪ top-N by rare n-grams (sorted catalog indices)."""
     n = eng.config.retrieval_candidates
     picks = [_top_positive(authorized, lexical[authorized], n)]
     if eng.ngram_index is not None:
-        rare = eng.ngram_index.scores_rare(tokens, max(2 * n, eng.catalog_size // 500))
+        rare = eng.ngram_index.scores_rare(tokens, max(2 * n, eng.catalog_size // 500), qv)
         picks.append(_top_positive(authorized, rare[authorized], n))
     return np.unique(np.concatenate(picks))
 
