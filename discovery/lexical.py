@@ -24,6 +24,7 @@ from tooldisc.discovery.text import (
     _NAME_SEPARATORS,
     gather_columns,
     normalize,
+    sanitize,
     split_name,
     tokenize,
 )
@@ -40,11 +41,22 @@ def stopwords() -> frozenset[str]:
     return frozenset(words)
 
 
+def _parameter_text(name: str, spec: object) -> str:
+    """A parameter's words: its split name, its description and its string enum values."""
+    parts = [split_name(name)]
+    if isinstance(spec, Mapping):
+        desc = spec.get("description")
+        if isinstance(desc, str):
+            parts.append(sanitize(desc, 300))
+        enum = spec.get("enum")
+        if isinstance(enum, list):
+            parts.extend(split_name(v) for v in enum[:50] if isinstance(v, str))
+    return " ".join(parts)
+
+
 def field_texts(tool: Tool) -> dict[str, str]:
     """The searchable text of each field of a tool (DESIGN §5)."""
-    params = tool.parameters or {}
-    props = params.get("properties") if isinstance(params, Mapping) else None
-    param_names = " ".join(split_name(p) for p in props) if isinstance(props, Mapping) else ""
+    param_names = _param_text(tool.parameters)
     return {
         "name": split_name(tool.name),
         "aliases": " \n ".join(tool.aliases),
@@ -145,8 +157,9 @@ def field_columns(tools: Sequence[Tool], fields: Sequence[str]) -> dict[str, lis
 
 
 def _param_text(params: Mapping[str, object] | None) -> str:
+    """Each parameter's split name, description and string enum values."""
     props = (params or {}).get("properties") if isinstance(params or {}, Mapping) else None
-    return " ".join(split_name(p) for p in props) if isinstance(props, Mapping) else ""
+    return " \n ".join(_parameter_text(k, v) for k, v in props.items()) if isinstance(props, Mapping) else ""
 
 
 def _split_names(names: list[str]) -> list[str]:
