@@ -11,14 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tooldisc.discovery.lexical import (
-    RawTokens,
-    gc_paused,
-    stable_argsort,
-    terms,
-    terms_of_tokens,
-    token_ids,
-)
+from tooldisc.discovery.columns import RawTokens, gc_paused, stable_argsort, token_ids
+from tooldisc.discovery.fields import terms, terms_of_tokens
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import gather_columns
 

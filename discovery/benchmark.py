@@ -328,7 +328,7 @@ def _candidate_recall(recall: dict[str, list[float]], engine: Any, q: Any) -> No
 
 
 def _doc_tokens(catalog: Any, fields: Sequence[str]) -> list[list[str]]:
-    from tooldisc.discovery.lexical import field_texts, terms
+    from tooldisc.discovery.fields import field_texts, terms
 
     out = []
     for t in catalog.tools:
@@ -341,7 +341,7 @@ def _measure_baseline(name: str, catalog: Any, fields: Sequence[str], queries: S
                       options: BenchOptions, tick: Progress) -> dict[str, Any]:
     """Build time, RSS and per-query latency of one baseline; ``available: False`` when absent."""
     import numpy as np
-    from tooldisc.discovery.lexical import terms
+    from tooldisc.discovery.fields import terms
 
     try:
         module = __import__(name)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tooldisc.discovery.lexical import RawTokens, field_columns, gc_paused, token_ids
+from tooldisc.discovery.columns import RawTokens, field_columns, gc_paused, token_ids
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import gather_columns
 

@@ -18,6 +18,7 @@ import numpy as np
 from tooldisc.discovery.adaptive import choose_k
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
+from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
@@ -243,27 +244,28 @@ class Discoverer:
 
     def __init__(self, catalog: Catalog, config: RankerConfig | None = None,
                  classifier: MutationClassifier | None = None, encoder: Any = None):
-        self.catalog = catalog
-        self.config = config or load_config()
-        self.config_hash = self.config.hash
-        self.classifier = classifier or load_classifier()
-        self.security = SecurityIndex(catalog.tools)
-        self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b)
-        self.is_core = np.array([t.is_core for t in catalog.tools], dtype=bool)
-        cfg = self.config
-        fields = ALL_FIELDS if len(catalog) <= cfg.ngram_long_fields_max_tools else SHORT_FIELDS
-        self.ngram_index = (NgramIndex.build(catalog.tools, cfg.ngram_lo, cfg.ngram_hi, fields)
-                            if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain_min_ngram else None)
-        self.catalog_size = len(catalog)
-        self._index_catalog_hash = catalog.hash
-        self.alias_index = AliasIndex.build(catalog.tools) if cfg.weight("alias") else None
-        needs_embedding = cfg.weight("embedding") or cfg.abstain_min_embedding
-        self.embedding_index = _embedding_index(catalog, encoder) if needs_embedding else None
-        order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
-        self.name_rank = np.empty(len(order), dtype=np.int64)
-        self.name_rank[order] = np.arange(len(order))
-        self._static: dict[Context, np.ndarray] = {}
-        self._authorized: dict[tuple[Context, str], np.ndarray] = {}
+        with gc_paused():  # the index builds allocate millions of small objects at 100k tools
+            self.catalog = catalog
+            self.config = config or load_config()
+            self.config_hash = self.config.hash
+            self.classifier = classifier or load_classifier()
+            self.security = SecurityIndex(catalog.tools)
+            self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b)
+            self.is_core = np.array([t.is_core for t in catalog.tools], dtype=bool)
+            cfg = self.config
+            fields = ALL_FIELDS if len(catalog) <= cfg.ngram_long_fields_max_tools else SHORT_FIELDS
+            self.ngram_index = (NgramIndex.build(catalog.tools, cfg.ngram_lo, cfg.ngram_hi, fields)
+                                if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain_min_ngram else None)
+            self.catalog_size = len(catalog)
+            self._index_catalog_hash = catalog.hash
+            self.alias_index = AliasIndex.build(catalog.tools) if cfg.weight("alias") else None
+            needs_embedding = cfg.weight("embedding") or cfg.abstain_min_embedding
+            self.embedding_index = _embedding_index(catalog, encoder) if needs_embedding else None
+            order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
+            self.name_rank = np.empty(len(order), dtype=np.int64)
+            self.name_rank[order] = np.arange(len(order))
+            self._static: dict[Context, np.ndarray] = {}
+            self._authorized: dict[tuple[Context, str], np.ndarray] = {}
         self._default_context = default_context(catalog)
 
     def index_problem(self) -> str | None:

@@ -25,16 +25,10 @@ from tooldisc.discovery import text as text_mod
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+from tooldisc.discovery.columns import RawTokens, field_columns, token_ids
 from tooldisc.discovery.config import RankerConfig, load_config
-from tooldisc.discovery.lexical import (
-    LexicalIndex,
-    RawTokens,
-    field_columns,
-    field_texts,
-    stopwords,
-    terms,
-    token_ids,
-)
+from tooldisc.discovery.fields import field_texts, stopwords, terms
+from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex, char_ngrams
 from tooldisc.discovery.pipeline import Discoverer
