@@ -21,7 +21,7 @@ from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
-from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
+from tooldisc.discovery.features import FEATURES, TIE_BREAKERS, WANTED_SIDE_EFFECT
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
@@ -43,6 +43,7 @@ class Request:
     tokens: tuple[str, ...]  # normalised once, shared by the classifier and the ranker
     mutation_cap: str | None = None  # a caller's mutation class that may only narrow the query's
     depth: int | None = None  # how many ranked tools the cut can use (None: all, for explain)
+    exhaustive: bool = False  # rank every authorized tool even when the set is large (measuring the index)
 
 
 @dataclass(frozen=True)
@@ -92,13 +93,13 @@ def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
     lexical = eng.lexical.scores(tokens)
     cfg = eng.config
     history = auth.request.history
-    if len(auth.indices) < cfg.retrieval_min_tools:
+    if len(auth.indices) < cfg.retrieval_min_tools or auth.request.exhaustive:
         ngram = eng.ngram_index.scores(tokens) if eng.ngram_index is not None else None
         return Retrieved(auth, auth.indices, lexical, ngram, "full", history)
     problem = eng.index_problem()
     if problem is None:
         qv = eng.ngram_index.query_vector(tokens) if eng.ngram_index is not None else None
-        cand = _index_candidates(auth.indices, tokens, lexical, eng, qv)
+        cand = _index_candidates(auth.indices, tokens, lexical, eng, qv, auth.mutation)
         if len(cand):
             ngram = None
             if eng.ngram_index is not None:
@@ -111,13 +112,28 @@ def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
 
 
 def _index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndarray, eng: Discoverer,
-                      qv: Any = None) -> np.ndarray:
-    """Top-N authorized tools by BM25F ∪ top-N by rare n-grams (sorted catalog indices)."""
-    n = eng.config.retrieval_candidates
-    picks = [_top_positive(authorized, lexical[authorized], n)]
+                      qv: Any = None, mutation: str | None = None) -> np.ndarray:
+    """The N authorized tools with the best cheap estimate of the fused relevance.
+
+    The estimate is the config's BM25F and n-gram weights applied to exact BM25F and
+    to an n-gram cosine over the query's n-grams found in at most 1/8 of tools (the
+    common ones add about the same to every tool and cost the most to gather), plus
+    the mutation prior, plus the top N by BM25F alone so a strong lexical match is never
+    lost (sorted indices).
+    """
+    cfg = eng.config
+    n = cfg.retrieval_candidates
+    lex = lexical[authorized]
+    picks = [_top_positive(authorized, lex, n)]
     if eng.ngram_index is not None:
-        rare = eng.ngram_index.scores_rare(tokens, max(2 * n, eng.catalog_size // 500), qv)
-        picks.append(_top_positive(authorized, rare[authorized], n))
+        rare = eng.ngram_index.scores_rare(tokens, max(2 * n, eng.catalog_size // 8), qv)[authorized]
+        top = float(lex.max(initial=0.0))
+        lexn = lex / top if top > 0 else lex
+        estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
+        if cfg.weight("prior") and mutation is not None:
+            wanted = eng.side_effect_code(WANTED_SIDE_EFFECT[mutation])
+            estimate += cfg.weight("prior") * (eng.security.side_effect[authorized] == wanted) * np.maximum(lexn, rare)
+        picks.append(_top_positive(authorized, estimate, n))
     return np.unique(np.concatenate(picks))
 
 
@@ -334,6 +350,19 @@ class Discoverer:
         """
         ret = retrieve(authorize(self._request(query, context, None, history), self), self)
         return ret.authorized.indices, ret.indices, ret.method
+
+    def discover_exhaustive(self, query: str, context: Context | None = None, k: int | str | None = None,
+                            history: Sequence[Any] = ()) -> Offer:
+        """The offer without indexed retrieval: every authorized tool ranked.
+
+        The reference that candidate recall@N of the index is measured against; the
+        same steps run, only retrieval skips the index.
+        """
+        req = replace(self._request(query, context, k, history), exhaustive=True)
+        state: Any = req
+        for step in STEPS:
+            state = step(state, self)
+        return state
 
     def explain(self, query: str, tool: str, context: Context | None = None, k: int | str | None = None,
                 history: Sequence[Any] = ()) -> dict[str, Any]:
