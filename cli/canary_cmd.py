@@ -122,13 +122,20 @@ def synth_cmd(
     percent: Annotated[float, typer.Option("--percent", help="Rollout percent in force.")] = 10.0,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     experiment: Annotated[str, typer.Option("--experiment", help="Experiment name.")] = "indexed-retrieval-v1",
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
 ) -> None:
     """Write seeded synthetic telemetry whose verdict is known."""
     from tooldisc.canary.synth import synthesize
 
+    out_fmt = resolve_format(fmt, json_, ("table", "json"))
     with _progress(f"synth {scenario}", events) as advance:
         res = synthesize(out, events, scenario, percent=percent, seed=seed, experiment=experiment,
                          on_chunk=advance)
+    if out_fmt == "json":
+        print_json({"events": res.events, "scenario": res.scenario, "expected_verdict": res.expected_verdict,
+                    "path": str(res.path), "percent": percent, "seed": seed, "experiment": experiment})
+        return
     note(f"wrote {res.events} events ({res.scenario}, expected verdict {res.expected_verdict}) "
          f"to {res.path}")
 
