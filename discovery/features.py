@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+from tooldisc.discovery.security import side_effect_code
 
 if TYPE_CHECKING:
     from tooldisc.discovery.pipeline import Discoverer, Retrieved
@@ -59,7 +60,7 @@ def prior(engine: Discoverer, state: Retrieved) -> np.ndarray:
     Gated by lexical relevance, so it reorders relevant tools and never lifts an
     unrelated one; authorization has already removed what the query may not see.
     """
-    wanted = engine.side_effect_code(WANTED_SIDE_EFFECT[state.authorized.mutation])
+    wanted = side_effect_code(WANTED_SIDE_EFFECT[state.authorized.mutation])
     match = engine.security.side_effect[state.indices] == wanted
     relevance = np.maximum(bm25(engine, state), ngram(engine, state) if state.ngram is not None else 0.0)
     return match * relevance

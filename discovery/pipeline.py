@@ -26,7 +26,7 @@ from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
 from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex
-from tooldisc.discovery.security import MUTATIONS, READ, SecurityIndex, check_tool
+from tooldisc.discovery.security import MUTATIONS, READ, SecurityIndex, check_tool, side_effect_code
 from tooldisc.discovery.text import tokenize
 
 from tooldisc.errors import UsageError
@@ -131,7 +131,7 @@ def _index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.nda
         lexn = lex / top if top > 0 else lex
         estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
         if cfg.weight("prior") and mutation is not None:
-            wanted = eng.side_effect_code(WANTED_SIDE_EFFECT[mutation])
+            wanted = side_effect_code(WANTED_SIDE_EFFECT[mutation])
             estimate += cfg.weight("prior") * (eng.security.side_effect[authorized] == wanted) * np.maximum(lexn, rare)
         picks.append(_top_positive(authorized, estimate, n))
     return np.unique(np.concatenate(picks))
@@ -290,11 +290,6 @@ class Discoverer:
             return "stale_index"
         return None
 
-    def side_effect_code(self, side_effect: str) -> int:
-        from tooldisc.discovery.security import side_effect_code
-
-        return side_effect_code(side_effect)
-
     @property
     def default_context(self) -> Context:
         return self._default_context
@@ -331,6 +326,10 @@ class Discoverer:
         can only narrow what the query's own class allows, never widen it.
         """
         req = self._request(query, context, k, history, mutation)
+        return self._run(req)
+
+    def _run(self, req: Request) -> Offer:
+        """The fixed STEPS on one request, each step timed; timings stay out of the hash."""
         timings: dict[str, float] = {}
         state: Any = req
         t_all = time.perf_counter()
@@ -358,11 +357,7 @@ class Discoverer:
         The reference that candidate recall@N of the index is measured against; the
         same steps run, only retrieval skips the index.
         """
-        req = replace(self._request(query, context, k, history), exhaustive=True)
-        state: Any = req
-        for step in STEPS:
-            state = step(state, self)
-        return state
+        return self._run(replace(self._request(query, context, k, history), exhaustive=True))
 
     def explain(self, query: str, tool: str, context: Context | None = None, k: int | str | None = None,
                 history: Sequence[Any] = ()) -> dict[str, Any]:
