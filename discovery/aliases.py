@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from tooldisc.discovery.columns import RawTokens, gc_paused, stable_argsort, token_ids
-from tooldisc.discovery.fields import terms, terms_of_tokens
+from tooldisc.discovery.fields import terms_of_tokens
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import gather_columns
 
@@ -26,9 +26,10 @@ class AliasIndex:
     alias_len: np.ndarray  # distinct terms per alias
     alias_tool: np.ndarray  # tool of each alias
     n_tools: int
+    stem: bool = True
 
     @classmethod
-    def build(cls, tools: Sequence[Tool]) -> AliasIndex:
+    def build(cls, tools: Sequence[Tool], stem: bool = True) -> AliasIndex:
         """Every alias and keyword of every tool, as (term, alias) incidence columns.
 
         Phrases are tokenised once per distinct phrase and raw tokens mapped to terms once
@@ -36,10 +37,10 @@ class AliasIndex:
         first-occurrence order over (tool, phrase, term), as a per-phrase loop would.
         """
         with gc_paused():
-            return cls._build(tools)
+            return cls._build(tools, stem)
 
     @classmethod
-    def _build(cls, tools: Sequence[Tool]) -> AliasIndex:
+    def _build(cls, tools: Sequence[Tool], stem: bool) -> AliasIndex:
         phrases = [p for t in tools for p in (*t.aliases, *t.keywords)]
         owner = np.repeat(np.arange(len(tools), dtype=np.int64),
                           np.fromiter((len(t.aliases) + len(t.keywords) for t in tools), np.int64, len(tools)))
@@ -50,7 +51,7 @@ class AliasIndex:
         term_of: dict[str, int] = {}  # provisional ids, renumbered below
         raw_term = np.full(len(names), -1, dtype=np.int64)
         for raw in np.unique(ids).tolist():
-            for term in terms_of_tokens([names[raw]]):  # [] for a stop word
+            for term in terms_of_tokens([names[raw]], stem):  # [] for a stop word
                 raw_term[raw] = term_of.setdefault(term, len(term_of))
         terms_ = raw_term[ids]
         phrase = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
@@ -74,12 +75,12 @@ class AliasIndex:
         col_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=len(vocab)), out=col_ptr[1:])
         return cls(vocab, col_ptr, rows, np.ones(len(rows), dtype=np.float32),
-                   lengths.astype(np.float32), owner[used], len(tools))
+                   lengths.astype(np.float32), owner[used], len(tools), stem)
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Per tool: the best share of one alias's terms found in the query (0..1)."""
         out = np.zeros(self.n_tools, dtype=np.float32)
-        ids = sorted({self.vocab[w] for w in terms(" ".join(tokens)) if w in self.vocab})
+        ids = sorted({self.vocab[w] for w in terms_of_tokens(list(tokens), self.stem) if w in self.vocab})
         if not ids or not len(self.alias_len):
             return out
         hits = gather_columns(self.col_ptr, self.col_rows, self.col_data, np.asarray(ids, dtype=np.int64),

@@ -44,6 +44,7 @@ class RankerConfig:
     ngram_long_fields_max_tools: int = 20000
     retrieval_min_tools: int = 5000
     retrieval_candidates: int = 100
+    stem: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
 
@@ -77,7 +78,7 @@ _NUMBERS: dict[str, tuple[type, float, float, bool]] = {
     "retrieval.min_tools": (int, 1, 10**9, True),
     "retrieval.candidates": (int, 1, 10**6, True),
 }
-_SECTIONS = {"k", "bm25", "fields", "weights", "history", "adaptive", "abstain", "ngram", "retrieval", "features"}
+_SECTIONS = {"k", "text", "bm25", "fields", "weights", "history", "adaptive", "abstain", "ngram", "retrieval", "features"}
 
 
 def _number(raw: Mapping[str, Any], path: str, default: Any, file: str | None) -> Any:
@@ -108,6 +109,17 @@ def _choice(raw: Mapping[str, Any], path: str, default: str, allowed: tuple[str,
     if node not in allowed:
         raise ConfigError(f"The {path!r} parameter must be one of {', '.join(allowed)}. Got {node!r} instead.",
                           file=file, where=path)
+    return node
+
+
+def _flag(raw: Mapping[str, Any], path: str, default: bool, file: str | None) -> bool:
+    node: Any = raw
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    if not isinstance(node, bool):
+        raise ConfigError(f"The {path!r} parameter must be true or false. Got {node!r} instead.", file=file, where=path)
     return node
 
 
@@ -161,6 +173,7 @@ def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig
         ngram_long_fields_max_tools=_number(raw, "ngram.long_fields_max_tools", b.ngram_long_fields_max_tools, file),
         retrieval_min_tools=_number(raw, "retrieval.min_tools", b.retrieval_min_tools, file),
         retrieval_candidates=_number(raw, "retrieval.candidates", b.retrieval_candidates, file),
+        stem=_flag(raw, "text.stem", b.stem, file),
         extra={**b.extra, **(raw.get("features") or {})},
         source=file or b.source,
     )

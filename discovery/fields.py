@@ -2,15 +2,19 @@
 
 Every index (BM25F, character n-grams, aliases) reads a tool through
 :func:`field_texts` and every query through :func:`terms`, so index and query
-agree on what a word is: normalised tokens minus stop words, English plurals folded.
+agree on what a word is: normalised tokens minus stop words, reduced to a stem
+(Snowball English for ASCII words, Snowball Persian for the rest; digits as they are).
+With ``stem=False`` only English plurals are folded.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 
+import Stemmer
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import sanitize, split_name, tokenize
 
@@ -56,14 +60,32 @@ def _param_text(params: Mapping[str, object] | None) -> str:
     return " \n ".join(_parameter_text(k, v) for k, v in props.items()) if isinstance(props, Mapping) else ""
 
 
-def terms(text: str) -> list[str]:
-    """Tokens minus stop words, English plurals folded: what documents and queries match on."""
-    return terms_of_tokens(tokenize(text))
+def terms(text: str, stem: bool = True) -> list[str]:
+    """Tokens minus stop words, each reduced to its term: what documents and queries match on."""
+    return terms_of_tokens(tokenize(text), stem)
 
 
-def terms_of_tokens(tokens: list[str]) -> list[str]:
+def terms_of_tokens(tokens: list[str], stem: bool = True) -> list[str]:
     stop = stopwords()
-    return [_singular(t) for t in tokens if t not in stop]
+    to_term = stem_term if stem else _singular
+    return [to_term(t) for t in tokens if t not in stop]
+
+
+_STEMMERS: dict[str, Stemmer.Stemmer] = {}
+_STEM_LOCK = threading.Lock()  # a PyStemmer object is not safe to share between threads
+
+
+@lru_cache(maxsize=262_144)
+def stem_term(token: str) -> str:
+    """A normalised token's stem; cached, since a catalog and its queries repeat words."""
+    if token.isdigit():
+        return token
+    language = "english" if token.isascii() else "persian"
+    with _STEM_LOCK:
+        stemmer = _STEMMERS.get(language)
+        if stemmer is None:
+            stemmer = _STEMMERS[language] = Stemmer.Stemmer(language)
+        return stemmer.stemWord(token) or token
 
 
 def _singular(token: str) -> str:

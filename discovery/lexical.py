@@ -24,7 +24,7 @@ from tooldisc.discovery.columns import (
     release_memory,
     token_ids,
 )
-from tooldisc.discovery.fields import _singular, stopwords, terms, terms_of_tokens
+from tooldisc.discovery.fields import _singular, stem_term, stopwords, terms, terms_of_tokens
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import gather_columns
 
@@ -38,9 +38,11 @@ class LexicalIndex:
     rows: np.ndarray
     data: np.ndarray
     n_docs: int
+    stem: bool = True  # terms are Snowball stems (see :mod:`.fields`); queries must agree
 
     @classmethod
-    def build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float) -> LexicalIndex:
+    def build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float,
+              stem: bool = True) -> LexicalIndex:
         """Token ids per field column, then (term, tool) cells aggregated block by block.
 
         Each distinct sentence of a field is tokenised once and each distinct raw token is
@@ -50,11 +52,13 @@ class LexicalIndex:
         (field, then position), so every weight is bit-identical to the per-tool formula.
         """
         with gc_paused():
-            return cls._build(tools, field_weights, k1, b)
+            return cls._build(tools, field_weights, k1, b, stem)
 
     @classmethod
-    def _build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float) -> LexicalIndex:
+    def _build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float,
+               stem: bool) -> LexicalIndex:
         n = len(tools)
+        to_term = stem_term if stem else _singular
         active = [(f, w) for f, w in field_weights.items() if w > 0]
         stop = stopwords()
         vocab: dict[str, int] = {}
@@ -69,7 +73,7 @@ class LexicalIndex:
             present = np.unique(ids)
             names = table.names()
             for tok in sorted(names[i] for i in present[raw_term[present] == -2].tolist()):
-                raw_term[table[tok]] = -1 if tok in stop else vocab.setdefault(_singular(tok), len(vocab))
+                raw_term[table[tok]] = -1 if tok in stop else vocab.setdefault(to_term(tok), len(vocab))
             term_ids = raw_term[ids]
             del ids
             keep = term_ids >= 0
@@ -89,7 +93,7 @@ class LexicalIndex:
         del table, raw_term
         n_terms = len(vocab)
         if not kept:
-            return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n)
+            return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n, stem)
         # Two passes over tool blocks (document frequencies, then cells) instead of keeping
         # every block's cells until the column sizes are known: a second sort is cheaper
         # than 12 bytes per cell of peak memory.
@@ -115,12 +119,12 @@ class LexicalIndex:
             fill += counts
             del pos, cell_term, cell_doc, tfw
         release_memory()
-        return cls(vocab, indptr, rows, weights, n)
+        return cls(vocab, indptr, rows, weights, n, stem)
 
     def query_terms(self, text: str | list[str]) -> dict[int, int]:
         """Known term ids of ``text`` (or of already-tokenised text) with their counts."""
         out: dict[int, int] = {}
-        for tok in terms(text) if isinstance(text, str) else terms_of_tokens(text):
+        for tok in terms(text, self.stem) if isinstance(text, str) else terms_of_tokens(text, self.stem):
             j = self.vocab.get(tok)
             if j is not None:
                 out[j] = out.get(j, 0) + 1

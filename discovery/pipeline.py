@@ -266,7 +266,8 @@ class Discoverer:
             self.config_hash = self.config.hash
             self.classifier = classifier or load_classifier()
             self.security = SecurityIndex(catalog.tools)
-            self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b)
+            self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b,
+                                               self.config.stem)
             self.is_core = np.array([t.is_core for t in catalog.tools], dtype=bool)
             cfg = self.config
             fields = ALL_FIELDS if len(catalog) <= cfg.ngram_long_fields_max_tools else SHORT_FIELDS
@@ -274,7 +275,7 @@ class Discoverer:
                                 if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain_min_ngram else None)
             self.catalog_size = len(catalog)
             self._index_catalog_hash = catalog.hash
-            self.alias_index = AliasIndex.build(catalog.tools) if cfg.weight("alias") else None
+            self.alias_index = AliasIndex.build(catalog.tools, cfg.stem) if cfg.weight("alias") else None
             needs_embedding = cfg.weight("embedding") or cfg.abstain_min_embedding
             self.embedding_index = _embedding_index(catalog, encoder) if needs_embedding else None
             order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
