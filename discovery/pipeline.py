@@ -170,6 +170,8 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
         positive = positive[s >= kth]
     order = positive[np.lexsort((eng.name_rank[ret.indices[positive]], -total[positive]))]
     signals = {"bm25": float(ret.lexical[ret.indices].max(initial=0.0))}
+    if "history" in contributions:
+        signals["history"] = float(contributions["history"].max(initial=0.0))
     if ret.ngram is not None:
         signals["ngram"] = float(ret.ngram[ret.indices].max(initial=0.0))
     if eng.embedding_index is not None and len(ret.indices):
@@ -214,12 +216,19 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
 
 
 def _abstain_reason(signals: dict[str, float], cfg: RankerConfig) -> str | None:
-    """Abstain when every signal's best value is below its floor (DESIGN §5 no-match)."""
-    floors = {"bm25": cfg.abstain_min_bm25, "ngram": cfg.abstain_min_ngram, "embedding": cfg.abstain_min_embedding}
-    if not any(floors[s] > 0 for s in signals):
+    """Abstain when every signal's best value is below its floor (DESIGN §5 no-match).
+
+    Earlier turns that point at a tool rule abstention out: a short follow-up ("do it",
+    "and its details") names nothing itself, yet the conversation does.
+    """
+    if signals.get("history", 0.0) > 0:
         return None
-    if all(signals[s] < floors[s] for s in signals):
-        shown = ", ".join(f"{s} {signals[s]:.3f} < {floors[s]:g}" for s in sorted(signals))
+    floors = {"bm25": cfg.abstain_min_bm25, "ngram": cfg.abstain_min_ngram, "embedding": cfg.abstain_min_embedding}
+    measured = [s for s in signals if s in floors]
+    if not any(floors[s] > 0 for s in measured):
+        return None
+    if all(signals[s] < floors[s] for s in measured):
+        shown = ", ".join(f"{s} {signals[s]:.3f} < {floors[s]:g}" for s in sorted(measured))
         return f"abstained: no tool fits ({shown})"
     return None
 
