@@ -1,8 +1,8 @@
 """Quality of one ranker config on every gold set at hand, in one table.
 
-Usage: python benchmarks/quality.py [CONFIG.yaml] [--k 10|auto] [--sets default,hesabix,bfcl,metatool]
+Usage: python benchmarks/quality.py [CONFIG.yaml] [--k 10|auto] [--sets default,devops,hesabix,bfcl,metatool]
 
-The shipped default set is where configs are tuned; the shared benchmarks (read from
+The shipped default and devops sets are where configs are tuned; the shared benchmarks (read from
 ../shared when present) are only ever measured, never fitted.
 """
 
@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "benchmarks"
 SETS = {
     "default": (None, None),
+    "devops": (ROOT / "gold/data/devops/catalog.yaml", ROOT / "gold/data/devops/gold.json"),
     "hesabix": (SHARED / "hesabix/catalog.json", SHARED / "hesabix/gold.dev.json"),
     "bfcl": (SHARED / "bfcl/tools.jsonl", SHARED / "bfcl/queries.jsonl"),
     "metatool": (SHARED / "metatool/tools.jsonl", SHARED / "metatool/queries_sample2k.jsonl"),
