@@ -22,6 +22,7 @@ from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS, WANTED_SIDE_EFFECT
+from tooldisc.discovery.fields import stopwords
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
@@ -173,10 +174,29 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
     if "history" in contributions:
         signals["history"] = float(contributions["history"].max(initial=0.0))
     if ret.ngram is not None:
-        signals["ngram"] = float(ret.ngram[ret.indices].max(initial=0.0))
+        signals["ngram"] = _content_ngram(ret, eng)
     if eng.embedding_index is not None and len(ret.indices):
         signals["embedding"] = float(eng.embedding_index.similarity(ret.authorized.request.query, ret.indices).max())
     return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)
+
+
+def _content_ngram(ret: Retrieved, eng: Discoverer) -> float:
+    """Best n-gram cosine of the query's content words (stop words dropped) over the retrieved tools.
+
+    The evidence that *some* tool fits: "thanks, that's all for today" shares n-grams
+    of its filler words with many descriptions, which says nothing about a tool.
+    """
+    cfg = eng.config
+    lexical_vetoes = float(ret.lexical[ret.indices].max(initial=0.0)) >= cfg.abstain_min_bm25
+    if not len(ret.indices) or not cfg.abstain_min_ngram or lexical_vetoes:  # cannot abstain: skip the extra pass
+        return float(ret.ngram[ret.indices].max(initial=0.0)) if ret.ngram is not None else 0.0
+    stop = stopwords()
+    content = [t for t in ret.authorized.request.tokens if t not in stop]
+    if not content:
+        return 0.0
+    if ret.method == "indexed":  # a few candidates: their rows are cheaper than the n-gram columns
+        return float(eng.ngram_index.scores_subset(content, ret.indices).max(initial=0.0))
+    return float(eng.ngram_index.scores(content)[ret.indices].max(initial=0.0))
 
 
 def cut(ranked: Ranked, eng: Discoverer) -> Offer:

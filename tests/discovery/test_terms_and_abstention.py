@@ -57,3 +57,10 @@ def test_history_that_names_a_tool_rules_out_abstention(catalog) -> None:
     assert engine.discover("and the whole lot of them").names == ()
     offer = engine.discover("and the whole lot of them", history=["which invoices went to customers"])
     assert offer.names and offer.names[0] == "list_invoices"
+
+
+def test_filler_words_are_no_evidence(catalog) -> None:
+    """Stop words share n-grams with every description; the no-match signal ignores them."""
+    engine = Discoverer(catalog, load_config())
+    offer = engine.discover("ok thanks, that's all for now")
+    assert offer.names == () and "ngram 0.000" in offer.k_reason
