@@ -41,7 +41,21 @@ def confidence(scores: np.ndarray, cfg: RankerConfig) -> tuple[int, str]:
     return k, f"relative gap {rel:.3f} between the top two tools"
 
 
-POLICIES: dict[str, Policy] = {"ratio": ratio, "gap": gap, "confidence": confidence}
+def mass(scores: np.ndarray, cfg: RankerConfig) -> tuple[int, str]:
+    """The fewest tools holding ``mass`` of the softmax probability over the top ``max_k``.
+
+    Scores become probabilities with ``temperature`` (features are scaled to [0, 1], so
+    one temperature fits any catalog): a clear winner holds the mass alone and the offer
+    is short; near-ties share it and the offer grows, as far as the evidence is spread.
+    """
+    s = scores[: cfg.max_k].astype(np.float64)
+    p = np.exp((s - s[0]) / cfg.adaptive_temperature)
+    held = np.cumsum(p) / p.sum()
+    k = int(np.searchsorted(held, cfg.adaptive_mass - 1e-12)) + 1
+    return k, f"{k} tool(s) hold {cfg.adaptive_mass:g} of the score mass (temperature {cfg.adaptive_temperature:g})"
+
+
+POLICIES: dict[str, Policy] = {"ratio": ratio, "gap": gap, "confidence": confidence, "mass": mass}
 
 
 def choose_k(scores: np.ndarray, cfg: RankerConfig) -> tuple[int, str]:

@@ -36,6 +36,8 @@ class RankerConfig:
     max_k: int = 20
     adaptive_ratio: float = 0.35
     adaptive_policy: str = "ratio"
+    adaptive_temperature: float = 0.175
+    adaptive_mass: float = 0.9
     abstain_min_bm25: float = 0.0
     abstain_min_ngram: float = 0.0
     abstain_min_embedding: float = 0.0
@@ -69,6 +71,8 @@ _NUMBERS: dict[str, tuple[type, float, float, bool]] = {
     "adaptive.min_k": (int, 1, 1000, True),
     "adaptive.max_k": (int, 1, 1000, True),
     "adaptive.ratio": (float, 0.0, 1.0, True),
+    "adaptive.temperature": (float, 0.001, 100.0, True),
+    "adaptive.mass": (float, 0.0, 1.0, True),
     "abstain.min_bm25": (float, 0.0, 1e9, True),
     "abstain.min_ngram": (float, 0.0, 1.0, True),
     "abstain.min_embedding": (float, -1.0, 1.0, True),
@@ -164,7 +168,9 @@ def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig
         min_k=_number(raw, "adaptive.min_k", b.min_k, file),
         max_k=_number(raw, "adaptive.max_k", b.max_k, file),
         adaptive_ratio=_number(raw, "adaptive.ratio", b.adaptive_ratio, file),
-        adaptive_policy=_choice(raw, "adaptive.policy", b.adaptive_policy, ("ratio", "gap", "confidence"), file),
+        adaptive_policy=_choice(raw, "adaptive.policy", b.adaptive_policy, ("ratio", "gap", "confidence", "mass"), file),
+        adaptive_temperature=_number(raw, "adaptive.temperature", b.adaptive_temperature, file),
+        adaptive_mass=_number(raw, "adaptive.mass", b.adaptive_mass, file),
         abstain_min_bm25=_number(raw, "abstain.min_bm25", b.abstain_min_bm25, file),
         abstain_min_ngram=_number(raw, "abstain.min_ngram", b.abstain_min_ngram, file),
         abstain_min_embedding=_number(raw, "abstain.min_embedding", b.abstain_min_embedding, file),

@@ -200,7 +200,8 @@ def sample_candidates(space: Space, n_iter: int, random_state: int,
 # config key path → RankerConfig attribute, for the keys outside ``weights`` and ``fields``
 _ATTRS = {"bm25.k1": "k1", "bm25.b": "b", "history.turns": "history_turns", "history.decay": "history_decay",
              "history.cap": "history_cap", "adaptive.min_k": "min_k", "adaptive.max_k": "max_k",
-             "adaptive.ratio": "adaptive_ratio", "abstain.min_bm25": "abstain_min_bm25",
+             "adaptive.ratio": "adaptive_ratio", "adaptive.temperature": "adaptive_temperature",
+             "adaptive.mass": "adaptive_mass", "abstain.min_bm25": "abstain_min_bm25",
              "abstain.min_ngram": "abstain_min_ngram", "abstain.min_embedding": "abstain_min_embedding",
              "ngram.lo": "ngram_lo", "ngram.hi": "ngram_hi", "retrieval.min_tools": "retrieval_min_tools",
              "retrieval.candidates": "retrieval_candidates"}
