@@ -202,14 +202,24 @@ def token_ids(texts: Sequence[str], table: RawTokens) -> tuple[np.ndarray, np.nd
         len_parts.append(occ_before[text_end] - occ_before[text_end - n_pieces])
         del ids, occ_len, occ_before, codes
     del piece_of, piece_ids, piece_len
-    ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
-    del id_parts
+    ids = np.empty(sum(map(len, id_parts)), dtype=np.int32)  # filled part by part: never two full copies
+    at = 0
+    for part in _drain(id_parts):
+        ids[at:at + len(part)] = part
+        at += len(part)
     lens = np.concatenate(len_parts) if len_parts else np.zeros(0, dtype=np.int64)
     if text_codes is not None:
         ids, lens = _expand(ids, lens, text_codes)
     ptr = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=ptr[1:])
     return ids, ptr
+
+
+def _drain(parts: list[np.ndarray]) -> Iterator[np.ndarray]:
+    """The parts in order, each dropped from ``parts`` as it is handed out."""
+    parts.reverse()
+    while parts:
+        yield parts.pop()
 
 
 _CHUNK_TEXTS = 16384
