@@ -14,7 +14,7 @@ SIDE_EFFECTS: tuple[str, ...] = ("none", "write", "delete", "export", "execute")
 MODES: tuple[str, ...] = ("analyzer", "supervised", "autonomous")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no per-record __dict__: ~70 bytes less a tool, 100,000 tools in a benchmark
 class Tool:
     """One catalog entry with every DESIGN §3 default filled in.
 
