@@ -85,12 +85,23 @@ _NUMBERS: dict[str, tuple[type, float, float, bool]] = {
 _SECTIONS = {"k", "text", "bm25", "fields", "weights", "history", "adaptive", "abstain", "ngram", "retrieval", "features"}
 
 
-def _number(raw: Mapping[str, Any], path: str, default: Any, file: str | None) -> Any:
+_MISSING = object()
+
+
+def _lookup(raw: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted key path, or ``_MISSING``."""
     node: Any = raw
     for part in path.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            return default
+            return _MISSING
         node = node[part]
+    return node
+
+
+def _number(raw: Mapping[str, Any], path: str, default: Any, file: str | None) -> Any:
+    node = _lookup(raw, path)
+    if node is _MISSING:
+        return default
     kind, low, high, _ = _NUMBERS[path]
     ok = isinstance(node, int | float) and not isinstance(node, bool)
     if kind is int:
@@ -105,11 +116,9 @@ def _number(raw: Mapping[str, Any], path: str, default: Any, file: str | None) -
 
 
 def _choice(raw: Mapping[str, Any], path: str, default: str, allowed: tuple[str, ...], file: str | None) -> str:
-    node: Any = raw
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return default
-        node = node[part]
+    node = _lookup(raw, path)
+    if node is _MISSING:
+        return default
     if node not in allowed:
         raise ConfigError(f"The {path!r} parameter must be one of {', '.join(allowed)}. Got {node!r} instead.",
                           file=file, where=path)
@@ -117,11 +126,9 @@ def _choice(raw: Mapping[str, Any], path: str, default: str, allowed: tuple[str,
 
 
 def _flag(raw: Mapping[str, Any], path: str, default: bool, file: str | None) -> bool:
-    node: Any = raw
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return default
-        node = node[part]
+    node = _lookup(raw, path)
+    if node is _MISSING:
+        return default
     if not isinstance(node, bool):
         raise ConfigError(f"The {path!r} parameter must be true or false. Got {node!r} instead.", file=file, where=path)
     return node

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tooldisc.discovery.text import split_name, tokenize
+from tooldisc.discovery.text import split_name
+
+from tests.gold.gold_checks import INTENT_ALLOWS, INTENT_PRIMARY, content_words
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = ROOT / "gold" / "data" / "gold.json"
@@ -20,42 +22,6 @@ HARD_CASES = {
     "typos", "english", "short", "conversational", "synonyms", "similar_tools",
     "multi-intent", "ambiguous", "long", "no_match",
 }
-
-# DESIGN §4: which tool side effects each query intent may be offered.
-# Intent "none" (no-match) counts as read.
-INTENT_ALLOWS = {
-    "read": {"none"},
-    "none": {"none"},
-    "write": {"none", "write"},
-    "delete": {"none", "delete"},
-    "export": {"none", "export"},
-    "execute": {"none", "execute"},
-}
-# The side effect a query's primary tools must carry for each intent (at least one).
-INTENT_PRIMARY = {
-    "read": {"none"},
-    "write": {"write"},
-    "delete": {"delete"},
-    "export": {"export"},
-    "execute": {"execute"},
-}
-
-STOPWORDS = {
-    # English
-    "a", "an", "the", "and", "or", "of", "to", "for", "in", "on", "at", "by", "with", "from",
-    "is", "are", "was", "be", "it", "this", "that", "these", "those", "my", "me", "i", "we",
-    "our", "you", "your", "all", "any", "some", "what", "which", "who", "how", "can", "do",
-    "does", "did", "please", "pls", "get", "show", "list", "give", "let", "s", "t", "as",
-    "up", "out", "into", "about", "there", "have", "has", "not", "no", "one", "new", "he", "she",
-    "his", "her", "they", "them", "their", "much", "many", "would", "will", "just", "only",
-    # Persian
-    "و", "در", "به", "از", "که", "این", "آن", "را", "با", "برای", "تا", "یا", "هم", "رو",
-    "من", "ما", "شما", "یک", "یه", "همه", "چه", "چی", "کدام", "کدوم", "است", "هست", "بود",
-    "کن", "کنید", "بده", "بدید", "لطفا", "لطفاً", "نشان", "نمایش", "بگو", "های", "ها", "ی",
-    "اون", "اینو", "اونو", "هر", "بر", "دیگه", "جدید", "چقدر", "چند", "شده", "شد", "کردن",
-    "نه", "فقط", "می", "باید",
-}
-
 
 def _load_gold() -> dict:
     return json.loads(GOLD.read_text(encoding="utf-8"))
@@ -88,14 +54,10 @@ def _named_tools(query: dict) -> set[str]:
             | set(query["forbidden_tools"]))
 
 
-def _content_words(text: str) -> set[str]:
-    return {tok for tok in tokenize(text) if tok not in STOPWORDS and not tok.isdigit()}
-
-
 def _tool_words(tool: dict) -> set[str]:
-    words = _content_words(split_name(tool["name"]))
+    words = content_words(split_name(tool["name"]))
     for alias in tool.get("aliases") or []:
-        words |= _content_words(split_name(alias))
+        words |= content_words(split_name(alias))
     return words
 
 
@@ -176,7 +138,7 @@ def test_half_of_matched_queries_share_no_word_with_their_tools(
     matched = [q for q in queries if q["primary_expected_tools"]]
     disjoint = 0
     for q in matched:
-        words = _content_words(q["query"])
+        words = content_words(q["query"])
         tool_words: set[str] = set()
         for name in q["primary_expected_tools"]:
             tool_words |= _tool_words(catalog[name])
