@@ -15,7 +15,8 @@ from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
 
 CatalogsOption = Annotated[list[str] | None, typer.Option(
     "--catalog", "-c", help="Catalog of one dataset (repeatable; pairs with --gold in order). "
-                            "Default: the shipped catalog and gold set.")]
+                            "Default: both shipped gold sets (the business set and the devops set), "
+                            "each with its catalog.")]
 GoldsOption = Annotated[list[str] | None, typer.Option(
     "--gold", "-g", help="Gold set of one dataset (repeatable; pairs with --catalog in order).")]
 
@@ -78,13 +79,17 @@ def tune_command(
 
 
 def _datasets(catalogs: list[str], golds: list[str]) -> list[tuple[Any, Any]]:
-    """(catalog, gold) pairs, each gold checked against its catalog; default: the shipped pair."""
+    """(catalog, gold) pairs, each gold checked against its catalog; default: every shipped pair.
+
+    Weights tuned on one gold set mostly learn that set; the shipped default was chosen
+    over both of ours, so that is what a bare ``tooldisc tune`` reproduces.
+    """
     from tooldisc.cli.eval_cmd import _load_gold
     from tooldisc.cli.options import load_catalog_option
+    from tooldisc.discovery.catalog_io import shipped_datasets
 
     if not catalogs:
-        cat = load_catalog_option(None)
-        return [(cat, _load_gold(None, cat))]
+        catalogs, golds = [str(c) for c, _ in shipped_datasets()], [str(g) for _, g in shipped_datasets()]
     out = []
     for c, g in zip(catalogs, golds, strict=True):
         cat = load_catalog_option(c)

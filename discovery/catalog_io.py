@@ -129,3 +129,9 @@ def default_catalog_path() -> Path:
     from importlib import resources
 
     return Path(str(resources.files("tooldisc.gold").joinpath("data/catalog.yaml")))
+
+
+def shipped_datasets() -> list[tuple[Path, Path]]:
+    """(catalog, gold set) of every gold set shipped as package data: the default first."""
+    data = default_catalog_path().parent
+    return [(data / "catalog.yaml", data / "gold.json"), (data / "devops" / "catalog.yaml", data / "devops" / "gold.json")]

@@ -14,9 +14,20 @@ from tooldisc.evaluation.tune import Dataset, WeightTuner, nest
 
 
 def dataset_summary(datasets: Sequence[Dataset]) -> list[dict[str, Any]]:
-    """File names (not paths, so output is the same on every machine) and sizes."""
-    return [{"catalog": Path(c.source or "<catalog>").name, "tools": len(c.tools),
-             "gold": Path(g.source or "<gold>").name, "queries": len(g.queries)} for c, g in datasets]
+    """File names (not paths, so output is the same on every machine) and sizes.
+
+    Where two datasets' files share a name, each is shown with its folder
+    (``devops/gold.json``) so the rows can be told apart.
+    """
+    cats = _names([Path(c.source or "<catalog>") for c, _ in datasets])
+    golds = _names([Path(g.source or "<gold>") for _, g in datasets])
+    return [{"catalog": cn, "tools": len(c.tools), "gold": gn, "queries": len(g.queries)}
+            for (c, g), cn, gn in zip(datasets, cats, golds, strict=True)]
+
+
+def _names(paths: list[Path]) -> list[str]:
+    plain = [p.name for p in paths]
+    return [f"{p.parent.name}/{p.name}" if plain.count(p.name) > 1 and p.parent.name else p.name for p in paths]
 
 
 def tune_document(tuner: WeightTuner, datasets: Sequence[Dataset]) -> dict[str, Any]:

@@ -258,11 +258,12 @@ def test_cli_on_the_shipped_data_writes_a_loadable_deterministic_weights_file(tm
     doc = json.loads(res.stdout)
     assert (doc["folds"], doc["seed"], doc["candidates"], doc["objective"]) == (2, 3, 2, "nDCG@10")
     assert [f["fold"] for f in doc["per_fold"]] == [1, 2]
-    assert doc["datasets"][0]["catalog"] == "catalog.yaml" and doc["datasets"][0]["gold"] == "gold.json"
-    assert all(f["n_train"] + f["n_heldout"] == doc["datasets"][0]["queries"] for f in doc["per_fold"])
+    assert [(d["catalog"], d["gold"]) for d in doc["datasets"]] == [  # both shipped sets
+        ("data/catalog.yaml", "data/gold.json"), ("devops/catalog.yaml", "devops/gold.json")]
+    assert all(f["n_train"] + f["n_heldout"] == sum(d["queries"] for d in doc["datasets"]) for f in doc["per_fold"])
     text = out.read_text("utf-8")
     assert text.startswith("# tooldisc tune: 2-fold cross-validation, seed 3")
-    assert f"held-out {doc['heldout']:.4f}" in text and "catalog.yaml (" in text
+    assert f"held-out {doc['heldout']:.4f}" in text and "devops/catalog.yaml (" in text
     cfg = load_config(out)
     for key, value in doc["chosen"]["params"].items():
         assert cfg.weight(key.split(".", 1)[1]) == value
