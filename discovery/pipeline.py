@@ -15,19 +15,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from tooldisc.discovery.abstention import abstain_reason, content_ngram
 from tooldisc.discovery.adaptive import choose_k
 from tooldisc.discovery.aliases import AliasIndex
+from tooldisc.discovery.candidates import index_candidates
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
-from tooldisc.discovery.features import FEATURES, TIE_BREAKERS, WANTED_SIDE_EFFECT
-from tooldisc.discovery.fields import stopwords
+from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
 from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex
-from tooldisc.discovery.security import MUTATIONS, READ, SecurityIndex, check_tool, side_effect_code
+from tooldisc.discovery.security import MUTATIONS, READ, SecurityIndex, check_tool
 from tooldisc.discovery.text import tokenize
 
 from tooldisc.errors import UsageError
@@ -100,7 +101,7 @@ def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
     problem = eng.index_problem()
     if problem is None:
         qv = eng.ngram_index.query_vector(tokens) if eng.ngram_index is not None else None
-        cand = _index_candidates(auth.indices, tokens, lexical, eng, qv, auth.mutation)
+        cand = index_candidates(auth.indices, tokens, lexical, eng, qv, auth.mutation)
         if len(cand):
             ngram = None
             if eng.ngram_index is not None:
@@ -110,44 +111,6 @@ def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
         problem = "empty"
     ngram = eng.ngram_index.scores(tokens) if eng.ngram_index is not None else None
     return Retrieved(auth, auth.indices, lexical, ngram, "full", history, fallback_reason=problem)
-
-
-def _index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndarray, eng: Discoverer,
-                      qv: Any = None, mutation: str | None = None) -> np.ndarray:
-    """At most N authorized tools (``retrieval.candidates``): the best by a cheap estimate of the fused score.
-
-    Half of N are the best by BM25F alone, so a strong lexical match is never lost; the
-    rest are the best by the estimate — the config's BM25F and n-gram weights applied to
-    exact BM25F and to an n-gram cosine over the query's n-grams found in at most 1/4 of
-    tools (common ones add about the same to every tool and cost the most to gather),
-    plus the mutation prior. Ties break by catalog order; the result is sorted indices.
-    """
-    cfg = eng.config
-    n = cfg.retrieval_candidates
-    lex = lexical[authorized]
-    if eng.ngram_index is None:
-        return np.sort(_top_positive(authorized, lex, n))
-    lexical_half = _top_positive(authorized, lex, n // 2)
-    rare = eng.ngram_index.scores_rare(tokens, max(2 * n, eng.catalog_size // 4), qv)[authorized]
-    top = float(lex.max(initial=0.0))
-    lexn = lex / top if top > 0 else lex
-    estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
-    if cfg.weight("prior") and mutation is not None:
-        wanted = side_effect_code(WANTED_SIDE_EFFECT[mutation])
-        estimate += cfg.weight("prior") * (eng.security.side_effect[authorized] == wanted) * np.maximum(lexn, rare)
-    by_estimate = _top_positive(authorized, estimate, n, ordered=True)
-    fill = by_estimate[~np.isin(by_estimate, lexical_half)][: n - len(lexical_half)]
-    return np.sort(np.concatenate([lexical_half, fill]))
-
-
-def _top_positive(indices: np.ndarray, values: np.ndarray, n: int, ordered: bool = False) -> np.ndarray:
-    """``indices`` of the (at most) n largest positive ``values``; best first when ``ordered``."""
-    positive = np.flatnonzero(values > 0)
-    if len(positive) > n:
-        positive = positive[np.argpartition(-values[positive], n - 1)[:n]]
-    if ordered:
-        positive = positive[np.lexsort((positive, -values[positive]))]
-    return indices[positive]
 
 
 def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
@@ -179,29 +142,10 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
     if "history" in contributions:
         signals["history"] = float(contributions["history"].max(initial=0.0))
     if ret.ngram is not None:
-        signals["ngram"] = _content_ngram(ret, eng)
+        signals["ngram"] = content_ngram(ret, eng)
     if eng.embedding_index is not None and len(ret.indices):
         signals["embedding"] = float(eng.embedding_index.similarity(ret.authorized.request.query, ret.indices).max())
     return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)
-
-
-def _content_ngram(ret: Retrieved, eng: Discoverer) -> float:
-    """Best n-gram cosine of the query's content words (stop words dropped) over the retrieved tools.
-
-    The evidence that *some* tool fits: "thanks, that's all for today" shares n-grams
-    of its filler words with many descriptions, which says nothing about a tool.
-    """
-    cfg = eng.config
-    lexical_vetoes = float(ret.lexical[ret.indices].max(initial=0.0)) >= cfg.abstain_min_bm25
-    if not len(ret.indices) or not cfg.abstain_min_ngram or lexical_vetoes:  # cannot abstain: skip the extra pass
-        return float(ret.ngram[ret.indices].max(initial=0.0)) if ret.ngram is not None else 0.0
-    stop = stopwords()
-    content = [t for t in ret.authorized.request.tokens if t not in stop]
-    if not content:
-        return 0.0
-    if ret.method == "indexed":  # a few candidates: their rows are cheaper than the n-gram columns
-        return float(eng.ngram_index.scores_subset(content, ret.indices).max(initial=0.0))
-    return float(eng.ngram_index.scores(content)[ret.indices].max(initial=0.0))
 
 
 def cut(ranked: Ranked, eng: Discoverer) -> Offer:
@@ -211,7 +155,7 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
     scores = ranked.scores
     top = float(scores[0]) if len(scores) else 0.0
     second = float(scores[1]) if len(scores) > 1 else 0.0
-    abstain = _abstain_reason(ranked.signals, cfg)
+    abstain = abstain_reason(ranked.signals, cfg)
     if not len(scores) or abstain:
         k = cfg.k if req.k == "auto" else int(req.k)
         why, n = abstain or "no authorized tool matched the query", 0
@@ -238,24 +182,6 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
         retrieval=ranked.retrieved.method, catalog_hash=eng.catalog.hash, offer_hash=offer_hash,
         fallback_reason=ranked.retrieved.fallback_reason,
     )
-
-
-def _abstain_reason(signals: dict[str, float], cfg: RankerConfig) -> str | None:
-    """Abstain when every signal's best value is below its floor (DESIGN §5 no-match).
-
-    Earlier turns that point at a tool rule abstention out: a short follow-up ("do it",
-    "and its details") names nothing itself, yet the conversation does.
-    """
-    if signals.get("history", 0.0) > 0:
-        return None
-    floors = {"bm25": cfg.abstain_min_bm25, "ngram": cfg.abstain_min_ngram, "embedding": cfg.abstain_min_embedding}
-    measured = [s for s in signals if s in floors]
-    if not any(floors[s] > 0 for s in measured):
-        return None
-    if all(signals[s] < floors[s] for s in measured):
-        shown = ", ".join(f"{s} {signals[s]:.3f} < {floors[s]:g}" for s in sorted(measured))
-        return f"abstained: no tool fits ({shown})"
-    return None
 
 
 def _offer_hash(req: Request, mutation: str, k: int, candidates: tuple[Candidate, ...], eng: Discoverer) -> str:

@@ -1,0 +1,52 @@
+"""When an offer is empty: the evidence that some authorized tool fits the query.
+
+An offer is empty when every relevance signal's best value is below its floor
+(DESIGN §5 no-match), measured over the retrieved tools only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tooldisc.discovery.config import RankerConfig
+from tooldisc.discovery.fields import stopwords
+
+if TYPE_CHECKING:
+    from tooldisc.discovery.pipeline import Discoverer, Retrieved
+
+
+def content_ngram(ret: Retrieved, eng: Discoverer) -> float:
+    """Best n-gram cosine of the query's content words (stop words dropped) over the retrieved tools.
+
+    The evidence that *some* tool fits: "thanks, that's all for today" shares n-grams
+    of its filler words with many descriptions, which says nothing about a tool.
+    """
+    cfg = eng.config
+    lexical_vetoes = float(ret.lexical[ret.indices].max(initial=0.0)) >= cfg.abstain_min_bm25
+    if not len(ret.indices) or not cfg.abstain_min_ngram or lexical_vetoes:  # cannot abstain: skip the extra pass
+        return float(ret.ngram[ret.indices].max(initial=0.0)) if ret.ngram is not None else 0.0
+    stop = stopwords()
+    content = [t for t in ret.authorized.request.tokens if t not in stop]
+    if not content:
+        return 0.0
+    if ret.method == "indexed":  # a few candidates: their rows are cheaper than the n-gram columns
+        return float(eng.ngram_index.scores_subset(content, ret.indices).max(initial=0.0))
+    return float(eng.ngram_index.scores(content)[ret.indices].max(initial=0.0))
+
+
+def abstain_reason(signals: dict[str, float], cfg: RankerConfig) -> str | None:
+    """Abstain when every signal's best value is below its floor (DESIGN §5 no-match).
+
+    Earlier turns that point at a tool rule abstention out: a short follow-up ("do it",
+    "and its details") names nothing itself, yet the conversation does.
+    """
+    if signals.get("history", 0.0) > 0:
+        return None
+    floors = {"bm25": cfg.abstain_min_bm25, "ngram": cfg.abstain_min_ngram, "embedding": cfg.abstain_min_embedding}
+    measured = [s for s in signals if s in floors]
+    if not any(floors[s] > 0 for s in measured):
+        return None
+    if all(signals[s] < floors[s] for s in measured):
+        shown = ", ".join(f"{s} {signals[s]:.3f} < {floors[s]:g}" for s in sorted(measured))
+        return f"abstained: no tool fits ({shown})"
+    return None
