@@ -89,6 +89,8 @@ def shadow_aggregate(con: Any, relation: str, experiment: str, since: datetime |
         params.append(until)
     in_window = " AND ".join(win) or "TRUE"
     turn = "_reason IS NULL AND kind = 'turn'"
+    where = ("(experiment = ? OR (_reason IS NOT NULL AND (experiment IS NULL OR experiment = ''))) "
+             f"AND (ts IS NULL OR ({in_window}))")
     row = con.execute(f"""
       SELECT
         count(*) FILTER (WHERE _reason IS NULL) AS rows,
@@ -116,9 +118,8 @@ def shadow_aggregate(con: Any, relation: str, experiment: str, since: datetime |
         count(*) FILTER (WHERE _reason IS NOT NULL AND (unauthorized_proposals > 0
           OR mutative_proposals > 0 OR shadow_external_calls > 0)) AS quarantined_signals
       FROM {relation}
-      WHERE (experiment = ? OR (_reason IS NOT NULL AND (experiment IS NULL OR experiment = '')))
-        AND (ts IS NULL OR ({in_window}))
-    """, [params[0], *params[1:]]).fetchone()
+      WHERE {where}
+    """, params).fetchone()
     names = ["rows", "quarantined", "turns", "golden_runs", "golden_failed", "scenarios",
              "failed_scenarios", "mutative", "unauthorized", "eligible", "invalid_plans",
              "labelled", "premature", "external_calls", "divergences", "unreviewed",
@@ -130,6 +131,11 @@ def shadow_aggregate(con: Any, relation: str, experiment: str, since: datetime |
     out["scenarios"] = list(out["scenarios"] or [])
     out["failed_scenarios"] = list(out["failed_scenarios"] or [])
     out["latency_p95"] = rnd(out["latency_p95"], 3)
+    # Per-reason counts, so a CI job sees why rows were set aside (reasons are fixed
+    # rule texts, never row values). Quarantined rows are few: a second scan is cheap.
+    out["quarantine_reasons"] = {r: int(n) for r, n in con.execute(
+        f"SELECT _reason, count(*) FROM {relation} WHERE _reason IS NOT NULL AND {where} "
+        "GROUP BY _reason ORDER BY _reason", params).fetchall()}
     return out
 
 
@@ -220,7 +226,8 @@ def judge_shadow(s: dict[str, Any], experiment: str, cfg: GateConfig | None = No
                                 f"all {s['divergences']} divergence(s) reviewed", nums))
 
     total = s["rows"] + s["quarantined"]
-    nums = {"quarantined": s["quarantined"], "rows": total, "max_share": cfg.max_quarantine_share}
+    nums = {"quarantined": s["quarantined"], "rows": total, "max_share": cfg.max_quarantine_share,
+            "reasons": dict(sorted(s.get("quarantine_reasons", {}).items()))}
     if total == 0:
         gates.append(GateResult("quarantine", NOT_JUDGED, HOLD, "no rows in the window", nums))
     else:

@@ -10,7 +10,7 @@ SHA-256 bucketing of many users looks like; no ids are generated at all.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,52 +156,50 @@ def _chunk(pa: Any, np: Any, *, start: int, size: int, n: int, scenario: str, th
     })
 
 
-def synthesize(out: str | os.PathLike[str], events: int, scenario: str, percent: float = 10.0,
-               seed: int = 0, experiment: str = "indexed-retrieval-v1",
-               on_chunk: Callable[[int], None] | None = None) -> SynthResult:
-    """Write ``events`` synthetic rows to ``out`` (.parquet, .jsonl or .csv by extension)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if scenario not in SCENARIOS:
-        raise UsageError(f"--scenario must be one of {', '.join(SCENARIOS)}; got {scenario!r}")
-    if events < 1:
-        raise UsageError(f"--events must be an integer >= 1; got {events}")
-    thr = threshold(percent)
-    if not 0 < thr < 10_000:
-        raise UsageError(f"--percent must be strictly between 0 and 100; got {percent}")
+def check_out(out: str | os.PathLike[str]) -> str:
+    """The output format from ``out``'s extension; refused before any row is generated."""
     suffix = Path(out).suffix.lower()
     if suffix not in {".parquet", ".jsonl", ".csv"}:
         raise UsageError(f"--out must end in .parquet, .jsonl or .csv; got {str(out)!r}")
-    too_few_rows = min(events, int(450 / (thr / 10_000)))
-    leak_start = (events // 2) // CHUNK * CHUNK
+    return suffix
+
+
+def write_tables(out: str | os.PathLike[str], tables: Iterable[Any]) -> str:
+    """Stream Arrow tables (one schema) to ``out`` (.parquet, .jsonl or .csv) atomically.
+
+    Rows go to a temp file beside ``out`` that is renamed at the end, so a reader never
+    sees half a file. Text formats go through DuckDB: timestamps as ISO 8601 with ``Z``,
+    dictionary columns as strings. Shared by every synthetic generator so all write
+    the same bytes for the same rows.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    suffix = check_out(out)
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp{suffix}")
     writer = None
     con = None
     try:
-        for start in range(0, events, CHUNK):
-            size = min(CHUNK, events - start)
-            table = _chunk(pa, np, start=start, size=size, n=events, scenario=scenario, thr=thr,
-                           percent=float(percent), seed=seed, experiment=experiment,
-                           too_few_rows=too_few_rows,
-                           leak_chunk=scenario == "security_leak" and start == leak_start)
+        for table in tables:
             if suffix == ".parquet":
                 if writer is None:
                     writer = pq.ParquetWriter(str(tmp), table.schema, compression="zstd")
                 writer.write_table(table)
-            else:
-                con = con or _text_writer()
-                con.register("chunk", table)
-                select = ("SELECT * REPLACE (strftime(ts, '%Y-%m-%dT%H:%M:%S.%fZ') AS ts, "
-                          + ", ".join(f"{c}::VARCHAR AS {c}" for c in _DICT_COLUMNS) + ") FROM chunk")
-                con.execute(f"CREATE TABLE IF NOT EXISTS out_rows AS {select} LIMIT 0")
-                con.execute(f"INSERT INTO out_rows {select}")
-                con.unregister("chunk")
-            if on_chunk:
-                on_chunk(size)
+                continue
+            if con is None:
+                con = _text_writer()
+                as_text = [f"strftime({f.name}, '%Y-%m-%dT%H:%M:%S.%fZ') AS {f.name}"
+                           if pa.types.is_timestamp(f.type) else f"{f.name}::VARCHAR AS {f.name}"
+                           for f in table.schema
+                           if pa.types.is_timestamp(f.type) or pa.types.is_dictionary(f.type)]
+                select = (f"SELECT * REPLACE ({', '.join(as_text)}) FROM chunk" if as_text
+                          else "SELECT * FROM chunk")
+            con.register("chunk", table)
+            con.execute(f"CREATE TABLE IF NOT EXISTS out_rows AS {select} LIMIT 0")
+            con.execute(f"INSERT INTO out_rows {select}")
+            con.unregister("chunk")
         if writer is not None:
             writer.close()
             writer = None
@@ -217,11 +215,40 @@ def synthesize(out: str | os.PathLike[str], events: int, scenario: str, percent:
         if con is not None:
             con.close()
         tmp.unlink(missing_ok=True)
-    return SynthResult(path=str(target), events=events, scenario=scenario,
+    return str(target)
+
+
+def synthesize(out: str | os.PathLike[str], events: int, scenario: str, percent: float = 10.0,
+               seed: int = 0, experiment: str = "indexed-retrieval-v1",
+               on_chunk: Callable[[int], None] | None = None) -> SynthResult:
+    """Write ``events`` synthetic rows to ``out`` (.parquet, .jsonl or .csv by extension)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if scenario not in SCENARIOS:
+        raise UsageError(f"--scenario must be one of {', '.join(SCENARIOS)}; got {scenario!r}")
+    if events < 1:
+        raise UsageError(f"--events must be an integer >= 1; got {events}")
+    thr = threshold(percent)
+    if not 0 < thr < 10_000:
+        raise UsageError(f"--percent must be strictly between 0 and 100; got {percent}")
+    check_out(out)
+    too_few_rows = min(events, int(450 / (thr / 10_000)))
+    leak_start = (events // 2) // CHUNK * CHUNK
+
+    def chunks() -> Iterator[Any]:
+        for start in range(0, events, CHUNK):
+            size = min(CHUNK, events - start)
+            yield _chunk(pa, np, start=start, size=size, n=events, scenario=scenario, thr=thr,
+                         percent=float(percent), seed=seed, experiment=experiment,
+                         too_few_rows=too_few_rows,
+                         leak_chunk=scenario == "security_leak" and start == leak_start)
+            if on_chunk:
+                on_chunk(size)
+
+    path = write_tables(out, chunks())
+    return SynthResult(path=path, events=events, scenario=scenario,
                        expected_verdict=SCENARIOS[scenario].verdict)
-
-
-_DICT_COLUMNS = ("experiment", "arm", "channel", "mode", "mutation", "fallback_reason")
 
 
 def _text_writer() -> Any:

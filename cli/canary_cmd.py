@@ -115,20 +115,52 @@ def simulate_cmd(
 
 @canary_app.command("synth")
 def synth_cmd(
-    events: Annotated[int, typer.Option("--events", help="Number of events to write.")],
-    scenario: Annotated[str, typer.Option("--scenario", help="healthy, too_few, srm, security_leak, "
-                                          "task_regression, high_fallback, slow, kill_switch, corrupt_rows.")],
+    events: Annotated[int, typer.Option("--events", "--rows",
+                                        help="Number of rows: events, or shadow-report rows "
+                                             "with --profile shadow (>= 100).")],
+    scenario: Annotated[str, typer.Option("--scenario", help="canary: healthy, too_few, srm, "
+                                          "security_leak, task_regression, high_fallback, slow, "
+                                          "kill_switch, corrupt_rows. shadow: healthy, stray_rows, "
+                                          "corrupt_rows, unauthorized_proposal, shadow_execution, "
+                                          "invalid_plan, golden_failure, premature_insufficient, "
+                                          "unreviewed_divergence.")],
     out: Annotated[str, typer.Option("--out", help="Output file: .parquet, .jsonl or .csv.")],
-    percent: Annotated[float, typer.Option("--percent", help="Rollout percent in force.")] = 10.0,
+    profile: Annotated[str, typer.Option("--profile", help="canary (telemetry events) or shadow "
+                                         "(shadow-report rows).")] = "canary",
+    percent: Annotated[float | None, typer.Option("--percent", help="Rollout percent in force "
+                                                  "(canary only; default 10).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
-    experiment: Annotated[str, typer.Option("--experiment", help="Experiment name.")] = "indexed-retrieval-v1",
+    experiment: Annotated[str | None, typer.Option("--experiment", help="Experiment name (default "
+                                                   "indexed-retrieval-v1, or capability-planner-v1 "
+                                                   "for shadow).")] = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
-    """Write seeded synthetic telemetry whose verdict is known."""
-    from tooldisc.canary.synth import synthesize
+    """Write seeded synthetic telemetry or shadow-report rows whose verdict is known."""
+    from tooldisc.errors import UsageError
 
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
+    _schema(profile)  # refuses an unknown profile
+    if profile == "shadow":
+        from tooldisc.canary.shadow_synth import synthesize_shadow
+
+        if percent is not None:
+            raise UsageError("--percent applies to --profile canary only")
+        experiment = experiment if experiment is not None else "capability-planner-v1"
+        sh = synthesize_shadow(out, events, scenario, seed=seed, experiment=experiment)
+        if out_fmt == "json":
+            print_json({"profile": "shadow", "rows": sh.rows, "bad_rows": sh.bad_rows,
+                        "scenario": sh.scenario, "expected_verdict": sh.expected_verdict,
+                        "failing_gate": sh.failing_gate, "path": sh.path, "seed": seed,
+                        "experiment": experiment})
+            return
+        note(f"wrote {sh.rows} shadow-report rows ({sh.scenario}, {sh.bad_rows} bad, expected "
+             f"verdict {sh.expected_verdict}) to {sh.path}")
+        return
+    from tooldisc.canary.synth import synthesize
+
+    percent = 10.0 if percent is None else percent
+    experiment = experiment if experiment is not None else "indexed-retrieval-v1"
     with _progress(f"synth {scenario}", events) as advance:
         res = synthesize(out, events, scenario, percent=percent, seed=seed, experiment=experiment,
                          on_chunk=advance)

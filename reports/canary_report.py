@@ -47,8 +47,7 @@ def verdict_dict(v: Verdict, confidence: float = 0.95) -> dict[str, Any]:
     arms = {}
     if ev is not None:
         arms = {name: arm_dict(arm, confidence) for name, arm in sorted(ev.arms.items())}
-    quarantined = ev.quarantined if ev is not None else next(
-        (g.numbers.get("quarantined", 0) for g in v.gates if g.name == "quarantine"), 0)
+    quarantine = _quarantine(v)
     out: dict[str, Any] = {
         "report_schema_version": REPORT_SCHEMA_VERSION,
         "profile": v.profile,
@@ -59,12 +58,31 @@ def verdict_dict(v: Verdict, confidence: float = 0.95) -> dict[str, Any]:
         "gates": [{"name": g.name, "status": g.status, "outcome_if_failed": g.outcome,
                    "reason": g.reason, "numbers": g.numbers} for g in v.gates],
         "arms": arms,
-        "quarantined": quarantined,
+        "quarantined": quarantine["count"],  # kept for consumers that read the count only
+        "quarantine": quarantine,
         "window": {"since": ev.since if ev else None, "until": ev.until if ev else None},
     }
     if v.summary:
         out["summary"] = v.summary
     return json.loads(json.dumps(out, sort_keys=True))
+
+
+def _quarantine(v: Verdict) -> dict[str, Any]:
+    """Quarantined rows and their count per reason, where a CI job can read them directly.
+
+    Reasons are the fixed rule texts of validation (``arm: must be one of …``), never
+    row values, so they carry no ids or query text.
+    """
+    gate = next((g.numbers for g in v.gates if g.name == "quarantine"), {})
+    ev = v.evidence
+    count = ev.quarantined if ev is not None else gate.get("quarantined", 0)
+    reasons = ev.quarantine_reasons if ev is not None else gate.get("reasons", {})
+    return {"count": count, "reasons": dict(sorted(reasons.items()))}
+
+
+def _reason_rows(d: dict[str, Any]) -> list[list[str]]:
+    q = d.get("quarantine") or {}
+    return [[reason, str(n)] for reason, n in sorted(q.get("reasons", {}).items())]
 
 
 def render_json(d: dict[str, Any]) -> str:
@@ -126,6 +144,9 @@ def render_markdown(d: dict[str, Any]) -> str:
         out += ["", "## Arms", "", "| metric | " + " | ".join(names) + " |",
                 "|---|" + "---|" * len(names)]
         out += ["| " + " | ".join(r) + " |" for r in _arm_rows(d)]
+    if reasons := _reason_rows(d):
+        out += ["", "## Quarantined rows by reason", "", "| reason | rows |", "|---|---|"]
+        out += [f"| {r.replace('|', '/')} | {n} |" for r, n in reasons]
     out += ["", "## Gate numbers", ""]
     for g in d["gates"]:
         out.append(f"- **{g['name']}**: `{_compact(g['numbers'])}`")
@@ -152,6 +173,9 @@ def render_html(d: dict[str, Any]) -> str:
             parts.append(interval_chart(points, "Rates by arm", x_max=1.0))
         parts.append("<h2>Arms</h2>")
         parts.append(table(["metric", *names], _arm_rows(d)))
+    if reasons := _reason_rows(d):
+        parts.append("<h2>Quarantined rows by reason</h2>")
+        parts.append(table(["reason", "rows"], reasons))
     html = page(_title(d), "\n".join(parts))
     if "http" in html.lower():  # a report must never reference anything outside itself
         raise AssertionError("HTML report would contain a URL")
@@ -182,3 +206,10 @@ def render_table(d: dict[str, Any]) -> None:
         for r in _arm_rows(d):
             arms.add_row(*r)
         console.print(arms)
+    if reasons := _reason_rows(d):
+        quarantine = Table(title="Quarantined rows by reason")
+        for col in ("reason", "rows"):
+            quarantine.add_column(col)
+        for r in reasons:
+            quarantine.add_row(*r)
+        console.print(quarantine)
