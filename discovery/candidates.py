@@ -25,7 +25,7 @@ def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndar
     rest are the best by the estimate — the config's BM25F and n-gram weights applied to
     exact BM25F and to an n-gram cosine over the query's n-grams found in at most 1/4 of
     tools (common ones add about the same to every tool and cost the most to gather),
-    plus the mutation prior. Ties break by catalog order; the result is sorted indices.
+    plus the mutation prior. The result is sorted catalog indices.
     """
     cfg = eng.config
     n = cfg.retrieval_candidates
