@@ -89,20 +89,25 @@ def parse_time(value: str | None, what: str) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
+def window_condition(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
+    """SQL for ``since <= ts < until`` (either bound optional) and its parameters."""
+    conds, params = [], []
+    if since is not None:
+        conds.append("ts >= ?")
+        params.append(since)
+    if until is not None:
+        conds.append("ts < ?")
+        params.append(until)
+    return " AND ".join(conds) or "TRUE", params
+
+
 def aggregate(con: Any, relation: str, experiment: str, since: datetime | None = None,
               until: datetime | None = None,
               quantiles: Sequence[float] = QUANTILES) -> Evidence:
     """Per-arm aggregates of ``relation`` for ``experiment`` in ``[since, until)``."""
     qs = sorted(set(QUANTILES) | set(quantiles))
-    win = []
-    params: list[Any] = [experiment]
-    if since is not None:
-        win.append("ts >= ?")
-        params.append(since)
-    if until is not None:
-        win.append("ts < ?")
-        params.append(until)
-    in_window = " AND ".join(win) or "TRUE"
+    in_window, bounds = window_condition(since, until)
+    params: list[Any] = [experiment, *bounds]
     flag_sums = ", ".join(f"count(*) FILTER (WHERE {f}) AS {f}" for f in RATE_FLAGS)
     reason_sums = ", ".join(
         f"count(*) FILTER (WHERE fallback AND fallback_reason = '{r}') AS fr_{r}"

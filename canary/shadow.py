@@ -36,6 +36,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
+from tooldisc.canary.aggregate import window_condition
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.events import Column, RowSchema
 from tooldisc.canary.gates import FAIL, HOLD, NOT_JUDGED, PASS, GateResult, Verdict, decide, rnd
@@ -80,14 +81,8 @@ SHADOW_GATES = ("golden", "proposals", "plans", "insufficient", "shadow_executio
 def shadow_aggregate(con: Any, relation: str, experiment: str, since: datetime | None = None,
                      until: datetime | None = None) -> dict[str, Any]:
     """Counts the shadow gates need, in one scan (no row leaves the database)."""
-    win, params = [], [experiment]
-    if since is not None:
-        win.append("ts >= ?")
-        params.append(since)
-    if until is not None:
-        win.append("ts < ?")
-        params.append(until)
-    in_window = " AND ".join(win) or "TRUE"
+    in_window, bounds = window_condition(since, until)
+    params: list[Any] = [experiment, *bounds]
     turn = "_reason IS NULL AND kind = 'turn'"
     where = ("(experiment = ? OR (_reason IS NOT NULL AND (experiment IS NULL OR experiment = ''))) "
              f"AND (ts IS NULL OR ({in_window}))")
