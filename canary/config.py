@@ -97,12 +97,17 @@ def parse_gates(data: Any, file: str) -> GateConfig:
         elif key == "shadow":
             changes[key] = _parse_shadow(value, file)
         else:
-            what, check = _RULES[key]
-            parsed = check(value)
-            if parsed is None:
-                raise ConfigError(f"must be {what}; got {value!r}", file=file, where=key)
-            changes[key] = parsed
+            changes[key] = _checked(_RULES[key], value, file, key)
     return replace(cfg, **changes)
+
+
+def _checked(rule: tuple[str, Any], value: Any, file: str, where: str) -> Any:
+    """``value`` parsed by a (description, check) rule, or a ConfigError naming file and key."""
+    what, check = rule
+    parsed = check(value)
+    if parsed is None:
+        raise ConfigError(f"must be {what}; got {value!r}", file=file, where=where)
+    return parsed
 
 
 def _parse_shadow(value: Any, file: str) -> ShadowGateConfig:
@@ -124,11 +129,7 @@ def _parse_shadow(value: Any, file: str) -> ShadowGateConfig:
                                   file=file, where=where)
             changes[key] = tuple(sorted(set(item)))
         else:
-            what, check = _SHADOW_RULES[key]
-            parsed = check(item)
-            if parsed is None:
-                raise ConfigError(f"must be {what}; got {item!r}", file=file, where=where)
-            changes[key] = parsed
+            changes[key] = _checked(_SHADOW_RULES[key], item, file, where)
     return ShadowGateConfig(**{**ShadowGateConfig().__dict__, **changes})
 
 
