@@ -15,15 +15,16 @@ if TYPE_CHECKING:
     from tooldisc.discovery.pipeline import Discoverer, Retrieved
 
 
-def content_ngram(ret: Retrieved, eng: Discoverer) -> float:
+def content_ngram(ret: Retrieved, eng: Discoverer, best_bm25: float) -> float:
     """Best n-gram cosine of the query's content words (stop words dropped) over the retrieved tools.
 
     The evidence that *some* tool fits: "thanks, that's all for today" shares n-grams
     of its filler words with many descriptions, which says nothing about a tool.
+    When ``best_bm25`` (the retrieved tools' best BM25F) already rules abstention out,
+    the extra pass is skipped and the ranking feature's best cosine stands in.
     """
     cfg = eng.config
-    lexical_vetoes = float(ret.lexical[ret.indices].max(initial=0.0)) >= cfg.abstain_min_bm25
-    if not len(ret.indices) or not cfg.abstain_min_ngram or lexical_vetoes:  # cannot abstain: skip the extra pass
+    if not len(ret.indices) or not cfg.abstain_min_ngram or best_bm25 >= cfg.abstain_min_bm25:
         return float(ret.ngram[ret.indices].max(initial=0.0)) if ret.ngram is not None else 0.0
     stop = stopwords()
     content = [t for t in ret.authorized.request.tokens if t not in stop]

@@ -142,7 +142,7 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
     if "history" in contributions:
         signals["history"] = float(contributions["history"].max(initial=0.0))
     if ret.ngram is not None:
-        signals["ngram"] = content_ngram(ret, eng)
+        signals["ngram"] = content_ngram(ret, eng, signals["bm25"])
     if eng.embedding_index is not None and len(ret.indices):
         signals["embedding"] = float(eng.embedding_index.similarity(ret.authorized.request.query, ret.indices).max())
     return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)
