@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from tooldisc.discovery.features import WANTED_SIDE_EFFECT
-from tooldisc.discovery.security import side_effect_code
+from tooldisc.discovery.features import wanted_side_effect
 
 if TYPE_CHECKING:
     from tooldisc.discovery.pipeline import Discoverer
@@ -37,9 +36,8 @@ def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndar
     top = float(lex.max(initial=0.0))
     lexn = lex / top if top > 0 else lex
     estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
-    if cfg.weight("prior") and mutation is not None:
-        wanted = side_effect_code(WANTED_SIDE_EFFECT[mutation])
-        estimate += cfg.weight("prior") * (eng.security.side_effect[authorized] == wanted) * np.maximum(lexn, rare)
+    if cfg.weight("prior") and mutation is not None:  # the prior feature, on the estimated relevance
+        estimate += cfg.weight("prior") * wanted_side_effect(eng, authorized, mutation) * np.maximum(lexn, rare)
     by_estimate = top_positive(authorized, estimate, n, ordered=True)
     fill = by_estimate[~np.isin(by_estimate, lexical_half)][: n - len(lexical_half)]
     return np.sort(np.concatenate([lexical_half, fill]))

@@ -60,10 +60,13 @@ def prior(engine: Discoverer, state: Retrieved) -> np.ndarray:
     Gated by lexical relevance, so it reorders relevant tools and never lifts an
     unrelated one; authorization has already removed what the query may not see.
     """
-    wanted = side_effect_code(WANTED_SIDE_EFFECT[state.authorized.mutation])
-    match = engine.security.side_effect[state.indices] == wanted
     relevance = np.maximum(bm25(engine, state), ngram(engine, state) if state.ngram is not None else 0.0)
-    return match * relevance
+    return wanted_side_effect(engine, state.indices, state.authorized.mutation) * relevance
+
+
+def wanted_side_effect(engine: Discoverer, indices: np.ndarray, mutation: str) -> np.ndarray:
+    """Whether each tool's side effect is the one a query of this mutation class asks for."""
+    return engine.security.side_effect[indices] == side_effect_code(WANTED_SIDE_EFFECT[mutation])
 
 
 def core(engine: Discoverer, state: Retrieved) -> np.ndarray:
