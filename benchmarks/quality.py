@@ -17,17 +17,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "benchmarks"
 SETS = {
-    "default": (None, None),
-    "devops": (ROOT / "gold/data/devops/catalog.yaml", ROOT / "gold/data/devops/gold.json"),
+    "default": (None, None),  # shipped with the package: SHIPPED
+    "devops": (None, None),
     "hesabix": (SHARED / "hesabix/catalog.json", SHARED / "hesabix/gold.dev.json"),
     "bfcl": (SHARED / "bfcl/tools.jsonl", SHARED / "bfcl/queries.jsonl"),
     "metatool": (SHARED / "metatool/tools.jsonl", SHARED / "metatool/queries_sample2k.jsonl"),
 }
+SHIPPED = ("default", "devops")  # the order of catalog_io.shipped_datasets()
 MEASURES = ("hit@10", "recall@5", "MRR", "nDCG@10", "no_match_success", "false_abstention", "forbidden@10", "avg_k")
 
 
 def main() -> None:
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.context import default_context
     from tooldisc.discovery.pipeline import Discoverer
@@ -45,9 +46,8 @@ def main() -> None:
     out = {}
     for name in args.sets.split(","):
         cat_path, gold_path = SETS[name]
-        if cat_path is None:
-            cat_path = default_catalog_path()
-            gold_path = cat_path.parent / "gold.json"
+        if name in SHIPPED:
+            cat_path, gold_path = shipped_datasets()[SHIPPED.index(name)]
         if not Path(cat_path).exists():
             continue
         catalog = load_catalog(cat_path)

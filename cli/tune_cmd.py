@@ -89,7 +89,8 @@ def _datasets(catalogs: list[str], golds: list[str]) -> list[tuple[Any, Any]]:
     from tooldisc.discovery.catalog_io import shipped_datasets
 
     if not catalogs:
-        catalogs, golds = [str(c) for c, _ in shipped_datasets()], [str(g) for _, g in shipped_datasets()]
+        pairs = shipped_datasets()
+        catalogs, golds = [str(c) for c, _ in pairs], [str(g) for _, g in pairs]
     out = []
     for c, g in zip(catalogs, golds, strict=True):
         cat = load_catalog_option(c)
