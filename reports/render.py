@@ -25,6 +25,7 @@ KINDS: Mapping[str, tuple[str, str]] = {
     "compare": ("compare_report", "compare_report"),
     "gate": ("compare_report", "gate_report"),
     "verdict": ("canary_report", "verdict_report"),  # canary and shadow profiles alike
+    "tune": ("tune_report", "tune_report"),
 }
 
 
