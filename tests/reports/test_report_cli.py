@@ -1,8 +1,9 @@
 """Reports through the real command: exact structure per format, hostile gold labels,
 byte-identical reruns, ``compare --format html``, an experiment named like a URL, ``--version``.
 
-Each run is a subprocess (a second or more), so each format runs once and only the
-HTML with a chart is run twice."""
+Each run is a subprocess (a second or more), so each format runs once; reruns for byte
+identity are in tests/evaluation/test_cli.py and tests/canary/test_cli.py, and in-process
+in tests/evaluation/test_reports.py."""
 
 from __future__ import annotations
 
@@ -125,14 +126,10 @@ def test_eval_markdown_structure_and_hostile_labels(hostile: list[str]) -> None:
     assert "ANSI \\x1b[31mred\\x1b[0m\\x0aOK | fake row" in texts
 
 
-def test_eval_html_structure_hostile_labels_and_reruns(hostile: list[str], tmp_path: Path) -> None:
-    outs = []
-    for i in range(2):
-        out = tmp_path / f"r{i}.html"
-        _ok("eval", *hostile, "--out", str(out))
-        outs.append(out.read_bytes())
-    assert outs[0] == outs[1]
-    text = outs[0].decode("utf-8")
+def test_eval_html_structure_and_hostile_labels(hostile: list[str], tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    _ok("eval", *hostile, "--out", str(out))
+    text = out.read_text("utf-8")
     page = _Page(text)
     assert page.headings[:3] == ["h1 tooldisc eval", "h2 Measures", "h2 By category"]
     assert page.headings[3].startswith("h2 Worst misses (") and len(page.headings) == 4
@@ -165,18 +162,21 @@ def test_compare_html_is_standalone(hostile: list[str], tmp_path: Path) -> None:
     assert "<th>p (rand, Holm)</th>" in text
 
 
-def test_canary_experiment_named_like_a_url_renders_in_every_format(tmp_path: Path) -> None:
+def test_canary_experiment_named_like_a_url_renders(tmp_path: Path) -> None:
+    from tooldisc.canary.events import EVENT_SCHEMA
     from tooldisc.canary.synth import synthesize
+    from tooldisc.canary.verdict import run_verdict
+    from tooldisc.reports import render
 
     events = tmp_path / "e.parquet"
     synthesize(events, 3_000, "healthy", percent=25, seed=5, experiment="http-cache-v2")
-    base = ("canary", "verdict", "--events", str(events), "--experiment", "http-cache-v2")
-    outs = []
-    for fmt in ("html", "md"):  # tests/canary/test_cli.py reruns the HTML for byte identity
-        out = tmp_path / f"v.{fmt}"
-        res = run_cli(*base, "--format", fmt, "--out", str(out))
-        assert res.returncode == 0, res.stderr  # PROMOTE; an AssertionError exited 1 before
-        outs.append(out.read_text("utf-8"))
+    out = tmp_path / "v.html"
+    res = run_cli("canary", "verdict", "--events", str(events), "--experiment", "http-cache-v2",
+                  "--format", "html", "--out", str(out))
+    assert res.returncode == 0, res.stderr  # PROMOTE; an AssertionError exited 1 before
+    # Markdown in process: tests/canary/test_cli.py runs it (and reruns the HTML) through the CLI
+    _, doc = run_verdict(EVENT_SCHEMA, "http-cache-v2", events=str(events))
+    outs = [out.read_text("utf-8"), render(doc, "verdict", "md")]
     page = _Page(outs[0])
     assert page.headings == ["h1 Canary verdict (canary): http-cache-v2", "h2 Gates",
                              "h2 Per-arm rates (Wilson 95% intervals)", "h2 Arms (rate [Wilson 95%] (k/n))",
