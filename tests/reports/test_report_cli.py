@@ -1,9 +1,9 @@
 """Reports through the real command: exact structure per format, hostile gold labels,
 byte-identical reruns, ``compare --format html``, an experiment named like a URL, ``--version``.
 
-Each run is a subprocess (a second or more), so each format runs once; reruns for byte
-identity are in tests/evaluation/test_cli.py and tests/canary/test_cli.py, and in-process
-in tests/evaluation/test_reports.py."""
+Each run is a subprocess (a second or more), so each format runs once and only the HTML
+page with a chart is rerun for byte identity (every format is rerun in process in
+tests/evaluation/test_reports.py)."""
 
 from __future__ import annotations
 
@@ -126,10 +126,14 @@ def test_eval_markdown_structure_and_hostile_labels(hostile: list[str]) -> None:
     assert "ANSI \\x1b[31mred\\x1b[0m\\x0aOK | fake row" in texts
 
 
-def test_eval_html_structure_and_hostile_labels(hostile: list[str], tmp_path: Path) -> None:
-    out = tmp_path / "r.html"
-    _ok("eval", *hostile, "--out", str(out))
-    text = out.read_text("utf-8")
+def test_eval_html_structure_hostile_labels_and_rerun(hostile: list[str], tmp_path: Path) -> None:
+    outs = []
+    for i in range(2):  # two processes: the chart (vl_convert) and the page must not vary
+        out = tmp_path / f"r{i}.html"
+        _ok("eval", *hostile, "--out", str(out))
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    text = outs[0].decode("utf-8")
     page = _Page(text)
     assert page.headings[:3] == ["h1 tooldisc eval", "h2 Measures", "h2 By category"]
     assert page.headings[3].startswith("h2 Worst misses (") and len(page.headings) == 4
