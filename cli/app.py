@@ -21,19 +21,25 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    """Eager, so it runs while options are parsed: a group without a subcommand would
+    otherwise stop at "Missing command" (exit 2) before its callback ever ran."""
+    if value:
+        from tooldisc import __version__
+
+        typer.echo(f"tooldisc {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.",
+                                 callback=_print_version, is_eager=True),
 ) -> None:
     """Security-first tool discovery for LLM agents: discover, evaluate, canary.
 
     Add --debug to any command to see a traceback instead of a one-line error.
     """
-    if version:
-        from tooldisc import __version__
-
-        typer.echo(f"tooldisc {__version__}")
-        raise typer.Exit(0)
 
 
 def _register() -> None:

@@ -240,16 +240,13 @@ def verdict_cmd(
     with _progress("judging", None):
         verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
                                       since=since, until=until)
-    from tooldisc.reports import canary_report as cr
+    from tooldisc.cli.reporting import report_text
 
-    if chosen == "table":
-        cr.render_table(report)
+    text = report_text(report, "verdict", chosen)
+    if out is not None:
+        write_atomic(out, text)
+        note(f"{verdict.verdict}: report written to {out}")
     else:
-        text = {"json": cr.render_json, "md": cr.render_markdown, "html": cr.render_html}[chosen](report)
-        if out is not None:
-            write_atomic(out, text)
-            note(f"{verdict.verdict}: report written to {out}")
-        else:
-            sys.stdout.write(text)
+        sys.stdout.write(text)
     raise typer.Exit(verdict.exit_code)
 

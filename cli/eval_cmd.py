@@ -2,7 +2,7 @@
 
 Thin glue: options are parsed here, the work is done by :mod:`tooldisc.evaluation`
 (which calls only the discovery chokepoint), and documents are rendered by
-:mod:`tooldisc.reports.eval_report`. Everything heavy is imported inside the
+:func:`tooldisc.reports.render`. Everything heavy is imported inside the
 commands so ``tooldisc --help`` stays instant.
 """
 
@@ -18,9 +18,7 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
-    dumps_json,
     resolve_format,
-    stdout_console,
     write_atomic,
 )
 from tooldisc.cli.options import (
@@ -221,17 +219,10 @@ def _render_eval(doc: dict[str, Any], fmt: str, out: str | None) -> None:
 
 
 def _render(doc: dict[str, Any], fmt: str, out: str | None, kind: str) -> None:
-    """One document in one format: ``kind`` names the report family (eval, sweep)."""
-    from tooldisc.reports import eval_report
+    """One document in one format, to ``out`` or stdout."""
+    from tooldisc.cli.reporting import report_text
 
-    if fmt == "json":
-        _emit(dumps_json(doc), out)
-    elif fmt == "md":
-        _emit(getattr(eval_report, f"{kind}_markdown")(doc), out)
-    elif fmt == "html":
-        _emit(getattr(eval_report, f"{kind}_html")(doc), out)
-    else:
-        getattr(eval_report, f"print_{kind}")(doc, stdout_console())
+    _emit(report_text(doc, kind, fmt), out)
 
 
 # --- sweep -----------------------------------------------------------------------
@@ -305,7 +296,7 @@ def compare_command(
 
     from tooldisc.errors import UsageError
 
-    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md"))
+    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     cat = load_catalog_option(catalog)
     gold_set = _load_gold(gold, cat)
     cfg_a, cfg_b = load_config(config_a), load_config(config_b)
@@ -324,14 +315,7 @@ def compare_command(
             runs.append(run_discovery(Discoverer(cat, cfg), gold_set, ctx, kk, progress=tick))
     doc = compare_document(runs[0], runs[1], permutations=permutations, seed=seed, alpha=alpha,
                            max_changed=changed)
-    from tooldisc.reports import eval_report
-
-    if out_fmt == "json":
-        _emit(dumps_json(doc), out)
-    elif out_fmt == "md":
-        _emit(eval_report.compare_markdown(doc), out)
-    else:
-        eval_report.print_compare(doc, stdout_console())
+    _render(doc, out_fmt, out, "compare")
 
 
 # --- gate ------------------------------------------------------------------------
@@ -391,20 +375,15 @@ def gate_command(
         metrics, source = doc["metrics"], None
     checks = check(thresholds, metrics, source=source)
     gate_doc = gate_document(checks, source=source)
-    from tooldisc.reports import eval_report
+    from tooldisc.cli.reporting import report_text
 
     if junit:
         write_atomic(junit, junit_xml(checks))
     if summary:
         Path(summary).parent.mkdir(parents=True, exist_ok=True)
         with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(eval_report.gate_markdown(gate_doc))
-    if out_fmt == "json":
-        sys.stdout.write(dumps_json(gate_doc))
-    elif out_fmt == "md":
-        sys.stdout.write(eval_report.gate_markdown(gate_doc))
-    else:
-        eval_report.print_gate(gate_doc, stdout_console())
+            fh.write(report_text(gate_doc, "gate", "md"))
+    sys.stdout.write(report_text(gate_doc, "gate", out_fmt))
     if not gate_doc["passed"]:
         raise typer.Exit(1)
 

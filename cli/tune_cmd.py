@@ -48,7 +48,8 @@ def tune_command(
     held-out column says how well the chosen weights generalise. The weights
     written are the best on all data. Output is byte-identical for the same inputs.
     """
-    from tooldisc.cli.common import dumps_json, note, write_atomic
+    from tooldisc.cli.common import note, write_atomic
+    from tooldisc.cli.reporting import report_text
     from tooldisc.evaluation.tune import WeightTuner, load_space, parse_objective
     from tooldisc.evaluation.tune_report import tune_document, weights_yaml
 
@@ -72,10 +73,7 @@ def tune_command(
     if out:
         write_atomic(out, weights_yaml(tuner, datasets))
         note(f"wrote {out}")
-    if out_fmt == "json":
-        sys.stdout.write(dumps_json(doc))
-    else:
-        _print_table(doc)
+    sys.stdout.write(report_text(doc, "tune", out_fmt))
 
 
 def _datasets(catalogs: list[str], golds: list[str]) -> list[tuple[Any, Any]]:
@@ -127,37 +125,6 @@ class _bar:
     def __exit__(self, *exc: Any) -> None:
         if self._progress is not None:
             self._progress.__exit__(*exc)
-
-
-def _print_table(doc: dict[str, Any]) -> None:
-    from rich.table import Table
-    from tooldisc.cli.common import stdout_console
-
-    console = stdout_console()
-    sets = "; ".join(f"{d['catalog']} ({d['tools']} tools) + {d['gold']} ({d['queries']} queries)"
-                     for d in doc["datasets"])
-    console.print(f"objective {doc['objective']} at k={doc['k']}, mean over {len(doc['datasets'])} dataset(s): {sets}")
-    console.print(f"{doc['folds']} folds, seed {doc['seed']}, {doc['candidates']} candidates "
-                  f"(the base config and {doc['n_iter']} random draws)")
-    folds = Table(title="per fold: best candidate on the training folds, scored on the held-out fold")
-    for col in ("fold", "train queries", "held-out queries", "chosen", "train", "held-out"):
-        folds.add_column(col, justify="right")
-    for f in doc["per_fold"]:
-        folds.add_row(str(f["fold"]), str(f["n_train"]), str(f["n_heldout"]), f"#{f['chosen']}",
-                      _fmt(f["train"]), _fmt(f["heldout"]))
-    folds.add_row("mean", "", "", "", _fmt(doc["train"]), _fmt(doc["heldout"]), style="bold")
-    console.print(folds)
-    weights = Table(title=f"chosen on all data: candidate #{doc['chosen']['index']}")
-    for col, justify in (("key", "left"), ("base", "right"), ("chosen", "right")):
-        weights.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for key in sorted(doc["chosen"]["params"]):
-        weights.add_row(key, f"{doc['base']['params'][key]:g}", f"{doc['chosen']['params'][key]:g}")
-    weights.add_row("all-data score", _fmt(doc["base"]["all_data"]), _fmt(doc["chosen"]["all_data"]), style="bold")
-    console.print(weights)
-
-
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.4f}"
 
 
 def register(app: typer.Typer) -> None:

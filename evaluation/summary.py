@@ -89,7 +89,7 @@ def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timing
                 "matched": sum(1 for q in qids if gold.by_id[q].matched),
                 "metrics": {str(m): number(sub[m]) for m in base},
             }
-    found = misses(result, scores, cutoff)
+    found = _with_forbidden_offered(misses(result, scores, cutoff))
     counts = {kind: sum(1 for m in found if m["kind"] == kind) for kind in MISS_KINDS}
     cat = result.catalog
     cfg = result.config
@@ -112,6 +112,17 @@ def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timing
         "misses": found[:max_misses],
         "notes": notes,
     }
+
+
+def _with_forbidden_offered(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every miss row names the forbidden tools its query was offered (``[]`` when none).
+
+    :func:`misses` puts them on the query's ``forbidden`` row only; a report truncated
+    to its worst rows, or a reader looking at the ``miss`` row of the same query, must
+    still see which forbidden tool (or tool its intent does not allow) was offered.
+    """
+    offered = {m["id"]: m["forbidden_offered"] for m in found if m["kind"] == "forbidden"}
+    return [{**m, "forbidden_offered": list(offered.get(m["id"], []))} for m in found]
 
 
 def _version_notes(result: RunResult) -> list[str]:

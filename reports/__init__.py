@@ -1,1 +1,5 @@
-"""Report writers (Markdown, JSON, standalone HTML) shared by eval and canary."""
+"""Reports for people and machines: ``render(document, kind, format)`` is the one entry."""
+
+from tooldisc.reports.render import FORMATS, KINDS, render
+
+__all__ = ["FORMATS", "KINDS", "render"]

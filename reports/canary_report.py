@@ -1,8 +1,9 @@
 """Canary verdict reports: JSON for machines, Markdown and standalone HTML for people.
 
-All three come from one dict (:func:`verdict_dict`) with sorted keys and rounded
-numbers and no clock, so a report is byte-identical across runs. Reports carry only
-aggregates: no ids, no query text, no file paths.
+Every format comes from one dict (:func:`verdict_dict`, which ``--format json``
+prints) through one :func:`verdict_report`, with sorted keys, rounded numbers and no
+clock, so a report is byte-identical across runs. Reports carry only aggregates: no
+ids, no query text, no file paths. The shadow profile's verdict has the same shape.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from tooldisc.canary.aggregate import ArmStats
 from tooldisc.canary.gates import Verdict, interval_dict
+from tooldisc.reports.blocks import Chart, Fields, Paragraph, Report, numeric, table
 
 REPORT_SCHEMA_VERSION = 1
 RATES = ("task_success", "tool_execution_success", "fallback", "index_hit", "retrieval_miss",
@@ -85,10 +87,6 @@ def _reason_rows(d: dict[str, Any]) -> list[list[str]]:
     return [[reason, str(n)] for reason, n in sorted(q.get("reasons", {}).items())]
 
 
-def render_json(d: dict[str, Any]) -> str:
-    return json.dumps(d, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-
-
 def _fmt_rate(r: dict[str, Any] | None) -> str:
     if not r:
         return "–"
@@ -132,84 +130,23 @@ def _arm_rows(d: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def render_markdown(d: dict[str, Any]) -> str:
-    out = [f"# {_title(d)}", ""]
-    out += [f"- **{k}**: {v}" for k, v in _headline(d)]
-    out += ["", "PROMOTE means eligible for the next ladder step; an operator decides.", "",
-            "## Gates", "", "| gate | status | reason |", "|---|---|---|"]
-    for g in d["gates"]:
-        out.append(f"| {g['name']} | {g['status']} | {g['reason'].replace('|', '/')} |")
+def verdict_report(d: dict[str, Any]) -> Report:
+    """Headline, every gate with its reason, per-arm rates (HTML chart and table), quarantine, gate numbers."""
+    blocks: list[Any] = [
+        Fields(tuple(_headline(d)), status=("verdict",)),
+        Paragraph("PROMOTE means eligible for the next ladder step; an operator decides."),
+        table(["gate", "status", "reason"], [[g["name"], g["status"], g["reason"]] for g in d["gates"]], "Gates",
+              status=(1,)),
+    ]
     if d["arms"]:
         names = sorted(d["arms"])
-        out += ["", "## Arms", "", "| metric | " + " | ".join(names) + " |",
-                "|---|" + "---|" * len(names)]
-        out += ["| " + " | ".join(r) + " |" for r in _arm_rows(d)]
-    if reasons := _reason_rows(d):
-        out += ["", "## Quarantined rows by reason", "", "| reason | rows |", "|---|---|"]
-        out += [f"| {r.replace('|', '/')} | {n} |" for r, n in reasons]
-    out += ["", "## Gate numbers", ""]
-    for g in d["gates"]:
-        out.append(f"- **{g['name']}**: `{_compact(g['numbers'])}`")
-    return "\n".join(out) + "\n"
-
-
-def render_html(d: dict[str, Any]) -> str:
-    from tooldisc.reports.html import IntervalPoint, esc, interval_chart, page, table
-
-    parts = [f"<h1>{esc(_title(d))}</h1>",
-             f'<p>Verdict: <strong class="{esc(d["verdict"])}">{esc(d["verdict"])}</strong>. '
-             "PROMOTE means eligible for the next ladder step; an operator decides.</p>",
-             table(["", ""], _headline(d)), "<h2>Gates</h2>"]
-    gate_rows = [[esc(g["name"]), f'<span class="{esc(g["status"])}">{esc(g["status"])}</span>',
-                  esc(g["reason"]), f"<code>{esc(_compact(g['numbers']))}</code>"] for g in d["gates"]]
-    parts.append(table(["gate", "status", "reason", "numbers"], gate_rows, raw=True))
-    if d["arms"]:
-        names = sorted(d["arms"])
-        points = [IntervalPoint(rate, a, r["rate"], r["low"], r["high"])
-                  for rate in CHART_RATES for a in names
-                  if (r := d["arms"][a]["rates"].get(rate))]
-        parts.append("<h2>Per-arm rates (Wilson 95% intervals)</h2>")
+        points = tuple({"rate": rate, "arm": a, "value": r["rate"], "low": r["low"], "high": r["high"]}
+                       for rate in CHART_RATES for a in names if (r := d["arms"][a]["rates"].get(rate)))
         if points:
-            parts.append(interval_chart(points, "Rates by arm", x_max=1.0))
-        parts.append("<h2>Arms</h2>")
-        parts.append(table(["metric", *names], _arm_rows(d)))
+            blocks.append(Chart("interval", points, x="value", y="rate", color="arm", title="Rates by arm",
+                                x_title="rate", x_max=1.0, heading="Per-arm rates (Wilson 95% intervals)"))
+        blocks.append(table(["metric", *names], _arm_rows(d), "Arms (rate [Wilson 95%] (k/n))"))
     if reasons := _reason_rows(d):
-        parts.append("<h2>Quarantined rows by reason</h2>")
-        parts.append(table(["reason", "rows"], reasons))
-    html = page(_title(d), "\n".join(parts))
-    if "http" in html.lower():  # a report must never reference anything outside itself
-        raise AssertionError("HTML report would contain a URL")
-    return html
-
-
-def render_table(d: dict[str, Any]) -> None:
-    """Human tables on stdout (rich)."""
-    from rich.table import Table
-    from tooldisc.cli.common import stdout_console
-
-    console = stdout_console()
-    head = Table(title=_title(d), show_header=False)
-    for k, v in _headline(d):
-        head.add_row(k, v)
-    console.print(head)
-    gates = Table(title="Gates")
-    for col in ("gate", "status", "reason"):
-        gates.add_column(col)
-    for g in d["gates"]:
-        gates.add_row(g["name"], g["status"], g["reason"])
-    console.print(gates)
-    if d["arms"]:
-        arms = Table(title="Arms (rate [Wilson 95%] (k/n))")
-        names = sorted(d["arms"])
-        for col in ("metric", *names):
-            arms.add_column(col)
-        for r in _arm_rows(d):
-            arms.add_row(*r)
-        console.print(arms)
-    if reasons := _reason_rows(d):
-        quarantine = Table(title="Quarantined rows by reason")
-        for col in ("reason", "rows"):
-            quarantine.add_column(col)
-        for r in reasons:
-            quarantine.add_row(*r)
-        console.print(quarantine)
+        blocks.append(table(["reason", "rows"], reasons, "Quarantined rows by reason", align=numeric(1, 1)))
+    blocks.append(Fields(tuple((g["name"], _compact(g["numbers"])) for g in d["gates"]), "Gate numbers", code=True))
+    return Report(_title(d), tuple(blocks))

@@ -1,34 +1,22 @@
-"""Charts for standalone HTML reports: Vega-Lite (altair) rendered to inline SVG.
+"""The one chart system: Vega-Lite specs built with altair, drawn to inline SVG by vl_convert.
 
-Reports are opened from CI artifacts and mail attachments, often offline, so a chart
-is drawn at write time by ``vl_convert`` and embedded as SVG markup; page structure
-comes from :mod:`tooldisc.reports.html`. The SVG's namespace attributes are the only
-URLs it contains and HTML5 does not need them, so they are removed; text that quotes
-a URL is neutralised by :func:`esc`. altair and vl_convert are imported only when a
-chart is drawn, keeping the CLI fast.
+Reports are opened offline, so a chart is drawn at write time and embedded as SVG
+markup. The SVG's ``xmlns`` attributes are the only URLs vl_convert writes and HTML5
+does not need them, so they are removed; labels are SVG text (control characters
+shown as codes), so data that quotes a URL stays text. altair and vl_convert are imported only when a chart is drawn,
+keeping the CLI fast.
 """
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tooldisc.reports.blocks import Chart
+from tooldisc.reports.escape import visible
+
 _XMLNS = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')
-_SCHEME = re.compile(r"([hH])([tT][tT][pP])")
-
-
-def esc(value: Any) -> str:
-    """HTML-escaped text of ``value`` (None → empty).
-
-    Text may quote a URL (a gold query can); its first letter becomes a character
-    reference, which displays the same but leaves the file free of anything a
-    scanner or a browser could take for a link to fetch.
-    """
-    if value is None:
-        return ""
-    return _SCHEME.sub(lambda m: f"&#{ord(m.group(1))};{m.group(2)}", html.escape(str(value), quote=True))
+_PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
 def svg(spec: Any) -> str:
@@ -37,42 +25,48 @@ def svg(spec: Any) -> str:
 
     as_dict = spec.to_dict() if hasattr(spec, "to_dict") else dict(spec)
     as_dict.pop("$schema", None)
-    out = vl_convert.vegalite_to_svg(as_dict)
-    out = _XMLNS.sub("", out)
-    return _SCHEME.sub(lambda m: f"&#{ord(m.group(1))};{m.group(2)}", out)  # labels may quote URLs too
+    return _XMLNS.sub("", vl_convert.vegalite_to_svg(as_dict))
 
 
-def line_chart(rows: Sequence[Mapping[str, Any]], *, x: str, y: str, color: str | None = None,
-               title: str, x_title: str | None = None, y_title: str | None = None,
-               width: int = 420, height: int = 260) -> str:
-    """A line chart with points as inline SVG; ``rows`` are records with fields x, y, color."""
+def chart_svg(chart: Chart) -> str:
+    """Draw a :class:`~tooldisc.reports.blocks.Chart` block."""
     import altair as alt
 
-    enc: dict[str, Any] = {
-        "x": alt.X(f"{x}:Q", title=x_title or x),
-        "y": alt.Y(f"{y}:Q", title=y_title or y),
-    }
-    if color:
-        enc["color"] = alt.Color(f"{color}:N", title=None)
-    chart = (alt.Chart(alt.Data(values=list(map(dict, rows))))
-             .mark_line(point=True).encode(**enc)
-             .properties(width=width, height=height, title=title))
-    return svg(chart)
+    data = alt.Data(values=[{k: visible(v) if isinstance(v, str) else v for k, v in r.items()} for r in chart.rows])
+    color = alt.Color(f"{chart.color}:N", title=None, scale=alt.Scale(range=_PALETTE)) if chart.color else None
+    if chart.mark == "interval":
+        spec = _interval(alt, data, chart, color)
+    else:
+        enc: dict[str, Any] = {}
+        if chart.mark == "line":
+            enc["x"] = alt.X(f"{chart.x}:Q", title=chart.x_title or chart.x)
+            base = alt.Chart(data).mark_line(point=True)
+        else:
+            enc["x"] = alt.X(f"{chart.x}:N", title=chart.x_title, sort=None)
+            base = alt.Chart(data).mark_bar()
+            if color is not None:
+                enc["xOffset"] = alt.XOffset(f"{chart.color}:N", sort=None)
+        enc["y"] = alt.Y(f"{chart.y}:Q", title=chart.y_title or chart.y)
+        if color is not None:
+            enc["color"] = color
+        width = 420 if chart.mark == "line" else 520
+        spec = base.encode(**enc).properties(width=width, height=260, title=chart.title)
+    return svg(spec)
 
 
-def bar_chart(rows: Sequence[Mapping[str, Any]], *, x: str, y: str, color: str | None = None,
-              title: str, y_title: str | None = None, width: int = 520, height: int = 260) -> str:
-    """Grouped vertical bars (categories on x, value on y) as inline SVG."""
-    import altair as alt
-
-    enc: dict[str, Any] = {
-        "x": alt.X(f"{x}:N", title=None, sort=None),
-        "y": alt.Y(f"{y}:Q", title=y_title or y),
-    }
-    if color:
-        enc["color"] = alt.Color(f"{color}:N", title=None)
-        enc["xOffset"] = alt.XOffset(f"{color}:N")
-    chart = (alt.Chart(alt.Data(values=list(map(dict, rows))))
-             .mark_bar().encode(**enc)
-             .properties(width=width, height=height, title=title))
-    return svg(chart)
+def _interval(alt: Any, data: Any, chart: Chart, color: Any) -> Any:
+    """Dot-and-whisker rows: ``x`` with a rule from ``low`` to ``high`` per ``y`` (and ``color``)."""
+    scale = alt.Scale(domain=[0, chart.x_max]) if chart.x_max is not None else alt.Scale(zero=True)
+    y = alt.Y(f"{chart.y}:N", title=None, sort=None)
+    enc: dict[str, Any] = {"y": y}
+    if color is not None:
+        enc["color"] = color
+        enc["yOffset"] = alt.YOffset(f"{chart.color}:N", sort=None)
+    whisker = alt.Chart(data).mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title=chart.x_title or chart.x, scale=scale), x2="high:Q", **enc)
+    dot = alt.Chart(data).mark_point(filled=True, size=50).encode(
+        x=alt.X(f"{chart.x}:Q", scale=scale),
+        tooltip=[alt.Tooltip(f"{chart.y}:N"), alt.Tooltip(f"{chart.x}:Q", format=".4f"),
+                 alt.Tooltip("low:Q", format=".4f"), alt.Tooltip("high:Q", format=".4f")], **enc)
+    rows = len({(r[chart.y], r.get(chart.color or "", "")) for r in chart.rows})
+    return (whisker + dot).properties(width=480, height=max(60, 22 * rows), title=chart.title)

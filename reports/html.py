@@ -1,104 +1,144 @@
-"""Tiny helpers for standalone HTML reports: escaping, tables, an interval chart in SVG.
+"""Standalone HTML writer: any :class:`~tooldisc.reports.blocks.Report` as one file.
 
-Pages are self-contained: inline CSS, inline SVG, no script and no URL of any kind
-(inline SVG in HTML5 needs no ``xmlns``), so a report opens offline and leaks
-nothing. Output depends only on the inputs (fixed number formatting, no clock), so
-reports are byte-identical across runs. Generic on purpose: eval reports reuse it.
+Reports are opened from CI artifacts and mail attachments, often offline, so a page
+is self-contained: inline CSS, charts as inline SVG, no script, and nothing that
+makes a browser fetch (no ``src``, ``href`` or CSS ``url()`` pointing outside the
+page). Data is escaped into text, so it can quote a URL — an experiment named
+``http-cache-v2``, a query about a webhook — without the page referencing one;
+:func:`page` checks the markup itself, not the text, before it returns.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from html import escape
+from html.parser import HTMLParser
+
+from tooldisc.reports.blocks import Block, Chart, Fields, Lines, Paragraph, Report, Table
+from tooldisc.reports.escape import html_text as esc
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#222;max-width:72rem}
 table{border-collapse:collapse;margin:0.5rem 0 1.5rem}
 th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
 code{font-size:0.85em;white-space:pre-wrap}
-.pass{color:#17692c}.fail{color:#b3261e;font-weight:bold}.not_judged{color:#8a5a00}.reported{color:#444}
+.note{color:#444}
+.chart{margin:0.5rem 0 1rem}
+.pass{color:#17692c}.fail,.FAIL{color:#b3261e;font-weight:bold}.not_judged{color:#8a5a00}.reported{color:#444}
 .PROMOTE{color:#17692c}.HOLD{color:#8a5a00}.ROLLBACK{color:#b3261e}
 """.strip()
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+# Elements that load or run something, and attributes that name a resource.
+_FETCHING_TAGS = frozenset({"script", "iframe", "frame", "object", "embed", "link", "base", "img", "image",
+                            "audio", "video", "source", "track", "form", "use", "feimage", "meta"})
+_URL_ATTRS = frozenset({"href", "xlink:href", "src", "srcset", "action", "formaction", "poster", "data",
+                        "background", "cite", "longdesc", "ping", "manifest", "codebase", "usemap"})
+_CSS_URL = re.compile(r"url\(\s*(['\"]?)(?!#)|@import", re.IGNORECASE)
 
 
-def esc(value: object) -> str:
-    return escape(str(value), quote=True)
+class _References(HTMLParser):
+    """Collects every tag, attribute or CSS rule in a page that could fetch something."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _FETCHING_TAGS and not (tag == "meta" and set(dict(attrs)) == {"charset"}):
+            self.found.append(f"<{tag}>")
+        for name, value in attrs:
+            if name in _URL_ATTRS and not (value or "").startswith("#"):
+                self.found.append(f"<{tag} {name}=…>")
+            elif name == "style" and value and _CSS_URL.search(value):
+                self.found.append(f"<{tag} style=…url()>")
+        self._in_style = tag == "style"
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        self._in_style = False
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style and _CSS_URL.search(data):
+            self.found.append("<style> url()/@import")
 
 
-def page(title: str, body: str) -> str:
-    """A complete HTML document with inline CSS."""
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<title>{esc(title)}</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n"
-        f"{body}\n</body>\n</html>\n"
-    )
+def external_references(markup: str) -> list[str]:
+    """Every place in ``markup`` (tags, attributes, CSS — not text) that could fetch a resource.
+
+    Text is never a reference: ``http-cache-v2`` or a quoted ``https://…`` in a cell is
+    shown, not loaded. In-page fragments (``url(#clip1)``, ``href="#x"``) are allowed.
+    """
+    parser = _References()
+    parser.feed(markup)
+    parser.close()
+    return parser.found
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], raw: bool = False) -> str:
-    """An HTML table; cells are escaped unless ``raw`` (caller-built markup)."""
-    cell = (lambda c: c) if raw else esc
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "\n".join("<tr>" + "".join(f"<td>{cell(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
+def page(title: str, body: Sequence[str]) -> str:
+    """A complete, self-contained HTML document: ``<h1>title</h1>`` then ``body`` (markup)."""
+    out = ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+           f"<title>{esc(title)}</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n"
+           f"<h1>{esc(title)}</h1>\n" + "\n".join(body) + "\n</body>\n</html>\n")
+    refs = external_references(out)
+    if refs:  # only code, never data, can put markup here: a bug to fix, not a report to write
+        raise RuntimeError(f"HTML report would reference something outside itself: {refs[0]}")
+    return out
 
 
-@dataclass(frozen=True)
-class IntervalPoint:
-    """One estimate with its interval, e.g. a per-arm rate and its Wilson bounds."""
-
-    label: str
-    series: str
-    value: float
-    low: float
-    high: float
+def _cell(value: str, *, num: bool = False, status: bool = False, code: bool = False) -> str:
+    text = esc(value)
+    if status:
+        text = f'<span class="{text}">{text}</span>'
+    if code:
+        text = f"<code>{text}</code>"
+    return f'<td class="num">{text}</td>' if num else f"<td>{text}</td>"
 
 
-def interval_chart(points: Sequence[IntervalPoint], title: str, width: int = 640,
-                   row_height: int = 22, x_max: float | None = None) -> str:
-    """Horizontal dot-and-whisker chart as inline SVG (rows grouped by label)."""
-    labels = list(dict.fromkeys(p.label for p in points))
-    series = list(dict.fromkeys(p.series for p in points))
-    left, right, top = 170, 20, 30
-    plot_w = width - left - right
-    hi = x_max if x_max is not None else max([p.high for p in points] + [1e-9]) * 1.1
-    hi = hi if hi > 0 else 1.0
-    rows_n = sum(1 for _ in points)
-    height = top + rows_n * row_height + 40
+def html_table(table: Table) -> str:
+    """A table (its title as ``<h2>``); header and cells escaped."""
+    parts = [f"<h2>{esc(table.title)}</h2>"] if table.title else []
+    if not table.rows:
+        return "\n".join([*parts, f"<p>{esc(table.empty)}</p>"])
+    head = "".join(f"<th>{esc(h)}</th>" for h in table.headers)
+    body = "\n".join(
+        "<tr>" + "".join(_cell(c, num=table.alignment(i) == "right", status=i in table.status)
+                         for i, c in enumerate(row)) + "</tr>"
+        for row in table.rows)
+    parts.append(f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>")
+    return "\n".join(parts)
 
-    def x(v: float) -> float:
-        return left + plot_w * min(max(v, 0.0), hi) / hi
 
-    out = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-           f'role="img" aria-label="{esc(title)}">',
-           f'<text x="{left}" y="18" font-size="13" font-weight="bold">{esc(title)}</text>']
-    for i in range(5):
-        v = hi * i / 4
-        gx = x(v)
-        out.append(f'<line x1="{gx:.2f}" y1="{top - 4}" x2="{gx:.2f}" y2="{top + rows_n * row_height}" '
-                   'stroke="#e5e5e5"/>')
-        out.append(f'<text x="{gx:.2f}" y="{top + rows_n * row_height + 14}" font-size="10" '
-                   f'text-anchor="middle">{v:.3g}</text>')
-    row = 0
-    for label in labels:
-        for p in (p for p in points if p.label == label):
-            cy = top + row * row_height + row_height / 2
-            color = PALETTE[series.index(p.series) % len(PALETTE)]
-            out.append(f'<text x="{left - 8}" y="{cy + 4:.2f}" font-size="11" text-anchor="end">'
-                       f'{esc(label)} · {esc(p.series)}</text>')
-            out.append(f'<line x1="{x(p.low):.2f}" y1="{cy:.2f}" x2="{x(p.high):.2f}" y2="{cy:.2f}" '
-                       f'stroke="{color}" stroke-width="2"/>')
-            out.append(f'<circle cx="{x(p.value):.2f}" cy="{cy:.2f}" r="4" fill="{color}">'
-                       f'<title>{esc(label)} {esc(p.series)}: {p.value:.4f} '
-                       f'[{p.low:.4f}, {p.high:.4f}]</title></circle>')
-            row += 1
-    ly = top + rows_n * row_height + 30
-    for j, s in enumerate(series):
-        lx = left + j * 120
-        out.append(f'<circle cx="{lx}" cy="{ly}" r="4" fill="{PALETTE[j % len(PALETTE)]}"/>')
-        out.append(f'<text x="{lx + 8}" y="{ly + 4}" font-size="11">{esc(s)}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+def _fields(block: Fields) -> str:
+    parts = [f"<h2>{esc(block.title)}</h2>"] if block.title else []
+    rows = "\n".join(f"<tr><th>{esc(k)}</th>{_cell(v, code=block.code, status=k in block.status)}</tr>"
+                     for k, v in block.pairs)
+    parts.append(f"<table>\n<tbody>\n{rows}\n</tbody>\n</table>")
+    return "\n".join(parts)
+
+
+def _block(block: Block) -> str:
+    if isinstance(block, Lines):
+        return '<ul class="note">' + "".join(f"<li>{esc(line)}</li>" for line in block.items) + "</ul>"
+    if isinstance(block, Paragraph):
+        return f"<p>{esc(block.text)}</p>"
+    if isinstance(block, Fields):
+        return _fields(block)
+    if isinstance(block, Table):
+        return html_table(block)
+    if isinstance(block, Chart):
+        from tooldisc.reports.charts import chart_svg
+
+        head = f"<h2>{esc(block.heading)}</h2>\n" if block.heading else ""
+        return f'{head}<div class="chart">{chart_svg(block)}</div>'
+    raise TypeError(f"no HTML for {type(block).__name__}")
+
+
+def write_html(report: Report) -> str:
+    """The report as one standalone page."""
+    return page(report.title, [_block(b) for b in report.blocks])

@@ -10,7 +10,8 @@ from tooldisc.canary.gates import judge
 from tooldisc.canary.shadow_synth import synthesize_shadow
 from tooldisc.canary.synth import synthesize
 from tooldisc.canary.verdict import run_verdict
-from tooldisc.reports.canary_report import render_html, render_markdown, verdict_dict
+from tooldisc.reports import render
+from tooldisc.reports.canary_report import verdict_dict
 
 from tests.canary.helpers import arm, evidence, healthy
 from tests.conftest import run_cli
@@ -24,7 +25,7 @@ def test_quarantine_block_from_evidence() -> None:
     assert d["quarantined"] == 40  # the old field stays, as the count
     clean = verdict_dict(judge(healthy()))
     assert clean["quarantine"] == {"count": 0, "reasons": {}}
-    assert "Quarantined rows by reason" not in render_markdown(clean)
+    assert "Quarantined rows by reason" not in render(clean, "verdict", "md")
 
 
 def test_canary_profile_reasons_add_up(tmp_path: Path) -> None:
@@ -38,7 +39,7 @@ def test_canary_profile_reasons_add_up(tmp_path: Path) -> None:
                                  "fallback_reason: required when fallback is true"}
     gate = next(g for g in d["gates"] if g["name"] == "quarantine")
     assert gate["numbers"]["reasons"] == q["reasons"]
-    md, html = render_markdown(d), render_html(d)
+    md, html = render(d, "verdict", "md"), render(d, "verdict", "html")
     assert "## Quarantined rows by reason" in md and f"| {REASON} | {q['reasons'][REASON]} |" in md
     assert "<h2>Quarantined rows by reason</h2>" in html
 

@@ -1,0 +1,92 @@
+"""The one entry to every report: ``render(document, kind, format)``.
+
+Two tables meet here. ``KINDS`` maps a report kind to the function that says what its
+document shows (a :class:`~tooldisc.reports.blocks.Report`); ``FORMATS`` maps a
+format to the function that writes it. ``json`` writes the document itself, the
+form every other format is derived from. A new format is one entry in ``FORMATS``
+and works for every kind; a new kind is one entry in ``KINDS`` and gets every format.
+Builders are imported when first used, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from tooldisc.reports.blocks import Report
+
+# kind → (module under tooldisc.reports, builder function)
+KINDS: Mapping[str, tuple[str, str]] = {
+    "eval": ("eval_report", "eval_report"),
+    "sweep": ("eval_report", "sweep_report"),
+    "compare": ("compare_report", "compare_report"),
+    "gate": ("compare_report", "gate_report"),
+    "verdict": ("canary_report", "verdict_report"),  # canary and shadow profiles alike
+    "tune": ("tune_report", "tune_report"),
+}
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    """What only the terminal format needs: its width, and whether to emit colour."""
+
+    width: int = 100
+    color: bool = False
+
+
+def json_text(document: Any) -> str:
+    """Stable JSON: sorted keys, UTF-8 kept, two-space indent, trailing newline."""
+    return json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def _json(document: Mapping[str, Any], _build: Callable[[], Report], _opts: TextOptions) -> str:
+    return json_text(document)
+
+
+def _markdown(_document: Mapping[str, Any], build: Callable[[], Report], _opts: TextOptions) -> str:
+    from tooldisc.reports.markdown import write_markdown
+
+    return write_markdown(build())
+
+
+def _html(_document: Mapping[str, Any], build: Callable[[], Report], _opts: TextOptions) -> str:
+    from tooldisc.reports.html import write_html
+
+    return write_html(build())
+
+
+def _table(_document: Mapping[str, Any], build: Callable[[], Report], opts: TextOptions) -> str:
+    from tooldisc.reports.terminal import write_table
+
+    return write_table(build(), width=opts.width, color=opts.color)
+
+
+FORMATS: Mapping[str, Callable[[Mapping[str, Any], Callable[[], Report], TextOptions], str]] = {
+    "json": _json,
+    "md": _markdown,
+    "html": _html,
+    "table": _table,
+}
+
+
+def builder(kind: str) -> Callable[[Mapping[str, Any]], Report]:
+    """The function that turns a ``kind`` document into a :class:`Report`."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown report kind {kind!r}; known: {', '.join(KINDS)}")
+    module, name = KINDS[kind]
+    return getattr(import_module(f"tooldisc.reports.{module}"), name)
+
+
+def render(document: Mapping[str, Any], kind: str, fmt: str, *, width: int = 100, color: bool = False) -> str:
+    """``document`` (the JSON a command prints) as a ``kind`` report in ``fmt``.
+
+    Pure: the same document gives the same bytes. ``width`` and ``color`` apply to
+    the ``table`` format only (the CLI passes its terminal's).
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(FORMATS)}")
+    build = builder(kind)
+    return FORMATS[fmt](document, lambda: build(document), TextOptions(width, color))

@@ -1,0 +1,74 @@
+"""Terminal writer: any :class:`~tooldisc.reports.blocks.Report` as rich tables, as a string.
+
+Cells are :class:`rich.text.Text`, never markup, so a query holding ``[/x]`` prints as
+typed instead of raising, and control or bidi characters are shown as codes
+(:func:`~tooldisc.reports.escape.visible`) so a tool name cannot repaint the terminal
+or print a fake row. Writing to a string keeps this a pure function; the CLI passes
+the terminal's width and whether to colour.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from tooldisc.reports.blocks import Block, Chart, Fields, Lines, Paragraph, Report, Table
+from tooldisc.reports.escape import visible
+
+
+def _text(value: str, style: str = "") -> Any:
+    from rich.text import Text
+
+    return Text(visible(value), style=style)
+
+
+def _table(block: Table) -> list[Any]:
+    from rich.table import Table as RichTable
+
+    if not block.rows:
+        return [_text(f"{block.title}: {block.empty}" if block.title else block.empty)]
+    out = RichTable(title=_text(block.title) if block.title else None)
+    for i, h in enumerate(block.headers):
+        out.add_column(_text(h), justify=block.alignment(i), overflow="fold")
+    for row in block.rows:
+        out.add_row(*[_text(c) for c in row])
+    return [out]
+
+
+def _fields(block: Fields) -> list[Any]:
+    from rich.table import Table as RichTable
+
+    out = RichTable(title=_text(block.title) if block.title else None, show_header=False)
+    out.add_column(overflow="fold")
+    out.add_column(overflow="fold")
+    for k, v in block.pairs:
+        out.add_row(_text(k), _text(v))
+    return [out]
+
+
+def _block(block: Block) -> list[Any]:
+    if isinstance(block, Lines):
+        return [_text(line) for line in block.items]
+    if isinstance(block, Paragraph):
+        return [_text(block.text)]
+    if isinstance(block, Fields):
+        return _fields(block)
+    if isinstance(block, Table):
+        return _table(block)
+    if isinstance(block, Chart):
+        return []
+    raise TypeError(f"no terminal rendering for {type(block).__name__}")
+
+
+def write_table(report: Report, *, width: int = 100, color: bool = False) -> str:
+    """The report as terminal text ``width`` columns wide; ANSI styles only with ``color``."""
+    from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=color, color_system="standard" if color else None,
+                      highlight=False, markup=False, emoji=False, soft_wrap=False)
+    console.print(_text(report.title, "bold"))
+    for block in report.blocks:
+        for item in _block(block):
+            console.print(item)
+    return buf.getvalue()
