@@ -252,7 +252,7 @@ def test_any_numeric_config_key_is_tunable(synthetic):
     assert tuner.best_config_.ngram.long_fields_max_tools in (0, 20000)
     for key in ("ngram.long_fields_max_tools", "history.turns", "fields.parameters", "abstain.min_embedding"):
         assert key in tunable_keys()
-    with pytest.raises(ConfigError, match="'ngram.long_fields_max_tools' parameter must be an int") as info:
+    with pytest.raises(ConfigError, match=r"'ngram\.long_fields_max_tools' parameter must be an int") as info:
         _tuner(base, space={"ngram.long_fields_max_tools": [-1]}).fit([(cat, gold)])
     assert info.value.where == "ngram.long_fields_max_tools"
 
