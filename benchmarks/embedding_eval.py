@@ -120,7 +120,7 @@ def evaluate_set(name: str, tools, queries: Sequence[str], relevant: Sequence[se
         emb[i] = index.similarity(q, everything)
         score_times.append(time.perf_counter() - t)
     cfg = load_config()
-    lex = LexicalIndex.build(tools, cfg.fields, cfg.k1, cfg.b)
+    lex = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
     bm = np.stack([lex.scores(q) for q in queries]).astype(np.float64)
     names = [t.name for t in tools]
     bm_norm = bm / np.maximum(bm.max(axis=1, keepdims=True), 1e-12)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tooldisc.discovery.config import RankerConfig
 from tooldisc.discovery.fields import stopwords
 
 if TYPE_CHECKING:
-    from tooldisc.discovery.pipeline import Discoverer, Retrieved
+    from tooldisc.discovery.config import AbstainSection
+    from tooldisc.discovery.index import Index
+    from tooldisc.discovery.stages import Retrieved
 
 
-def content_ngram(ret: Retrieved, eng: Discoverer, best_bm25: float) -> float:
+def content_ngram(ret: Retrieved, ix: Index, best_bm25: float) -> float:
     """Best n-gram cosine of the query's content words (stop words dropped) over the retrieved tools.
 
     The evidence that *some* tool fits: "thanks, that's all for today" shares n-grams
@@ -23,19 +24,19 @@ def content_ngram(ret: Retrieved, eng: Discoverer, best_bm25: float) -> float:
     When ``best_bm25`` (the retrieved tools' best BM25F) already rules abstention out,
     the extra pass is skipped and the ranking feature's best cosine stands in.
     """
-    cfg = eng.config
-    if not len(ret.indices) or not cfg.abstain_min_ngram or best_bm25 >= cfg.abstain_min_bm25:
+    floors = ix.config.abstain
+    if not len(ret.indices) or not floors.min_ngram or best_bm25 >= floors.min_bm25:
         return float(ret.ngram[ret.indices].max(initial=0.0)) if ret.ngram is not None else 0.0
     stop = stopwords()
     content = [t for t in ret.authorized.request.tokens if t not in stop]
     if not content:
         return 0.0
     if ret.method == "indexed":  # a few candidates: their rows are cheaper than the n-gram columns
-        return float(eng.ngram_index.scores_subset(content, ret.indices).max(initial=0.0))
-    return float(eng.ngram_index.scores(content)[ret.indices].max(initial=0.0))
+        return float(ix.ngram.scores_subset(content, ret.indices).max(initial=0.0))
+    return float(ix.ngram.scores(content)[ret.indices].max(initial=0.0))
 
 
-def abstain_reason(signals: dict[str, float], cfg: RankerConfig) -> str | None:
+def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | None:
     """Abstain when every signal's best value is below its floor (DESIGN §5 no-match).
 
     Earlier turns that point at a tool rule abstention out: a short follow-up ("do it",
@@ -43,7 +44,7 @@ def abstain_reason(signals: dict[str, float], cfg: RankerConfig) -> str | None:
     """
     if signals.get("history", 0.0) > 0:
         return None
-    floors = {"bm25": cfg.abstain_min_bm25, "ngram": cfg.abstain_min_ngram, "embedding": cfg.abstain_min_embedding}
+    floors = {"bm25": abstain.min_bm25, "ngram": abstain.min_ngram, "embedding": abstain.min_embedding}
     measured = [s for s in signals if s in floors]
     if not any(floors[s] > 0 for s in measured):
         return None

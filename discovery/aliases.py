@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tooldisc.discovery.columns import RawTokens, gc_paused, stable_argsort, token_ids
+from tooldisc.discovery.columns import RawTokens, gc_paused, token_ids
 from tooldisc.discovery.fields import terms_of_tokens
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import gather_columns
+from tooldisc.discovery.sparse import gather_columns, stable_argsort
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class AliasIndex:
         """Every alias and keyword of every tool, as (term, alias) incidence columns.
 
         Phrases are tokenised once per distinct phrase and raw tokens mapped to terms once
-        (see :func:`~tooldisc.discovery.lexical.token_ids`); term ids are numbered in
+        (see :func:`~tooldisc.discovery.columns.token_ids`); term ids are numbered in
         first-occurrence order over (tool, phrase, term), as a per-phrase loop would.
         """
         with gc_paused():

@@ -266,7 +266,7 @@ def _measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options
             rss = _rss_after(before)
     tick("build", options.build_repeats, options.build_repeats)
     assert engine is not None
-    result["vocab_terms"] = len(engine.lexical.vocab)
+    result["vocab_terms"] = len(engine.index.lexical.vocab)
     k = options.k
     total = (options.repeats + 1) * len(queries)
     done = 0
@@ -302,8 +302,8 @@ def _measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options
         "candidate_recall": {
             "what": (f"index: share of the exhaustive ranking's top {k} (every authorized tool ranked) among "
                      f"the retrieved candidates; intended: share of a query's intended tools, of those the "
-                     f"security filter lets through, among them. Candidates: the best {config.retrieval_candidates} "
-                     f"by BM25F and by a fused estimate when the authorized set has ≥ {config.retrieval_min_tools} "
+                     f"security filter lets through, among them. Candidates: the best {config.retrieval.candidates} "
+                     f"by BM25F and by a fused estimate when the authorized set has ≥ {config.retrieval.min_tools} "
                      "tools, else the whole authorized set"),
             "index": round(float(np.mean(recall["index"])), 4) if recall["index"] else None,
             "intended": round(float(np.mean(recall["intended"])), 4) if recall["intended"] else None,
@@ -323,7 +323,7 @@ def _candidate_recall(recall: dict[str, list[float]], engine: Any, q: Any, k: in
     """
     authorized, retrieved, _method = engine.candidates(q.query, None, q.history)
     got = set(retrieved.tolist())
-    idx = engine.security.name_to_idx
+    idx = engine.index.security.name_to_idx
     reference = engine.discover_exhaustive(q.query, None, k, q.history).names
     if reference:
         recall["index"].append(sum(idx[n] in got for n in reference) / len(reference))

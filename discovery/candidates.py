@@ -13,10 +13,10 @@ import numpy as np
 from tooldisc.discovery.features import wanted_side_effect
 
 if TYPE_CHECKING:
-    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.discovery.index import Index
 
 
-def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndarray, eng: Discoverer,
+def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndarray, ix: Index,
                       qv: Any = None, mutation: str | None = None) -> np.ndarray:
     """At most N authorized tools (``retrieval.candidates``): the best by a cheap estimate of the fused score.
 
@@ -26,18 +26,18 @@ def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndar
     tools (common ones add about the same to every tool and cost the most to gather),
     plus the mutation prior. The result is sorted catalog indices.
     """
-    cfg = eng.config
-    n = cfg.retrieval_candidates
+    cfg = ix.config
+    n = cfg.retrieval.candidates
     lex = lexical[authorized]
-    if eng.ngram_index is None:
+    if ix.ngram is None:
         return np.sort(top_positive(authorized, lex, n))
     lexical_half = top_positive(authorized, lex, n // 2)
-    rare = eng.ngram_index.scores_rare(tokens, max(2 * n, eng.catalog_size // 4), qv)[authorized]
+    rare = ix.ngram.scores_rare(tokens, max(2 * n, ix.size // 4), qv)[authorized]
     top = float(lex.max(initial=0.0))
     lexn = lex / top if top > 0 else lex
     estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
     if cfg.weight("prior") and mutation is not None:  # the prior feature, on the estimated relevance
-        estimate += cfg.weight("prior") * wanted_side_effect(eng, authorized, mutation) * np.maximum(lexn, rare)
+        estimate += cfg.weight("prior") * wanted_side_effect(ix, authorized, mutation) * np.maximum(lexn, rare)
     by_estimate = top_positive(authorized, estimate, n, ordered=True)
     fill = by_estimate[~np.isin(by_estimate, lexical_half)][: n - len(lexical_half)]
     return np.sort(np.concatenate([lexical_half, fill]))

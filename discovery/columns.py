@@ -1,9 +1,10 @@
-"""Column-wise text processing for index builds over up to 100,000 tools.
+"""Column-wise tokenising for index builds over up to 100,000 tools.
 
-Index builders read one field of every tool as one column, tokenise each distinct
-piece of text once, and keep token occurrences only as int32 arrays; the garbage
-collector is paused and freed heap returned to the OS between phases. The results
-equal per-tool :func:`tooldisc.discovery.fields.terms` exactly (tested).
+Index builders read one field of every tool as one column
+(:class:`tooldisc.discovery.fields.TextColumns`), tokenise each distinct piece of
+text once, and keep token occurrences only as int32 arrays; the garbage collector is
+paused and freed heap returned to the OS between phases. The tokens equal per-text
+:func:`tooldisc.discovery.text.tokenize` exactly (tested).
 """
 
 from __future__ import annotations
@@ -16,21 +17,8 @@ from functools import lru_cache
 from itertools import chain
 
 import numpy as np
-from tooldisc.discovery.fields import _param_text
-from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import _CAMEL, _NAME_SEPARATORS, normalize, split_name, tokenize
-
-_SEP = "\x1e"
-_ASCII_UPPER = re.compile("[A-Z]")
-
-
-def normalized_column(texts: Sequence[str]) -> list[str]:
-    """:func:`normalize` many texts in one pass (``_`` folded to a space, as in tokenize)."""
-    joined = _SEP.join(t.replace(_SEP, " ") for t in texts)
-    parts = normalize(joined).replace("_", " ").split(_SEP)
-    if len(parts) != len(texts):  # NFKC never merges the separator; guard anyway
-        return [normalize(t).replace("_", " ") for t in texts]
-    return parts
+from tooldisc.discovery.sparse import ranges
+from tooldisc.discovery.text import normalize, tokenize
 
 
 @contextmanager
@@ -72,58 +60,6 @@ def release_memory() -> None:
     trim = _libc_trim()
     if trim is not None:
         trim(0)
-
-
-def field_columns(tools: Sequence[Tool], fields: Sequence[str]) -> dict[str, list[str]]:
-    """``[field_texts(t)[f] for t in tools]`` for each of ``fields``, without a dict per tool.
-
-    The index builders' view of :func:`field_texts` (same strings; unknown fields are
-    empty): ``split_name`` runs once per distinct capability, domain list and parameter
-    schema (variants of a tool share them), and over all names as one joined string.
-    """
-    n = len(tools)
-    out: dict[str, list[str]] = {}
-    for f in fields:
-        if f in out:
-            continue
-        if f == "name":
-            out[f] = _split_names([t.name for t in tools])
-        elif f in ("aliases", "keywords", "examples"):
-            out[f] = [" \n ".join(getattr(t, f)) for t in tools]
-        elif f == "description":
-            out[f] = [t.description for t in tools]
-        elif f == "capability":
-            caps: dict[str, str] = {}
-            out[f] = [caps[c] if c in caps else caps.setdefault(c, split_name(c))
-                      for c in (t.capability or "" for t in tools)]
-        elif f == "domains":
-            one: dict[str, str] = {}
-            doms: dict[tuple[str, ...], str] = {}
-            out[f] = [doms[d] if d in doms else doms.setdefault(
-                d, " ".join(one[x] if x in one else one.setdefault(x, split_name(x)) for x in d))
-                for d in (t.domains for t in tools)]
-        elif f == "parameters":
-            by_id: dict[int, str] = {}  # the schemas outlive this call, so their ids are stable keys
-            out[f] = [by_id[id(p)] if id(p) in by_id else by_id.setdefault(id(p), _param_text(p))
-                      for p in (t.parameters for t in tools)]
-        else:
-            out[f] = [""] * n
-    return out
-
-
-def _split_names(names: list[str]) -> list[str]:
-    """``split_name`` of many names in two regex passes over one joined string.
-
-    NUL is in neither separator class nor either side of a camel-case boundary, so no
-    match can touch it and splitting back gives each name's own result.
-    """
-    joined = "\x00".join(names)
-    spaced = _NAME_SEPARATORS.sub(" ", joined)
-    # The camel-case pattern needs an ASCII capital on one side; lowercase names skip its slow scan.
-    parts = (_CAMEL.sub(" ", spaced) if _ASCII_UPPER.search(spaced) else spaced).split("\x00")
-    if len(parts) != len(names):  # a name held a NUL itself
-        return [split_name(x) for x in names]
-    return parts
 
 
 _MARK = "\x00"
@@ -276,67 +212,3 @@ def _batch_tokens(batch: list[str], ascii_only: bool) -> list[str]:
     return tokens
 
 
-def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(s, s + l) for s, l in zip(starts, lengths)])`` without a loop."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.asarray(starts, dtype=np.int64)
-    # int32 positions when they fit: these arrays are as long as the occurrences they index
-    dtype = np.int32 if int(starts.max(initial=0)) + total < 2**31 else np.int64
-    out = np.repeat((starts - np.cumsum(lengths) + lengths).astype(dtype), lengths)
-    out += np.arange(total, dtype=dtype)
-    return out
-
-
-def stable_argsort(keys: np.ndarray, n_keys: int) -> np.ndarray:
-    """Stable argsort of small non-negative ints by LSD radix passes over 16-bit digits.
-
-    NumPy sorts ``uint16`` stably by radix (linear); wider ints go to timsort.
-    """
-    if n_keys <= 1 << 16:
-        return np.argsort(keys.astype(np.uint16), kind="stable")
-    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    shift = 16
-    while n_keys > 1 << shift:
-        digit = ((keys[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digit, kind="stable")]
-        shift += 16
-    return order
-
-
-_BLOCK_TOOLS = 8192
-
-
-def _cells(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int, hi: int,
-           n_terms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cells per term, tool of each cell, Σ field norm) for tools ``lo:hi``, cells in (term, tool) order.
-
-    Occurrences are laid out tool-major with fields in order inside a tool, so the stable
-    sort by term leaves each cell's occurrences in (field, position) order: the float64
-    sum adds the same values in the same order as a per-tool loop.
-    """
-    size = hi - lo
-    per_field = [np.diff(offsets[lo:hi + 1]) for _, offsets, _ in fields]
-    per_tool = np.sum(per_field, axis=0)
-    start = np.zeros(size, dtype=np.int64)
-    np.cumsum(per_tool[:-1], out=start[1:])
-    total = int(per_tool.sum())
-    terms_ = np.empty(total, dtype=np.int32)
-    vals = np.empty(total, dtype=np.float32)
-    for (term_ids, offsets, norm), lens in zip(fields, per_field, strict=True):
-        pos = ranges(start, lens)
-        terms_[pos] = term_ids[offsets[lo]:offsets[hi]]
-        vals[pos] = np.repeat(norm[lo:hi], lens)
-        start += lens
-    docs = np.repeat(np.arange(lo, hi, dtype=np.int32), per_tool)
-    order = stable_argsort(terms_, n_terms)
-    terms_, docs, vals = terms_[order], docs[order], vals[order]
-    del order
-    new = np.ones(total, dtype=bool)
-    new[1:] = (terms_[1:] != terms_[:-1]) | (docs[1:] != docs[:-1])
-    starts = np.flatnonzero(new)
-    del new
-    tfw = np.add.reduceat(vals.astype(np.float64), starts) if total else np.zeros(0)
-    return np.bincount(terms_[starts], minlength=n_terms), docs[starts], tfw

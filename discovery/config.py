@@ -1,205 +1,304 @@
-"""Ranker configuration: weights and parameters from YAML, validated in one place.
+"""Ranker configuration: one declared schema for every key a ranker YAML may hold.
 
 Weights are data, judged by evaluation (DESIGN §2 "measured, not guessed"). The
-constraint table below is the single source of what each key may hold, and an error
-names the file, the key, what is allowed and what arrived.
+schema below is the single source of the keys: each section is a frozen dataclass
+whose attribute path equals the YAML path (``cfg.bm25.k1`` is ``bm25.k1``), and each
+key declares its neutral default and its constraint as data. Validation, the tunable
+keys of ``tooldisc tune``, defaults and the config hash are all read from it, so a
+key added here is validated, tunable and hashed with no other edit. The shipped
+values live in ``discovery/data/default.yaml``, overlaid on the neutral defaults.
+An error names the file, the key, what is allowed and what arrived (the
+scikit-learn convention).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, ClassVar
 
 from tooldisc.errors import ConfigError
 
+# BM25F fields a ``fields`` weight may name (what :mod:`.fields` can build a column for).
 FIELDS = ("name", "aliases", "keywords", "capability", "domains", "description", "examples", "parameters")
+# Ranking features a ``weights`` entry may name; :data:`tooldisc.discovery.features.FEATURES`
+# implements exactly these (tested), in this order.
+FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "core")
+
+
+# --- constraints (data, checked in one place) ----------------------------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An int or a number in ``[low, high]``."""
+
+    kind: type
+    low: float
+    high: float
+
+    def check(self, value: Any, path: str, file: str | None) -> Any:
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and value == value
+        if self.kind is int:
+            ok = ok and float(value).is_integer()
+        if not ok or not (self.low <= value <= self.high):
+            what = "an int" if self.kind is int else "a number"
+            raise ConfigError(f"The {path!r} parameter must be {what} in the range "
+                              f"[{self.low:g}, {self.high:g}]. Got {value!r} instead.", file=file, where=path)
+        return self.kind(value)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """One of a few names."""
+
+    options: tuple[str, ...]
+
+    def check(self, value: Any, path: str, file: str | None) -> str:
+        if value not in self.options:
+            raise ConfigError(f"The {path!r} parameter must be one of {', '.join(self.options)}. "
+                              f"Got {value!r} instead.", file=file, where=path)
+        return value
+
+
+@dataclass(frozen=True)
+class Flag:
+    """true or false."""
+
+    def check(self, value: Any, path: str, file: str | None) -> bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"The {path!r} parameter must be true or false. Got {value!r} instead.",
+                              file=file, where=path)
+        return value
+
+
+@dataclass(frozen=True)
+class NumberMap:
+    """A mapping of known names to numbers; a file overlays only the names it sets."""
+
+    names: tuple[str, ...]
+
+    def check(self, value: Any, path: str, file: str | None, base: Mapping[str, float]) -> dict[str, float]:
+        if value is None:
+            value = {}
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{path} must be a mapping of name → number", file=file, where=path)
+        out = dict(base)
+        for name, w in value.items():
+            if name not in self.names:
+                raise ConfigError(f"unknown {path} entry {name!r}; allowed: {', '.join(self.names)}",
+                                  file=file, where=f"{path}.{name}")
+            if not isinstance(w, int | float) or isinstance(w, bool) or w != w:
+                raise ConfigError(f"must be a number; got {w!r}", file=file, where=f"{path}.{name}")
+            out[str(name)] = float(w)
+        return out
+
+
+Rule = Interval | OneOf | Flag | NumberMap
+
+
+def key(default: Any, rule: Rule) -> Any:
+    """A config key: its neutral default and its constraint."""
+    if isinstance(default, dict):
+        return field(default_factory=lambda: dict(default), metadata={"rule": rule})
+    return field(default=default, metadata={"rule": rule})
+
+
+# --- the schema ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextSection:
+    stem: bool = key(True, Flag())  # Snowball stems on both sides; false folds English plurals only
+
+
+@dataclass(frozen=True)
+class Bm25Section:
+    k1: float = key(1.2, Interval(float, 0.0, 100.0))
+    b: float = key(0.75, Interval(float, 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class HistorySection:
+    turns: int = key(3, Interval(int, 0, 100))
+    decay: float = key(0.5, Interval(float, 0.0, 1.0))
+    cap: float = key(1.0, Interval(float, 0.0, 100.0))
+
+
+@dataclass(frozen=True)
+class AdaptiveSection:
+    ORDERED: ClassVar[tuple[tuple[str, str], ...]] = (("min_k", "max_k"),)
+
+    policy: str = key("ratio", OneOf(("ratio", "gap", "confidence", "mass")))
+    min_k: int = key(3, Interval(int, 1, 1000))
+    max_k: int = key(20, Interval(int, 1, 1000))
+    ratio: float = key(0.35, Interval(float, 0.0, 1.0))
+    temperature: float = key(0.175, Interval(float, 0.001, 100.0))
+    mass: float = key(0.9, Interval(float, 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class AbstainSection:
+    min_bm25: float = key(0.0, Interval(float, 0.0, 1e9))
+    min_ngram: float = key(0.0, Interval(float, 0.0, 1.0))
+    min_embedding: float = key(0.0, Interval(float, -1.0, 1.0))
+
+
+@dataclass(frozen=True)
+class NgramSection:
+    ORDERED: ClassVar[tuple[tuple[str, str], ...]] = (("lo", "hi"),)
+
+    lo: int = key(3, Interval(int, 1, 10))
+    hi: int = key(5, Interval(int, 1, 10))
+    long_fields_max_tools: int = key(20000, Interval(int, 0, 10**9))
+
+
+@dataclass(frozen=True)
+class RetrievalSection:
+    min_tools: int = key(5000, Interval(int, 1, 10**9))
+    candidates: int = key(100, Interval(int, 1, 10**6))
 
 
 @dataclass(frozen=True)
 class RankerConfig:
-    """Everything that shapes ranking. ``raw`` keeps the validated mapping for hashing."""
+    """Everything that shapes ranking, in the YAML's shape. ``source`` names the last file overlaid."""
 
-    k: int = 15
-    k1: float = 1.2
-    b: float = 0.75
-    fields: Mapping[str, float] = field(default_factory=dict)
-    weights: Mapping[str, float] = field(default_factory=dict)
-    history_turns: int = 3
-    history_decay: float = 0.5
-    history_cap: float = 1.0
-    min_k: int = 3
-    max_k: int = 20
-    adaptive_ratio: float = 0.35
-    adaptive_policy: str = "ratio"
-    adaptive_temperature: float = 0.175
-    adaptive_mass: float = 0.9
-    abstain_min_bm25: float = 0.0
-    abstain_min_ngram: float = 0.0
-    abstain_min_embedding: float = 0.0
-    ngram_lo: int = 3
-    ngram_hi: int = 5
-    ngram_long_fields_max_tools: int = 20000
-    retrieval_min_tools: int = 5000
-    retrieval_candidates: int = 100
-    stem: bool = True
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    source: str | None = None
-
-    @property
-    def hash(self) -> str:
-        body = {k: v for k, v in self.__dict__.items() if k != "source"}
-        text = json.dumps(body, sort_keys=True, default=dict, ensure_ascii=False)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+    k: int = key(15, Interval(int, 1, 1000))
+    text: TextSection = field(default_factory=TextSection)
+    bm25: Bm25Section = field(default_factory=Bm25Section)
+    fields: Mapping[str, float] = key({}, NumberMap(FIELDS))
+    weights: Mapping[str, float] = key({}, NumberMap(FEATURE_NAMES))
+    history: HistorySection = field(default_factory=HistorySection)
+    adaptive: AdaptiveSection = field(default_factory=AdaptiveSection)
+    abstain: AbstainSection = field(default_factory=AbstainSection)
+    ngram: NgramSection = field(default_factory=NgramSection)
+    retrieval: RetrievalSection = field(default_factory=RetrievalSection)
+    source: str | None = field(default=None, compare=False)
 
     def weight(self, feature: str) -> float:
         return float(self.weights.get(feature, 0.0))
 
+    def to_mapping(self) -> dict[str, Any]:
+        """The config as the YAML it could be loaded from (every key, sorted weights)."""
+        out: dict[str, Any] = {}
+        for f in _keys(RankerConfig):
+            value = getattr(self, f.name)
+            if dataclasses.is_dataclass(value):
+                out[f.name] = {g.name: getattr(value, g.name) for g in _keys(type(value))}
+            elif isinstance(value, Mapping):
+                out[f.name] = {n: float(value[n]) for n in sorted(value)}
+            else:
+                out[f.name] = value
+        return out
 
-# key path → (type, low, high, inclusive-low); the scikit-learn style constraint table.
-_NUMBERS: dict[str, tuple[type, float, float, bool]] = {
-    "k": (int, 1, 1000, True),
-    "bm25.k1": (float, 0.0, 100.0, True),
-    "bm25.b": (float, 0.0, 1.0, True),
-    "history.turns": (int, 0, 100, True),
-    "history.decay": (float, 0.0, 1.0, True),
-    "history.cap": (float, 0.0, 100.0, True),
-    "adaptive.min_k": (int, 1, 1000, True),
-    "adaptive.max_k": (int, 1, 1000, True),
-    "adaptive.ratio": (float, 0.0, 1.0, True),
-    "adaptive.temperature": (float, 0.001, 100.0, True),
-    "adaptive.mass": (float, 0.0, 1.0, True),
-    "abstain.min_bm25": (float, 0.0, 1e9, True),
-    "abstain.min_ngram": (float, 0.0, 1.0, True),
-    "abstain.min_embedding": (float, -1.0, 1.0, True),
-    "ngram.lo": (int, 1, 10, True),
-    "ngram.hi": (int, 1, 10, True),
-    "ngram.long_fields_max_tools": (int, 0, 10**9, True),
-    "retrieval.min_tools": (int, 1, 10**9, True),
-    "retrieval.candidates": (int, 1, 10**6, True),
-}
-_SECTIONS = {"k", "text", "bm25", "fields", "weights", "history", "adaptive", "abstain", "ngram", "retrieval", "features"}
+    @property
+    def hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of :meth:`to_mapping`: every key, never ``source``."""
+        text = json.dumps(self.to_mapping(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-_MISSING = object()
+def _keys(cls: type) -> tuple[dataclasses.Field[Any], ...]:
+    """The schema fields of a section or of the config (``source`` is not a key)."""
+    return tuple(f for f in dataclasses.fields(cls) if f.name != "source")
 
 
-def _lookup(raw: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted key path, or ``_MISSING``."""
-    node: Any = raw
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return _MISSING
-        node = node[part]
-    return node
+def schema() -> Iterator[tuple[str, Rule]]:
+    """Every leaf key path with its constraint, in file order (``weights``/``fields`` as maps)."""
+    for f in _keys(RankerConfig):
+        kind = f.default_factory if f.default_factory is not dataclasses.MISSING else None
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            for g in _keys(kind):
+                yield f"{f.name}.{g.name}", g.metadata["rule"]
+        else:
+            yield f.name, f.metadata["rule"]
 
 
-def _number(raw: Mapping[str, Any], path: str, default: Any, file: str | None) -> Any:
-    node = _lookup(raw, path)
-    if node is _MISSING:
-        return default
-    kind, low, high, _ = _NUMBERS[path]
-    ok = isinstance(node, int | float) and not isinstance(node, bool)
-    if kind is int:
-        ok = ok and float(node).is_integer()
-    if not ok or not (low <= node <= high):
-        what = "an int" if kind is int else "a number"
-        raise ConfigError(
-            f"The {path!r} parameter must be {what} in the range [{low:g}, {high:g}]. Got {node!r} instead.",
-            file=file, where=path,
-        )
-    return kind(node)
+def tunable_keys() -> dict[str, type]:
+    """Every numeric key path → int or float: what a ``tooldisc tune`` space may name.
 
-
-def _choice(raw: Mapping[str, Any], path: str, default: str, allowed: tuple[str, ...], file: str | None) -> str:
-    node = _lookup(raw, path)
-    if node is _MISSING:
-        return default
-    if node not in allowed:
-        raise ConfigError(f"The {path!r} parameter must be one of {', '.join(allowed)}. Got {node!r} instead.",
-                          file=file, where=path)
-    return node
-
-
-def _flag(raw: Mapping[str, Any], path: str, default: bool, file: str | None) -> bool:
-    node = _lookup(raw, path)
-    if node is _MISSING:
-        return default
-    if not isinstance(node, bool):
-        raise ConfigError(f"The {path!r} parameter must be true or false. Got {node!r} instead.", file=file, where=path)
-    return node
-
-
-def _weights(raw: Mapping[str, Any], key: str, defaults: Mapping[str, float], file: str | None,
-             allowed: tuple[str, ...] | None) -> dict[str, float]:
-    value = raw.get(key, {})
-    if value is None:
-        value = {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{key} must be a mapping of name → number", file=file, where=key)
-    out = dict(defaults)
-    for name, w in value.items():
-        if allowed is not None and name not in allowed:
-            raise ConfigError(f"unknown {key} entry {name!r}; allowed: {', '.join(allowed)}", file=file, where=f"{key}.{name}")
-        if not isinstance(w, int | float) or isinstance(w, bool) or w != w:
-            raise ConfigError(f"must be a number; got {w!r}", file=file, where=f"{key}.{name}")
-        out[str(name)] = float(w)
+    ``k`` is not tunable: the K a run is cut at is the tuner's own parameter, so the
+    objective is always measured on the offer size it names.
+    """
+    out: dict[str, type] = {}
+    for path, rule in schema():
+        if isinstance(rule, NumberMap):
+            out.update({f"{path}.{name}": float for name in rule.names})
+        elif isinstance(rule, Interval) and path != "k":
+            out[path] = rule.kind
     return out
 
 
-def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig | None = None) -> RankerConfig:
-    """Validate a mapping (from YAML) into a :class:`RankerConfig`, over ``base`` defaults."""
-    from tooldisc.discovery.features import FEATURES
+def value_at(cfg: RankerConfig, path: str) -> Any:
+    """The value of a key path (``bm25.k1``, ``weights.ngram``; an unset weight is 0)."""
+    head, _, rest = path.partition(".")
+    node = getattr(cfg, head)
+    if isinstance(node, Mapping):
+        return float(node.get(rest, 0.0))
+    return getattr(node, rest) if rest else node
 
+
+# --- loading -------------------------------------------------------------------------
+
+_REMOVED = {"features": "the 'features' section was never read by any ranking step; remove it"}
+
+
+def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig | None = None) -> RankerConfig:
+    """Validate a mapping (from YAML) into a :class:`RankerConfig`, over ``base`` (neutral defaults if None).
+
+    Only the keys ``raw`` sets change; every value is checked against its rule.
+    """
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError("a ranker config must be a mapping", file=file)
-    for key in raw:
-        if key not in _SECTIONS:
-            raise ConfigError(f"unknown key {key!r}; allowed: {', '.join(sorted(_SECTIONS))}", file=file, where=str(key))
+    top = {f.name: f for f in _keys(RankerConfig)}
+    for name in raw:
+        if name in _REMOVED:
+            raise ConfigError(_REMOVED[name], file=file, where=str(name))
+        if name not in top:
+            raise ConfigError(f"unknown key {name!r}; allowed: {', '.join(sorted(top))}", file=file, where=str(name))
     b = base or RankerConfig()
-    cfg = RankerConfig(
-        k=_number(raw, "k", b.k, file),
-        k1=_number(raw, "bm25.k1", b.k1, file),
-        b=_number(raw, "bm25.b", b.b, file),
-        fields=_weights(raw, "fields", b.fields, file, FIELDS),
-        weights=_weights(raw, "weights", b.weights, file, tuple(FEATURES)),
-        history_turns=_number(raw, "history.turns", b.history_turns, file),
-        history_decay=_number(raw, "history.decay", b.history_decay, file),
-        history_cap=_number(raw, "history.cap", b.history_cap, file),
-        min_k=_number(raw, "adaptive.min_k", b.min_k, file),
-        max_k=_number(raw, "adaptive.max_k", b.max_k, file),
-        adaptive_ratio=_number(raw, "adaptive.ratio", b.adaptive_ratio, file),
-        adaptive_policy=_choice(raw, "adaptive.policy", b.adaptive_policy, ("ratio", "gap", "confidence", "mass"), file),
-        adaptive_temperature=_number(raw, "adaptive.temperature", b.adaptive_temperature, file),
-        adaptive_mass=_number(raw, "adaptive.mass", b.adaptive_mass, file),
-        abstain_min_bm25=_number(raw, "abstain.min_bm25", b.abstain_min_bm25, file),
-        abstain_min_ngram=_number(raw, "abstain.min_ngram", b.abstain_min_ngram, file),
-        abstain_min_embedding=_number(raw, "abstain.min_embedding", b.abstain_min_embedding, file),
-        ngram_lo=_number(raw, "ngram.lo", b.ngram_lo, file),
-        ngram_hi=_number(raw, "ngram.hi", b.ngram_hi, file),
-        ngram_long_fields_max_tools=_number(raw, "ngram.long_fields_max_tools", b.ngram_long_fields_max_tools, file),
-        retrieval_min_tools=_number(raw, "retrieval.min_tools", b.retrieval_min_tools, file),
-        retrieval_candidates=_number(raw, "retrieval.candidates", b.retrieval_candidates, file),
-        stem=_flag(raw, "text.stem", b.stem, file),
-        extra={**b.extra, **(raw.get("features") or {})},
-        source=file or b.source,
-    )
-    if cfg.ngram_lo > cfg.ngram_hi:
-        raise ConfigError(f"ngram.lo ({cfg.ngram_lo}) must not exceed ngram.hi ({cfg.ngram_hi})", file=file, where="ngram")
-    if cfg.min_k > cfg.max_k:
-        raise ConfigError(f"adaptive.min_k ({cfg.min_k}) must not exceed adaptive.max_k ({cfg.max_k})",
-                          file=file, where="adaptive")
-    return cfg
+    changes: dict[str, Any] = {"source": file or b.source}
+    for name, value in raw.items():
+        f = top[name]
+        current = getattr(b, name)
+        if dataclasses.is_dataclass(current):
+            changes[name] = _section(current, value, name, file)
+        elif isinstance(f.metadata["rule"], NumberMap):
+            changes[name] = f.metadata["rule"].check(value, name, file, current)
+        else:
+            changes[name] = f.metadata["rule"].check(value, name, file)
+    return dataclasses.replace(b, **changes)
+
+
+def _section(current: Any, raw: Any, name: str, file: str | None) -> Any:
+    if raw is None:
+        return current
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{name} must be a mapping", file=file, where=name)
+    keys = {g.name: g for g in _keys(type(current))}
+    changes = {}
+    for sub, value in raw.items():
+        if sub not in keys:
+            raise ConfigError(f"unknown key {sub!r} in {name}; allowed: {', '.join(keys)}",
+                              file=file, where=f"{name}.{sub}")
+        changes[sub] = keys[sub].metadata["rule"].check(value, f"{name}.{sub}", file)
+    out = dataclasses.replace(current, **changes)
+    for lo, hi in getattr(type(out), "ORDERED", ()):
+        if getattr(out, lo) > getattr(out, hi):
+            raise ConfigError(f"{name}.{lo} ({getattr(out, lo)}) must not exceed {name}.{hi} ({getattr(out, hi)})",
+                              file=file, where=name)
+    return out
 
 
 def default_config() -> RankerConfig:
-
+    """The shipped ranker: ``discovery/data/default.yaml`` over the neutral defaults."""
     from tooldisc.discovery.catalog_io import safe_yaml
 
     text = resources.files("tooldisc.discovery").joinpath("data/default.yaml").read_text("utf-8")

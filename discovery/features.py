@@ -1,9 +1,11 @@
-"""Ranking features: each maps (engine, query state) to one value per retrieved tool.
+"""Ranking features: each maps (index record, retrieved tools) to one value per retrieved tool.
 
 A feature is a small pure function chosen once by name; the rank step sums
 ``weight · feature`` for the features whose weight is non-zero, and keeps each
 weighted contribution so an offer can say why a tool ranked where it did. Relevance
 features are scaled to [0, 1] so their weights are comparable across catalogs.
+The names are the config's ``weights`` keys (:data:`tooldisc.discovery.config.FEATURE_NAMES`);
+a new feature is one function here, one entry in :data:`FEATURES` and its name there.
 """
 
 from __future__ import annotations
@@ -15,80 +17,81 @@ import numpy as np
 from tooldisc.discovery.security import side_effect_code
 
 if TYPE_CHECKING:
-    from tooldisc.discovery.pipeline import Discoverer, Retrieved
+    from tooldisc.discovery.index import Index
+    from tooldisc.discovery.stages import Retrieved
 
-Feature = Callable[["Discoverer", "Retrieved"], np.ndarray]
+Feature = Callable[["Index", "Retrieved"], np.ndarray]
 
 # The side effect a query of each mutation class is asking for (DESIGN §4 names).
 WANTED_SIDE_EFFECT = {"READ": "none", "UNKNOWN": "none", "WRITE": "write", "DESTRUCTIVE": "delete",
                       "EXPORT": "export", "EXECUTE": "execute"}
 
 
-def bm25(engine: Discoverer, state: Retrieved) -> np.ndarray:
+def bm25(ix: Index, state: Retrieved) -> np.ndarray:
     """Field-weighted BM25, divided by the best authorized tool's (so the top is 1)."""
     raw = state.lexical[state.indices]
     top = float(raw.max()) if len(raw) else 0.0
     return raw / top if top > 0 else raw
 
 
-def ngram(engine: Discoverer, state: Retrieved) -> np.ndarray:
+def ngram(ix: Index, state: Retrieved) -> np.ndarray:
     """Character n-gram TF-IDF cosine: typos and Persian inflection."""
     return state.ngram[state.indices]
 
 
-def alias(engine: Discoverer, state: Retrieved) -> np.ndarray:
+def alias(ix: Index, state: Retrieved) -> np.ndarray:
     """Share of a curated alias or keyword phrase present in the query."""
-    return engine.alias_index.scores(state.authorized.request.tokens)[state.indices]
+    return ix.alias.scores(state.authorized.request.tokens)[state.indices]
 
 
-def embedding(engine: Discoverer, state: Retrieved) -> np.ndarray:
+def embedding(ix: Index, state: Retrieved) -> np.ndarray:
     """Multilingual sentence-embedding cosine (optional extra), min-max scaled per query.
 
     Raw cosines of this model sit in a narrow band (about 0.75–0.95) for every query,
     so unscaled they would add nearly the same amount to every tool.
     """
-    sim = engine.embedding_index.similarity(state.authorized.request.query, state.indices)
+    sim = ix.embedding.similarity(state.authorized.request.query, state.indices)
     if not len(sim):
         return sim
     lo, hi = float(sim.min()), float(sim.max())
     return (sim - lo) / (hi - lo) if hi > lo else np.zeros_like(sim)
 
 
-def prior(engine: Discoverer, state: Retrieved) -> np.ndarray:
+def prior(ix: Index, state: Retrieved) -> np.ndarray:
     """A write query prefers write tools of the right entity (and so on for each class).
 
     Gated by lexical relevance, so it reorders relevant tools and never lifts an
     unrelated one; authorization has already removed what the query may not see.
     """
-    relevance = np.maximum(bm25(engine, state), ngram(engine, state) if state.ngram is not None else 0.0)
-    return wanted_side_effect(engine, state.indices, state.authorized.mutation) * relevance
+    relevance = np.maximum(bm25(ix, state), ngram(ix, state) if state.ngram is not None else 0.0)
+    return wanted_side_effect(ix, state.indices, state.authorized.mutation) * relevance
 
 
-def wanted_side_effect(engine: Discoverer, indices: np.ndarray, mutation: str) -> np.ndarray:
+def wanted_side_effect(ix: Index, indices: np.ndarray, mutation: str) -> np.ndarray:
     """Whether each tool's side effect is the one a query of this mutation class asks for."""
-    return engine.security.side_effect[indices] == side_effect_code(WANTED_SIDE_EFFECT[mutation])
+    return ix.security.side_effect[indices] == side_effect_code(WANTED_SIDE_EFFECT[mutation])
 
 
-def core(engine: Discoverer, state: Retrieved) -> np.ndarray:
+def core(ix: Index, state: Retrieved) -> np.ndarray:
     """1 for ``is_core`` tools: with a tiny weight it only breaks ties."""
-    return engine.is_core[state.indices].astype(np.float32)
+    return ix.is_core[state.indices].astype(np.float32)
 
 
-def history(engine: Discoverer, state: Retrieved) -> np.ndarray:
+def history(ix: Index, state: Retrieved) -> np.ndarray:
     """Decaying, capped boost for tools that matched earlier user turns.
 
     Each turn's lexical scores are scaled to a maximum of 1 so a long earlier turn
     cannot dominate; turn ``i`` back is multiplied by ``decay**i``; the sum is capped.
     """
-    cfg = engine.config
-    turns = [t for t in state.history if t][-cfg.history_turns:] if cfg.history_turns else []
+    h = ix.config.history
+    turns = [t for t in state.history if t][-h.turns:] if h.turns else []
     out = np.zeros(len(state.indices), dtype=np.float32)
     for age, text in enumerate(reversed(turns), start=1):
-        s = engine.lexical.scores(text)[state.indices]
+        s = ix.lexical.scores(text)[state.indices]
         top = float(s.max()) if len(s) else 0.0
         if top > 0:
-            out += (cfg.history_decay ** (age - 1)) * (s / top)
-    return np.minimum(out, cfg.history_cap)
+            out += (h.decay ** (age - 1)) * (s / top)
+    return np.minimum(out, h.cap)
 
 
 # Features that may only order tools another feature already found relevant.

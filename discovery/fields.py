@@ -1,22 +1,24 @@
 """The searchable text of a tool, and the terms both tools and queries are matched on.
 
-Every index (BM25F, character n-grams, aliases) reads a tool through
-:func:`field_texts` and every query through :func:`terms`, so index and query
-agree on what a word is: normalised tokens minus stop words, reduced to a stem
-(Snowball English for ASCII words, Snowball Persian for the rest; digits as they are).
-With ``stem=False`` only English plurals are folded.
+:func:`field_column` is the one definition of a field's text: every index reads it
+one column at a time (through :class:`TextColumns`), and :func:`field_texts` is the
+same function on a single tool. Every query goes through :func:`terms`, so index and
+query agree on what a word is: normalised tokens minus stop words, reduced to a stem
+(Snowball English for ASCII words, Snowball Persian for the rest; digits as they
+are). With ``stem=False`` only English plurals are folded.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 
 import Stemmer
+from tooldisc.discovery.config import FIELDS
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import sanitize, split_name, tokenize
+from tooldisc.discovery.text import sanitize, split_name, split_names, tokenize
 
 
 @lru_cache(maxsize=1)
@@ -24,6 +26,74 @@ def stopwords() -> frozenset[str]:
     text = resources.files("tooldisc.discovery").joinpath("data/stopwords.txt").read_text("utf-8")
     words = [w for line in text.splitlines() if not line.startswith("#") for w in tokenize(line)]
     return frozenset(words)
+
+
+# --- the searchable text ---------------------------------------------------------------
+
+
+def field_column(tools: Sequence[Tool], field: str) -> list[str]:
+    """The searchable text of ``field`` for each tool (DESIGN §5); an unknown field is empty.
+
+    List fields join their items with ``" \\n "`` (a piece boundary for the tokeniser).
+    ``split_name`` runs once per distinct capability, domain list and parameter schema
+    (variants of a tool share them), and over all names as one joined string.
+    """
+    if field == "name":
+        return split_names([t.name for t in tools])
+    if field in ("aliases", "keywords", "examples"):
+        return [" \n ".join(getattr(t, field)) for t in tools]
+    if field == "description":
+        return [t.description for t in tools]
+    if field == "capability":
+        caps: dict[str, str] = {}
+        return [caps[c] if c in caps else caps.setdefault(c, split_name(c)) for c in (t.capability or "" for t in tools)]
+    if field == "domains":
+        one: dict[str, str] = {}
+        doms: dict[tuple[str, ...], str] = {}
+        return [doms[d] if d in doms else doms.setdefault(
+            d, " ".join(one[x] if x in one else one.setdefault(x, split_name(x)) for x in d))
+            for d in (t.domains for t in tools)]
+    if field == "parameters":
+        by_id: dict[int, str] = {}  # the schemas outlive this call, so their ids are stable keys
+        return [by_id[id(p)] if id(p) in by_id else by_id.setdefault(id(p), _parameters_text(p))
+                for p in (t.parameters for t in tools)]
+    return [""] * len(tools)
+
+
+def field_texts(tool: Tool) -> dict[str, str]:
+    """The searchable text of each field of one tool: :func:`field_column` on a single tool."""
+    return {f: field_column((tool,), f)[0] for f in FIELDS}
+
+
+class TextColumns:
+    """The text to index, one field column at a time: the tools' own fields plus ``extra`` ones.
+
+    ``extra`` maps a field name to one text per tool (in tool order) that is indexed
+    but is not part of the tool record (learned text, say): it never reaches the
+    tools' definition hashes or policy. An extra column replaces an authored field of
+    the same name.
+    """
+
+    def __init__(self, tools: Sequence[Tool], extra: Mapping[str, Sequence[str]] | None = None):
+        self.tools = tools
+        self.extra = dict(extra or {})
+        for name, texts in self.extra.items():
+            if len(texts) != len(tools):
+                raise ValueError(f"The extra column {name!r} must hold one text per tool ({len(tools)}). "
+                                 f"Got {len(texts)} instead.")
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    def column(self, field: str) -> list[str]:
+        if field in self.extra:
+            return [str(x) for x in self.extra[field]]
+        return field_column(self.tools, field)
+
+
+def as_columns(source: TextColumns | Sequence[Tool]) -> TextColumns:
+    """Index builders take tools or prepared columns alike."""
+    return source if isinstance(source, TextColumns) else TextColumns(source)
 
 
 def _parameter_text(name: str, spec: object) -> str:
@@ -39,25 +109,13 @@ def _parameter_text(name: str, spec: object) -> str:
     return " ".join(parts)
 
 
-def field_texts(tool: Tool) -> dict[str, str]:
-    """The searchable text of each field of a tool (DESIGN §5)."""
-    param_names = _param_text(tool.parameters)
-    return {
-        "name": split_name(tool.name),
-        "aliases": " \n ".join(tool.aliases),
-        "keywords": " \n ".join(tool.keywords),
-        "capability": split_name(tool.capability or ""),
-        "domains": " ".join(split_name(d) for d in tool.domains),
-        "description": tool.description,
-        "examples": " \n ".join(tool.examples),
-        "parameters": param_names,
-    }
-
-
-def _param_text(params: Mapping[str, object] | None) -> str:
+def _parameters_text(params: Mapping[str, object] | None) -> str:
     """Each parameter's split name, description and string enum values."""
     props = (params or {}).get("properties") if isinstance(params or {}, Mapping) else None
     return " \n ".join(_parameter_text(k, v) for k, v in props.items()) if isinstance(props, Mapping) else ""
+
+
+# --- terms -------------------------------------------------------------------------------
 
 
 def terms(text: str, stem: bool = True) -> list[str]:
@@ -67,8 +125,13 @@ def terms(text: str, stem: bool = True) -> list[str]:
 
 def terms_of_tokens(tokens: list[str], stem: bool = True) -> list[str]:
     stop = stopwords()
-    to_term = stem_term if stem else _singular
+    to_term = term_function(stem)
     return [to_term(t) for t in tokens if t not in stop]
+
+
+def term_function(stem: bool) -> Callable[[str], str]:
+    """The token → term map: Snowball stems, or English plural folding only."""
+    return stem_term if stem else singular
 
 
 _STEMMERS: dict[str, Stemmer.Stemmer] = {}
@@ -88,7 +151,7 @@ def stem_term(token: str) -> str:
         return stemmer.stemWord(token) or token
 
 
-def _singular(token: str) -> str:
+def singular(token: str) -> str:
     """``invoices`` → ``invoice``, ``categories`` → ``category``; other tokens unchanged."""
     if len(token) <= 3 or not token.isascii() or not token.endswith("s") or token.endswith("ss"):
         return token

@@ -4,29 +4,28 @@ All the work happens at index time (the bm25s lesson): each (tool, term) cell ho
 its final BM25 contribution, so a query only sums a few columns. Fields are combined
 BM25F-style — weighted, length-normalised term frequencies summed across fields
 before one saturation — with Lucene's IDF ``log(1 + (N - df + 0.5) / (df + 0.5))``.
-The searchable text lives in :mod:`.fields`, the column-wise build helpers in
-:mod:`.columns`.
+The searchable text comes from :mod:`.fields`, the tokens from :mod:`.columns`,
+the layout and its gather from :mod:`.sparse`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from tooldisc.discovery.columns import (
-    _BLOCK_TOOLS,
-    RawTokens,
-    _cells,
-    field_columns,
-    gc_paused,
-    ranges,
-    release_memory,
-    token_ids,
+from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
+from tooldisc.discovery.fields import (
+    TextColumns,
+    as_columns,
+    stopwords,
+    term_function,
+    terms,
+    terms_of_tokens,
 )
-from tooldisc.discovery.fields import _singular, stem_term, stopwords, terms, terms_of_tokens
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import gather_columns
+from tooldisc.discovery.sparse import BLOCK_TOOLS, csc, gather_columns, ranges, term_cells
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class LexicalIndex:
     stem: bool = True  # terms are Snowball stems (see :mod:`.fields`); queries must agree
 
     @classmethod
-    def build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float,
+    def build(cls, tools: TextColumns | Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float,
               stem: bool = True) -> LexicalIndex:
         """Token ids per field column, then (term, tool) cells aggregated block by block.
 
@@ -52,13 +51,13 @@ class LexicalIndex:
         (field, then position), so every weight is bit-identical to the per-tool formula.
         """
         with gc_paused():
-            return cls._build(tools, field_weights, k1, b, stem)
+            return cls._build(as_columns(tools), field_weights, k1, b, stem)
 
     @classmethod
-    def _build(cls, tools: Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float,
+    def _build(cls, columns: TextColumns, field_weights: Mapping[str, float], k1: float, b: float,
                stem: bool) -> LexicalIndex:
-        n = len(tools)
-        to_term = stem_term if stem else _singular
+        n = len(columns)
+        to_term = term_function(stem)
         active = [(f, w) for f, w in field_weights.items() if w > 0]
         stop = stopwords()
         vocab: dict[str, int] = {}
@@ -66,7 +65,7 @@ class LexicalIndex:
         raw_term = np.zeros(0, dtype=np.int32)  # raw token id → term id, -1 stop word, -2 not yet seen
         kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per field: term ids, tool offsets, norms
         for field, weight in active:
-            ids, ptr = token_ids(field_columns(tools, (field,))[field], table)  # one column alive at a time
+            ids, ptr = token_ids(columns.column(field), table)  # one column alive at a time
             release_memory()
             if len(table) > len(raw_term):
                 raw_term = np.concatenate([raw_term, np.full(len(table) - len(raw_term), -2, np.int32)])
@@ -101,10 +100,10 @@ class LexicalIndex:
         # Two passes over tool blocks (document frequencies, then cells) instead of keeping
         # every block's cells until the column sizes are known: a second sort is cheaper
         # than 12 bytes per cell of peak memory.
-        blocks = [(lo, min(lo + _BLOCK_TOOLS, n)) for lo in range(0, n, _BLOCK_TOOLS)]
+        blocks = [(lo, min(lo + BLOCK_TOOLS, n)) for lo in range(0, n, BLOCK_TOOLS)]
         df_int = np.zeros(n_terms, dtype=np.int64)
         for lo, hi in blocks:
-            df_int += _cells(kept, lo, hi, n_terms)[0]
+            df_int += term_cells(kept, lo, hi, n_terms)[0]
         release_memory()
         df = df_int.astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
@@ -115,7 +114,7 @@ class LexicalIndex:
         weights = np.empty(int(indptr[-1]), dtype=np.float32)
         fill = indptr[:-1].copy()
         for lo, hi in blocks:
-            counts, cell_doc, tfw = _cells(kept, lo, hi, n_terms)
+            counts, cell_doc, tfw = term_cells(kept, lo, hi, n_terms)
             pos = ranges(fill, counts)
             cell_term = np.repeat(np.arange(n_terms, dtype=np.int32), counts)
             rows[pos] = cell_doc
@@ -125,6 +124,11 @@ class LexicalIndex:
             release_memory()  # each block's temporaries, before the next block's land beside them
         release_memory()
         return cls(vocab, indptr, rows, weights, n, stem)
+
+    @property
+    def matrix(self) -> Any:
+        """The BM25F weights as a ``scipy.sparse.csc_array`` (tools × terms, columns in vocabulary order)."""
+        return csc(self.indptr, self.rows, self.data, self.n_docs)
 
     def query_terms(self, text: str | list[str]) -> dict[int, int]:
         """Known term ids of ``text`` (or of already-tokenised text) with their counts."""

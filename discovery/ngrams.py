@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from tooldisc.discovery.columns import RawTokens, field_columns, gc_paused, token_ids
+from tooldisc.discovery.columns import RawTokens, gc_paused, token_ids
+from tooldisc.discovery.fields import TextColumns, as_columns
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text import gather_columns
+from tooldisc.discovery.sparse import csc, gather_columns
 
 ALL_FIELDS = ("name", "aliases", "keywords", "capability", "description", "examples")
 SHORT_FIELDS = ("name", "aliases", "keywords", "capability")
@@ -71,7 +73,7 @@ class NgramIndex:
     hi: int = 5
 
     @classmethod
-    def build(cls, tools: Sequence[Tool], lo: int = 3, hi: int = 5,
+    def build(cls, tools: TextColumns | Sequence[Tool], lo: int = 3, hi: int = 5,
               fields: Sequence[str] = ALL_FIELDS) -> NgramIndex:
         """Tool × n-gram counts as (tool × token counts) @ (token × n-gram counts).
 
@@ -82,15 +84,15 @@ class NgramIndex:
         norms use the same float64 operations in the same order.
         """
         with gc_paused():
-            return cls._build(tools, lo, hi, fields)
+            return cls._build(as_columns(tools), lo, hi, fields)
 
     @classmethod
-    def _build(cls, tools: Sequence[Tool], lo: int, hi: int, fields: Sequence[str]) -> NgramIndex:
+    def _build(cls, columns: TextColumns, lo: int, hi: int, fields: Sequence[str]) -> NgramIndex:
         from scipy import sparse
 
-        n = len(tools)
+        n = len(columns)
         table = RawTokens()
-        streams = [token_ids(field_columns(tools, (f,))[f], table) for f in fields]  # one column alive at a time
+        streams = [token_ids(columns.column(f), table) for f in fields]  # one column alive at a time
         n_raw = len(table)
         order = _first_seen(streams, n, n_raw)
         names = table.names()
@@ -137,6 +139,11 @@ class NgramIndex:
         del tf
         return cls(vocab, idf, df, by_col.indptr.astype(np.int64), by_col.indices.astype(np.int32, copy=False),
                    by_col.data, row_ptr, row_cols, row_data, n, lo, hi)
+
+    @property
+    def matrix(self) -> Any:
+        """The L2-normalised TF-IDF weights as a ``scipy.sparse.csc_array`` (tools × n-grams)."""
+        return csc(self.col_ptr, self.col_rows, self.col_data, self.n_docs)
 
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(sorted n-gram ids, L2-normalised TF-IDF weights) of the query's known n-grams.

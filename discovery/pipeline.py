@@ -2,8 +2,9 @@
 
 Every surface (CLI, Python API, MCP, eval, canary simulation) calls
 :meth:`Discoverer.discover`, which runs the fixed :data:`STEPS` tuple. Each step is a
-pure function from one typed stage output to the next, so nothing can rank a tool
-the security filter did not pass: ranking only ever sees ``Authorized.indices``.
+pure function from one typed stage output (:mod:`.stages`) and the frozen index
+record (:class:`~tooldisc.discovery.index.Index`) to the next, so nothing can rank a
+tool the security filter did not pass: ranking only ever sees ``Authorized.indices``.
 """
 
 from __future__ import annotations
@@ -11,79 +12,36 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from tooldisc.discovery.abstention import abstain_reason, content_ngram
 from tooldisc.discovery.adaptive import choose_k
-from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.candidates import index_candidates
 from tooldisc.discovery.catalog import Catalog
-from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
-from tooldisc.discovery.lexical import LexicalIndex
+from tooldisc.discovery.index import Index, build_index
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
-from tooldisc.discovery.mutation import MutationClassifier, load_classifier
-from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex
-from tooldisc.discovery.security import MUTATIONS, READ, SecurityIndex, check_tool
+from tooldisc.discovery.mutation import MutationClassifier
+from tooldisc.discovery.security import MUTATIONS, READ, check_tool
+from tooldisc.discovery.stages import Authorized, Ranked, Request, Retrieved
 from tooldisc.discovery.text import tokenize
 
 from tooldisc.errors import UsageError
 
-_CACHE_LIMIT = 256
 
-
-@dataclass(frozen=True)
-class Request:
-    query: str
-    context: Context
-    k: int | str
-    history: tuple[str, ...]
-    tokens: tuple[str, ...]  # normalised once, shared by the classifier and the ranker
-    mutation_cap: str | None = None  # a caller's mutation class that may only narrow the query's
-    depth: int | None = None  # how many ranked tools the cut can use (None: all, for explain)
-    exhaustive: bool = False  # rank every authorized tool even when the set is large (measuring the index)
-
-
-@dataclass(frozen=True)
-class Authorized:
-    request: Request
-    mutation: str
-    indices: np.ndarray  # the authorized set; nothing outside it may be ranked
-
-
-@dataclass(frozen=True)
-class Retrieved:
-    authorized: Authorized
-    indices: np.ndarray  # a subset of authorized.indices
-    lexical: np.ndarray  # BM25F score of every catalog tool (read only through indices)
-    ngram: np.ndarray | None  # n-gram cosine of every catalog tool, when that feature is on
-    method: str
-    history: tuple[str, ...]
-    fallback_reason: str | None = None  # why indexed retrieval was not used for a large set
-
-
-@dataclass(frozen=True)
-class Ranked:
-    retrieved: Retrieved
-    order: np.ndarray  # catalog indices, best first, positive scores only
-    scores: np.ndarray
-    contributions: dict[str, np.ndarray]
-    signals: dict[str, float]  # best raw value of each relevance signal, for abstention
-
-
-def authorize(req: Request, eng: Discoverer) -> Authorized:
+def authorize(req: Request, ix: Index) -> Authorized:
     """Security first: the query's mutation class, then the §4 filter for this context."""
-    mutation = eng.classifier.classify_tokens(list(req.tokens))
+    mutation = ix.classifier.classify_tokens(list(req.tokens))
     if req.mutation_cap is not None and mutation != req.mutation_cap:
         mutation = READ  # the intersection of two different mutation rows is read-only
-    return Authorized(req, mutation, eng.authorized_indices(req.context, mutation))
+    return Authorized(req, mutation, ix.authorized(req.context, mutation))
 
 
-def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
+def retrieve(auth: Authorized, ix: Index) -> Retrieved:
     """Candidates for ranking, always a subset of the authorized set.
 
     Small authorized sets are ranked whole. Large ones (``retrieval.min_tools``) get
@@ -92,28 +50,27 @@ def retrieve(auth: Authorized, eng: Discoverer) -> Retrieved:
     yields nothing or is stale, every authorized tool is ranked and the offer says why.
     """
     tokens = list(auth.request.tokens)
-    lexical = eng.lexical.scores(tokens)
-    cfg = eng.config
+    lexical = ix.lexical.scores(tokens)
     history = auth.request.history
-    if len(auth.indices) < cfg.retrieval_min_tools or auth.request.exhaustive:
-        ngram = eng.ngram_index.scores(tokens) if eng.ngram_index is not None else None
+    if len(auth.indices) < ix.config.retrieval.min_tools or auth.request.exhaustive:
+        ngram = ix.ngram.scores(tokens) if ix.ngram is not None else None
         return Retrieved(auth, auth.indices, lexical, ngram, "full", history)
-    problem = eng.index_problem()
+    problem = ix.problem()
     if problem is None:
-        qv = eng.ngram_index.query_vector(tokens) if eng.ngram_index is not None else None
-        cand = index_candidates(auth.indices, tokens, lexical, eng, qv, auth.mutation)
+        qv = ix.ngram.query_vector(tokens) if ix.ngram is not None else None
+        cand = index_candidates(auth.indices, tokens, lexical, ix, qv, auth.mutation)
         if len(cand):
             ngram = None
-            if eng.ngram_index is not None:
-                ngram = np.zeros(eng.catalog_size, dtype=np.float32)
-                ngram[cand] = eng.ngram_index.scores_subset(tokens, cand, qv)
+            if ix.ngram is not None:
+                ngram = np.zeros(ix.size, dtype=np.float32)
+                ngram[cand] = ix.ngram.scores_subset(tokens, cand, qv)
             return Retrieved(auth, cand, lexical, ngram, "indexed", history)
         problem = "empty"
-    ngram = eng.ngram_index.scores(tokens) if eng.ngram_index is not None else None
+    ngram = ix.ngram.scores(tokens) if ix.ngram is not None else None
     return Retrieved(auth, auth.indices, lexical, ngram, "full", history, fallback_reason=problem)
 
 
-def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
+def rank(ret: Retrieved, ix: Index) -> Ranked:
     """``score = Σ wᵢ·featureᵢ``; ties break by tool name.
 
     A tool is ranked only when a relevance feature (not a tie-breaker) is positive.
@@ -122,10 +79,10 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
     total = np.zeros(len(ret.indices), dtype=np.float64)
     relevance = np.zeros(len(ret.indices), dtype=np.float64)
     for name, fn in FEATURES.items():
-        w = eng.config.weight(name)
+        w = ix.config.weight(name)
         if w == 0.0 or len(ret.indices) == 0:
             continue
-        value = w * fn(eng, ret).astype(np.float64)
+        value = w * fn(ix, ret).astype(np.float64)
         contributions[name] = value
         total += value
         if name not in TIE_BREAKERS:
@@ -137,37 +94,38 @@ def rank(ret: Retrieved, eng: Discoverer) -> Ranked:
         s = total[positive]
         kth = np.partition(s, len(s) - limit)[len(s) - limit]
         positive = positive[s >= kth]
-    order = positive[np.lexsort((eng.name_rank[ret.indices[positive]], -total[positive]))]
+    order = positive[np.lexsort((ix.name_rank[ret.indices[positive]], -total[positive]))]
     signals = {"bm25": float(ret.lexical[ret.indices].max(initial=0.0))}
     if "history" in contributions:
         signals["history"] = float(contributions["history"].max(initial=0.0))
     if ret.ngram is not None:
-        signals["ngram"] = content_ngram(ret, eng, signals["bm25"])
-    if eng.embedding_index is not None and len(ret.indices):
-        signals["embedding"] = float(eng.embedding_index.similarity(ret.authorized.request.query, ret.indices).max())
+        signals["ngram"] = content_ngram(ret, ix, signals["bm25"])
+    if ix.embedding is not None and len(ret.indices):
+        signals["embedding"] = float(ix.embedding.similarity(ret.authorized.request.query, ret.indices).max())
     return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)
 
 
-def cut(ranked: Ranked, eng: Discoverer) -> Offer:
+def cut(ranked: Ranked, ix: Index) -> Offer:
     """Choose K (fixed or adaptive), abstain when nothing fits, and seal the offer."""
     req = ranked.retrieved.authorized.request
-    cfg = eng.config
+    cfg = ix.config
     scores = ranked.scores
     top = float(scores[0]) if len(scores) else 0.0
     second = float(scores[1]) if len(scores) > 1 else 0.0
-    abstain = abstain_reason(ranked.signals, cfg)
+    abstain = abstain_reason(ranked.signals, cfg.abstain)
     if not len(scores) or abstain:
         k = cfg.k if req.k == "auto" else int(req.k)
         why, n = abstain or "no authorized tool matched the query", 0
     elif req.k == "auto":
-        k, why = choose_k(scores, cfg)
+        k, why = choose_k(scores, cfg.adaptive)
         n = min(k, len(scores))
     else:
         k, why = int(req.k), "fixed K"
         n = min(k, len(scores))
+    names = ix.security.names
     candidates = tuple(
         Candidate(
-            name=eng.security.names[int(ranked.order[i])],
+            name=names[int(ranked.order[i])],
             score=float(scores[i]),
             features={f: float(v[i]) for f, v in ranked.contributions.items()},
         )
@@ -175,16 +133,16 @@ def cut(ranked: Ranked, eng: Discoverer) -> Offer:
     )
     confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n)
     auth = ranked.retrieved.authorized
-    offer_hash = _offer_hash(req, auth.mutation, k, candidates, eng)
+    offer_hash = _offer_hash(req, auth.mutation, k, candidates, ix)
     return Offer(
         query=req.query, context=req.context, mutation=auth.mutation, k=k, k_reason=why,
         candidates=candidates, confidence=confidence, authorized_count=len(auth.indices),
-        retrieval=ranked.retrieved.method, catalog_hash=eng.catalog.hash, offer_hash=offer_hash,
+        retrieval=ranked.retrieved.method, catalog_hash=ix.catalog.hash, offer_hash=offer_hash,
         fallback_reason=ranked.retrieved.fallback_reason,
     )
 
 
-def _offer_hash(req: Request, mutation: str, k: int, candidates: tuple[Candidate, ...], eng: Discoverer) -> str:
+def _offer_hash(req: Request, mutation: str, k: int, candidates: tuple[Candidate, ...], ix: Index) -> str:
     """SHA-256 over everything that decided the offer and what it offers; never timings.
 
     A compact unit-separated text rather than JSON: this runs on every request.
@@ -193,7 +151,7 @@ def _offer_hash(req: Request, mutation: str, k: int, candidates: tuple[Candidate
     parts = [
         "tooldisc-offer-v1", req.query, "\x1f".join(req.history), ctx.tenant or "",
         ",".join(sorted(ctx.roles)), ",".join(sorted(ctx.permissions)), ctx.mode, ",".join(sorted(ctx.forced)),
-        mutation, str(k), eng.catalog.hash, eng.config_hash,
+        mutation, str(k), ix.catalog.hash, ix.config_hash,
         *(f"{c.name}={c.score:.6f}" for c in candidates),
     ]
     return hashlib.sha256("\x1e".join(parts).encode("utf-8")).hexdigest()
@@ -213,60 +171,38 @@ STEPS = (authorize, retrieve, rank, cut)
 class Discoverer:
     """A catalog and a ranker config with everything precomputed for fast queries.
 
-    Build once, call :meth:`discover` per request. The authorized set is cached by
-    (context, mutation) on this instance (the catalog is fixed for its lifetime).
-    ``encoder`` optionally shares the semantic tier's model between engines.
+    Build once, call :meth:`discover` per request. The indexes live in one frozen
+    :class:`~tooldisc.discovery.index.Index` (``self.index``), which is all the steps
+    see; the authorized set is memoised there by (context, mutation). ``encoder``
+    optionally shares the semantic tier's model between engines; ``index`` takes one
+    built beforehand (:func:`~tooldisc.discovery.index.build_index`, e.g. with extra
+    indexed columns) for this catalog and config.
     """
 
     def __init__(self, catalog: Catalog, config: RankerConfig | None = None,
-                 classifier: MutationClassifier | None = None, encoder: Any = None):
-        with gc_paused():  # the index builds allocate millions of small objects at 100k tools
-            self.catalog = catalog
-            self.config = config or load_config()
-            self.config_hash = self.config.hash
-            self.classifier = classifier or load_classifier()
-            self.security = SecurityIndex(catalog.tools)
-            self.lexical = LexicalIndex.build(catalog.tools, self.config.fields, self.config.k1, self.config.b,
-                                               self.config.stem)
-            self.is_core = np.array([t.is_core for t in catalog.tools], dtype=bool)
-            cfg = self.config
-            fields = ALL_FIELDS if len(catalog) <= cfg.ngram_long_fields_max_tools else SHORT_FIELDS
-            self.ngram_index = (NgramIndex.build(catalog.tools, cfg.ngram_lo, cfg.ngram_hi, fields)
-                                if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain_min_ngram else None)
-            self.catalog_size = len(catalog)
-            self._index_catalog_hash = catalog.hash
-            self.alias_index = AliasIndex.build(catalog.tools, cfg.stem) if cfg.weight("alias") else None
-            needs_embedding = cfg.weight("embedding") or cfg.abstain_min_embedding
-            self.embedding_index = _embedding_index(catalog, encoder) if needs_embedding else None
-            order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
-            self.name_rank = np.empty(len(order), dtype=np.int64)
-            self.name_rank[order] = np.arange(len(order))
-            self._static: dict[Context, np.ndarray] = {}
-            self._authorized: dict[tuple[Context, str], np.ndarray] = {}
+                 classifier: MutationClassifier | None = None, encoder: Any = None, *,
+                 index: Index | None = None):
+        config = config or load_config()
+        if index is not None and (index.catalog is not catalog or index.config != config):
+            raise UsageError("The 'index' parameter must be built for the same catalog and config.")
+        self.index = index or build_index(catalog, config, classifier, encoder)
         self._default_context = default_context(catalog)
 
-    def index_problem(self) -> str | None:
-        """Why the candidate index cannot be trusted for this catalog, if it cannot."""
-        if self._index_catalog_hash != self.catalog.hash:
-            return "stale_index"
-        return None
+    @property
+    def catalog(self) -> Catalog:
+        return self.index.catalog
+
+    @property
+    def config(self) -> RankerConfig:
+        return self.index.config
 
     @property
     def default_context(self) -> Context:
         return self._default_context
 
     def authorized_indices(self, context: Context, mutation: str) -> np.ndarray:
-        key = (context, mutation)
-        hit = self._authorized.get(key)
-        if hit is None:
-            static = self._static.get(context)
-            if static is None:
-                static = self.security.static_mask(context)
-                _put(self._static, context, static)
-            hit = np.flatnonzero(static & self.security.mutation_mask(mutation, context))
-            hit.setflags(write=False)
-            _put(self._authorized, key, hit)
-        return hit
+        """Catalog indices the security filter passes for this context and mutation class."""
+        return self.index.authorized(context, mutation)
 
     def _request(self, query: str, context: Context | None, k: int | str | None, history: Sequence[Any],
                  mutation: str | None = None) -> Request:
@@ -275,7 +211,7 @@ class Discoverer:
         if mutation is not None and mutation not in MUTATIONS:
             raise UsageError(f"The 'mutation' parameter must be one of {', '.join(MUTATIONS)}. Got {mutation!r} instead.")
         kk = _check_k(k, self.config)
-        depth = self.config.max_k if kk == "auto" else int(kk)
+        depth = self.config.adaptive.max_k if kk == "auto" else int(kk)
         return Request(query, context or self._default_context, kk,
                        _history_texts(history), tuple(tokenize(query)), mutation, depth)
 
@@ -293,10 +229,11 @@ class Discoverer:
         """The fixed STEPS on one request, each step timed; timings stay out of the hash."""
         timings: dict[str, float] = {}
         state: Any = req
+        ix = self.index
         t_all = time.perf_counter()
         for step in STEPS:
             t0 = time.perf_counter()
-            state = step(state, self)
+            state = step(state, ix)
             timings[step.__name__] = (time.perf_counter() - t0) * 1000.0
         timings["total"] = (time.perf_counter() - t_all) * 1000.0
         offer: Offer = state
@@ -308,7 +245,8 @@ class Discoverer:
 
         For measuring candidate recall@N of indexed retrieval; ranking is not run.
         """
-        ret = retrieve(authorize(self._request(query, context, None, history), self), self)
+        ix = self.index
+        ret = retrieve(authorize(self._request(query, context, None, history), ix), ix)
         return ret.authorized.indices, ret.indices, ret.method
 
     def discover_exhaustive(self, query: str, context: Context | None = None, k: int | str | None = None,
@@ -332,11 +270,12 @@ class Discoverer:
         refusal = check_tool(t, ctx, offer.mutation)
         if refusal is not None:
             return {**out, "status": "removed", "step": f"authorize/{refusal.step}", "reason": refusal.reason}
+        ix = self.index
         req = replace(self._request(query, ctx, k, history), depth=None)
-        ranked = rank(retrieve(authorize(req, self), self), self)
-        idx = self.security.name_to_idx[tool]
+        ranked = rank(retrieve(authorize(req, ix), ix), ix)
+        idx = ix.security.name_to_idx[tool]
         pos = np.flatnonzero(ranked.order == idx)
-        matched = self.lexical.matched_terms(query, idx)
+        matched = ix.lexical.matched_terms(query, idx)
         if not len(pos):
             return {**out, "status": "not_ranked", "step": "rank",
                     "reason": "authorized, but its score is not positive: no query term matched its fields",
@@ -349,27 +288,6 @@ class Discoverer:
                 "features": features, "matched_terms": matched,
                 "reason": f"ranked {i + 1} of {len(ranked.order)} scored tools; "
                           + ("inside the offer" if in_offer else f"outside the top {offer.k} ({offer.k_reason})")}
-
-
-def _embedding_index(catalog: Catalog, encoder: Any = None) -> Any:
-    """The semantic tier, from the optional extra; a clear error when it is absent.
-
-    Pass a shared ``SemanticEncoder`` to reuse a loaded model and its vectors across
-    engines (config sweeps, catalog reloads).
-    """
-    try:
-        from tooldisc.discovery.embedding import build_embedding_index
-    except ImportError as exc:
-        from tooldisc.errors import MissingExtraError
-
-        raise MissingExtraError("the 'embedding' ranking feature", "semantic", str(exc.name or "embedding")) from None
-    return build_embedding_index(catalog.tools, encoder)
-
-
-def _put(cache: dict, key: Any, value: Any) -> None:
-    if len(cache) >= _CACHE_LIMIT:
-        cache.pop(next(iter(cache)))
-    cache[key] = value
 
 
 def _check_k(k: int | str | None, cfg: RankerConfig) -> int | str:

@@ -83,7 +83,7 @@ def run_discovery(engine: Discoverer, gold: GoldSet, context: Context, k: int | 
         results.append(QueryRun(q.id, offer.names, tuple(c.score for c in offer.candidates), offer.k, elapsed))
         if progress is not None:
             progress(i)
-    cutoff = cfg.max_k if k == "auto" else int(k)
+    cutoff = cfg.adaptive.max_k if k == "auto" else int(k)
     return RunResult(gold, engine.catalog, cfg, context, k, cutoff, tuple(results))
 
 

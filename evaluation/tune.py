@@ -81,21 +81,6 @@ def parse_objective(text: str | Objective) -> Objective:
 # --- search space ------------------------------------------------------------------
 
 
-def tunable_keys() -> dict[str, type]:
-    """Every numeric config key a space may name → its type.
-
-    ``k`` is not tunable: the K a run is cut at is the tuner's ``k`` parameter, so the
-    objective is always measured on the offer size it names.
-    """
-    from tooldisc.discovery.config import _NUMBERS, FIELDS
-    from tooldisc.discovery.features import FEATURES
-
-    keys: dict[str, type] = {f"weights.{f}": float for f in FEATURES}
-    keys.update({f"fields.{f}": float for f in FIELDS})
-    keys.update({path: kind for path, (kind, *_rest) in _NUMBERS.items() if path != "k"})
-    return keys
-
-
 def nest(params: Mapping[str, Any]) -> dict[str, Any]:
     """``{"weights.ngram": 0.5}`` → ``{"weights": {"ngram": 0.5}}`` (the config file shape)."""
     out: dict[str, Any] = {}
@@ -109,15 +94,18 @@ def validate_space(space: Space, *, file: str | None = None,
                    base: RankerConfig | None = None) -> dict[str, list[float] | tuple[float, float]]:
     """Check a space against the config's constraint table; errors name ``file`` and the key.
 
-    Each choice and both ends of each range are run through
-    :func:`~tooldisc.discovery.config.config_from_mapping`, so a space can never
-    propose a config that would be refused when loaded.
+    The keys are the config schema's numeric keys
+    (:func:`~tooldisc.discovery.config.tunable_keys`). Each choice and both ends of
+    each range are run through :func:`~tooldisc.discovery.config.config_from_mapping`,
+    so a space can never propose a config that would be refused when loaded.
     """
     from tooldisc.discovery.config import config_from_mapping
 
     if not isinstance(space, Mapping) or not space:
         raise ConfigError("a search space must be a non-empty mapping of config key → choices or {low, high}",
                           file=file)
+    from tooldisc.discovery.config import tunable_keys
+
     allowed = tunable_keys()
     out: dict[str, list[float] | tuple[float, float]] = {}
     for key in sorted(space, key=str):
@@ -175,6 +163,7 @@ def sample_candidates(space: Space, n_iter: int, random_state: int,
     """
     from scipy import stats
     from sklearn.model_selection import ParameterSampler
+    from tooldisc.discovery.config import tunable_keys, value_at
 
     kinds = tunable_keys()
     dims = validate_space(space, base=base)
@@ -186,7 +175,7 @@ def sample_candidates(space: Space, n_iter: int, random_state: int,
             dists[key] = stats.randint(int(spec[0]), int(spec[1]) + 1)
         else:
             dists[key] = stats.uniform(spec[0], spec[1] - spec[0])
-    out = [{key: _base_value(base, key) for key in dims}]
+    out = [{key: value_at(base, key) for key in dims}]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a grid smaller than n_iter is simply exhausted
         draws = list(ParameterSampler(dists, n_iter=n_iter, random_state=random_state)) if n_iter else []
@@ -195,25 +184,6 @@ def sample_candidates(space: Space, n_iter: int, random_state: int,
         if cand not in out:
             out.append(cand)
     return out
-
-
-# config key path → RankerConfig attribute, for the keys outside ``weights`` and ``fields``
-_ATTRS = {"bm25.k1": "k1", "bm25.b": "b", "history.turns": "history_turns", "history.decay": "history_decay",
-             "history.cap": "history_cap", "adaptive.min_k": "min_k", "adaptive.max_k": "max_k",
-             "adaptive.ratio": "adaptive_ratio", "adaptive.temperature": "adaptive_temperature",
-             "adaptive.mass": "adaptive_mass", "abstain.min_bm25": "abstain_min_bm25",
-             "abstain.min_ngram": "abstain_min_ngram", "abstain.min_embedding": "abstain_min_embedding",
-             "ngram.lo": "ngram_lo", "ngram.hi": "ngram_hi", "retrieval.min_tools": "retrieval_min_tools",
-             "retrieval.candidates": "retrieval_candidates"}
-
-
-def _base_value(cfg: RankerConfig, key: str) -> float:
-    section, _, name = key.partition(".")
-    if section == "weights":
-        return cfg.weight(name)
-    if section == "fields":
-        return float(cfg.fields.get(name, 0.0))
-    return getattr(cfg, _ATTRS[key])
 
 
 # --- folds -------------------------------------------------------------------------

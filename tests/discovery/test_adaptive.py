@@ -11,7 +11,7 @@ from tooldisc.discovery.config import config_from_mapping
 
 
 def cfg(**adaptive: object):
-    return config_from_mapping({"adaptive": {"min_k": 3, "max_k": 20, **adaptive}})
+    return config_from_mapping({"adaptive": {"min_k": 3, "max_k": 20, **adaptive}}).adaptive
 
 
 def test_mass_short_offer_for_a_clear_winner_long_for_a_tie() -> None:

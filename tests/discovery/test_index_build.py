@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cache, lru_cache
 
 import numpy as np
@@ -25,9 +26,9 @@ from tooldisc.discovery import text as text_mod
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
-from tooldisc.discovery.columns import RawTokens, field_columns, token_ids
-from tooldisc.discovery.config import RankerConfig, load_config
-from tooldisc.discovery.fields import field_texts, stopwords, terms
+from tooldisc.discovery.columns import RawTokens, token_ids
+from tooldisc.discovery.config import FIELDS, RankerConfig, config_from_mapping, load_config
+from tooldisc.discovery.fields import field_column, field_texts, stopwords, terms
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex, char_ngrams
@@ -35,7 +36,6 @@ from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.discovery.synthetic import synthetic_catalog
 from tooldisc.discovery.text import normalize, tokenize
 
-FIELDS = ("name", "aliases", "keywords", "capability", "domains", "description", "examples", "parameters")
 TUNED_WEIGHTS = {"bm25": 0.216, "ngram": 0.778, "alias": 0.052, "prior": 0.522, "history": 0.416}
 
 
@@ -180,8 +180,7 @@ def synthetic_2000() -> Catalog:
 
 
 def tuned_config() -> RankerConfig:
-    base = load_config()
-    return RankerConfig(**{**base.__dict__, "weights": {**base.weights, **TUNED_WEIGHTS}})
+    return config_from_mapping({"weights": TUNED_WEIGHTS}, base=load_config())
 
 
 CATALOGS = {"shipped": shipped, "synthetic_2000": synthetic_2000}
@@ -205,7 +204,7 @@ def cached_ref_alias(which: str) -> AliasIndex:
 @pytest.mark.parametrize("which", sorted(CATALOGS))
 def test_lexical_equals_reference(which: str) -> None:
     cfg = load_config()
-    for k1, b in ((cfg.k1, cfg.b), (1.2, 0.75)):
+    for k1, b in ((cfg.bm25.k1, cfg.bm25.b), (1.2, 0.75)):
         check_lexical(CATALOGS[which]().tools, cfg.fields, k1, b, cached_ref_lexical(which, k1, b))
 
 
@@ -222,7 +221,7 @@ def test_alias_equals_reference(which: str) -> None:
 
 def test_columns_and_tokens_equal_per_tool_calls() -> None:
     tools = synthetic_2000().tools
-    columns = field_columns(tools, (*FIELDS, "no_such_field"))
+    columns = {f: field_column(tools, f) for f in (*FIELDS, "no_such_field")}
     table = RawTokens()
     for f, column in columns.items():
         assert column == [field_texts(t).get(f, "") for t in tools], f
@@ -248,13 +247,12 @@ def test_offers_equal_with_reference_indexes(which: str, config: str) -> None:
     catalog = CATALOGS[which]()
     cfg = tuned_config() if config == "tuned" else load_config()
     engine = Discoverer(catalog, cfg)
-    oracle = Discoverer(catalog, cfg)
-    oracle.lexical = cached_ref_lexical(which, cfg.k1, cfg.b)
-    if oracle.ngram_index is not None:
-        fields = ALL_FIELDS if len(catalog) <= cfg.ngram_long_fields_max_tools else SHORT_FIELDS
-        oracle.ngram_index = cached_ref_ngram(which, cfg.ngram_lo, cfg.ngram_hi, fields)
-    if oracle.alias_index is not None:
-        oracle.alias_index = cached_ref_alias(which)
+    ix = engine.index
+    fields = ALL_FIELDS if len(catalog) <= cfg.ngram.long_fields_max_tools else SHORT_FIELDS
+    oracle = Discoverer(catalog, cfg, index=replace(
+        ix, lexical=cached_ref_lexical(which, cfg.bm25.k1, cfg.bm25.b),
+        ngram=None if ix.ngram is None else cached_ref_ngram(which, cfg.ngram.lo, cfg.ngram.hi, fields),
+        alias=None if ix.alias is None else cached_ref_alias(which)))
     queries = gold_queries()
     assert queries
     for query, history in queries[:60] if which != "shipped" else queries:

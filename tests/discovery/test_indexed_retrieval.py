@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
@@ -37,7 +39,7 @@ def test_at_most_n_candidates_all_authorized(engine: Discoverer, queries: list[s
 def test_best_lexical_match_is_always_a_candidate(engine: Discoverer, queries: list[str]) -> None:
     for q in queries[:120]:
         authorized, retrieved, method = engine.candidates(q)
-        lexical = engine.lexical.scores(q)[authorized]
+        lexical = engine.index.lexical.scores(q)[authorized]
         if method == "indexed" and lexical.max() > 0:
             assert authorized[int(np.argmax(lexical))] in set(retrieved.tolist())
 
@@ -55,8 +57,7 @@ def test_indexed_offers_hold_most_of_the_exhaustive_top5(engine: Discoverer, que
 def test_stale_or_empty_index_falls_back_to_the_authorized_set(engine: Discoverer) -> None:
     empty = engine.discover("zzqx")  # nothing in any index: rank the authorized set, say why
     assert empty.retrieval == "full" and empty.fallback_reason == "empty"
-    stale = Discoverer(engine.catalog, engine.config)
-    stale._index_catalog_hash = "not-this-catalog"
+    stale = Discoverer(engine.catalog, engine.config, index=replace(engine.index, built_from="not-this-catalog"))
     offer = stale.discover("show unpaid invoices")
     assert offer.retrieval == "full" and offer.fallback_reason == "stale_index"
     authorized, retrieved, method = stale.candidates("show unpaid invoices")

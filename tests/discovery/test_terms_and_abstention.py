@@ -33,15 +33,15 @@ def test_stemmed_query_matches_and_explains(catalog) -> None:
     engine = Discoverer(catalog, load_config())
     offer = engine.discover("invoicing")
     assert offer.names[0] == "list_invoices"
-    assert engine.lexical.matched_terms("invoicing", catalog.tools.index(catalog.by_name["list_invoices"])) == [
+    assert engine.index.lexical.matched_terms("invoicing", catalog.tools.index(catalog.by_name["list_invoices"])) == [
         stem_term("invoice")]
 
 
 def test_stem_switch_changes_matching(catalog) -> None:
     plain = Discoverer(catalog, config_from_mapping({"text": {"stem": False}}, base=load_config()))
     stemmed = Discoverer(catalog, load_config())
-    assert plain.lexical.scores("invoicing").max() == 0
-    assert stemmed.lexical.scores("invoicing").max() > 0
+    assert plain.index.lexical.scores("invoicing").max() == 0
+    assert stemmed.index.lexical.scores("invoicing").max() > 0
     with pytest.raises(ConfigError, match=r"text\.stem"):
         config_from_mapping({"text": {"stem": "yes"}})
 

@@ -113,7 +113,7 @@ def test_auto_k_names_measures_with_max_k(tiny) -> None:
     _cat, gold, engine = tiny
     result = run_discovery(engine, gold, engine.default_context, "auto")
     doc = eval_document(result)
-    cap = engine.config.max_k
+    cap = engine.config.adaptive.max_k
     assert doc["k"] == "auto" and doc["cutoff"] == cap
     assert f"hit@{cap}" in doc["metrics"] and "avg_k" in doc["metrics"]
     jsonschema.validate(doc, _schema())

@@ -238,6 +238,25 @@ def test_bad_spaces_name_the_file_and_key(space, where, message):
     assert info.value.file == "space.yaml" and info.value.where == where
 
 
+def test_any_numeric_config_key_is_tunable(synthetic):
+    """The space's keys are the config schema's: no key can reach the tuner unvalidated."""
+    from tooldisc.discovery.config import tunable_keys
+
+    from tooldisc.errors import ConfigError
+
+    cat, gold, base, _ = synthetic
+    tuner = _tuner(base, space={"ngram.long_fields_max_tools": [0, 20000], "retrieval.min_tools": [5000]}).fit(
+        [(cat, gold)])
+    assert tuner.candidates_[0] == {"ngram.long_fields_max_tools": 20000, "retrieval.min_tools": 5000}
+    assert {type(v) for c in tuner.candidates_ for v in c.values()} == {int}
+    assert tuner.best_config_.ngram.long_fields_max_tools in (0, 20000)
+    for key in ("ngram.long_fields_max_tools", "history.turns", "fields.parameters", "abstain.min_embedding"):
+        assert key in tunable_keys()
+    with pytest.raises(ConfigError, match=r"'ngram\.long_fields_max_tools' parameter must be an int") as info:
+        _tuner(base, space={"ngram.long_fields_max_tools": [-1]}).fit([(cat, gold)])
+    assert info.value.where == "ngram.long_fields_max_tools"
+
+
 def test_the_shipped_space_loads():
     from tooldisc.evaluation.tune import load_space
 
@@ -280,6 +299,23 @@ def test_cli_bad_space_file_is_exit_2_one_line(tmp_path: Path):
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: weights.bogus: unknown key")
+
+
+def test_cli_tunes_a_non_weight_key(synthetic, tmp_path: Path):
+    """Once a KeyError traceback: every numeric config key works through the command."""
+    cat_path, gold_path = synthetic[3]
+    space = tmp_path / "space.yaml"
+    space.write_text("ngram.long_fields_max_tools: [0, 20000]\nadaptive.temperature: {low: 0.1, high: 0.3}\n",
+                     encoding="utf-8")
+    res = run_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space),
+                  "--folds", "2", "--n-iter", "2", "--k", "3", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["base"]["params"] == {"adaptive.temperature": 0.175, "ngram.long_fields_max_tools": 20000}
+    space.write_text("ngram.long_fields_max_tools: [-5]\n", encoding="utf-8")
+    res = run_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.startswith(f"error: {space}: ngram.long_fields_max_tools: The 'ngram.long_fields_max_tools'")
 
 
 def test_cli_unpaired_catalog_and_gold_is_exit_2(synthetic):

@@ -1,0 +1,141 @@
+"""The frozen index record: everything precomputed from (catalog, ranker config).
+
+The pipeline steps, ranking features, abstention and candidate retrieval read only
+this record (never the :class:`~tooldisc.discovery.pipeline.Discoverer` that holds
+it), so each takes what it needs and none imports the pipeline.
+
+Adding an indexed field that is not authored catalog text (for example learned
+query expansions per tool) is local: pass its texts as ``extra_columns`` to
+:func:`build_index` and give the field a weight in the config's ``fields``
+section (name it in :data:`tooldisc.discovery.config.FIELDS`). The texts go into
+the BM25F matrix beside the authored fields but never into the tool records, so
+definition hashes and policy are untouched. A learned model applied at ranking
+time is a new optional attribute here plus a function in
+:data:`tooldisc.discovery.features.FEATURES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from tooldisc.discovery.aliases import AliasIndex
+from tooldisc.discovery.catalog import Catalog
+from tooldisc.discovery.columns import gc_paused
+from tooldisc.discovery.config import RankerConfig
+from tooldisc.discovery.fields import TextColumns
+from tooldisc.discovery.lexical import LexicalIndex
+from tooldisc.discovery.model import Context
+from tooldisc.discovery.mutation import MutationClassifier, load_classifier
+from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex
+from tooldisc.discovery.security import SecurityIndex
+
+_CACHE_LIMIT = 256
+
+
+class AuthorizedSets:
+    """The authorized tool indices per (context, mutation), memoised (the catalog is fixed).
+
+    A memo of :class:`SecurityIndex` masks, never a decision of its own: a miss
+    recomputes from the security index.
+    """
+
+    def __init__(self, security: SecurityIndex):
+        self.security = security
+        self._static: dict[Context, np.ndarray] = {}
+        self._authorized: dict[tuple[Context, str], np.ndarray] = {}
+
+    def __call__(self, context: Context, mutation: str) -> np.ndarray:
+        key = (context, mutation)
+        hit = self._authorized.get(key)
+        if hit is None:
+            static = self._static.get(context)
+            if static is None:
+                static = self.security.static_mask(context)
+                _put(self._static, context, static)
+            hit = np.flatnonzero(static & self.security.mutation_mask(mutation, context))
+            hit.setflags(write=False)
+            _put(self._authorized, key, hit)
+        return hit
+
+
+def _put(cache: dict, key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+
+
+@dataclass(frozen=True)
+class Index:
+    """A catalog's indexes for one ranker config, and what the steps need beside them."""
+
+    catalog: Catalog
+    config: RankerConfig
+    classifier: MutationClassifier
+    security: SecurityIndex
+    authorized: AuthorizedSets
+    lexical: LexicalIndex
+    ngram: NgramIndex | None
+    alias: AliasIndex | None
+    embedding: Any  # EmbeddingIndex from the semantic extra, or None
+    is_core: np.ndarray
+    name_rank: np.ndarray  # position of each tool in name order: the final tie-break
+    built_from: str  # hash of the catalog the arrays were built from
+    config_hash: str = field(default="")
+
+    @property
+    def size(self) -> int:
+        return len(self.catalog)
+
+    def problem(self) -> str | None:
+        """Why the candidate index cannot be trusted for this catalog, if it cannot."""
+        if self.built_from != self.catalog.hash:
+            return "stale_index"
+        return None
+
+
+def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClassifier | None = None,
+                encoder: Any = None, extra_columns: Mapping[str, Sequence[str]] | None = None) -> Index:
+    """Build every index the config's non-zero weights and floors need.
+
+    ``extra_columns`` maps a field name to one text per tool (in catalog order) that
+    is indexed but is not part of the tool (see the module docstring).
+    """
+    cfg = config
+    with gc_paused():  # the builds allocate millions of small objects at 100k tools
+        columns = TextColumns(catalog.tools, extra_columns)
+        lexical = LexicalIndex.build(columns, cfg.fields, cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
+        ngram = None
+        if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain.min_ngram:
+            fields = ALL_FIELDS if len(catalog) <= cfg.ngram.long_fields_max_tools else SHORT_FIELDS
+            ngram = NgramIndex.build(columns, cfg.ngram.lo, cfg.ngram.hi, fields)
+        alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
+        needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
+        embedding = _embedding_index(catalog, encoder) if needs_embedding else None
+        order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
+        name_rank = np.empty(len(order), dtype=np.int64)
+        name_rank[order] = np.arange(len(order))
+        security = SecurityIndex(catalog.tools)
+    return Index(
+        catalog=catalog, config=cfg, classifier=classifier or load_classifier(), security=security,
+        authorized=AuthorizedSets(security), lexical=lexical, ngram=ngram, alias=alias, embedding=embedding,
+        is_core=np.array([t.is_core for t in catalog.tools], dtype=bool), name_rank=name_rank,
+        built_from=catalog.hash, config_hash=cfg.hash,
+    )
+
+
+def _embedding_index(catalog: Catalog, encoder: Any = None) -> Any:
+    """The semantic tier, from the optional extra; a clear error when it is absent.
+
+    Pass a shared ``SemanticEncoder`` to reuse a loaded model and its vectors across
+    engines (config sweeps, catalog reloads).
+    """
+    try:
+        from tooldisc.discovery.embedding import build_embedding_index
+    except ImportError as exc:
+        from tooldisc.errors import MissingExtraError
+
+        raise MissingExtraError("the 'embedding' ranking feature", "semantic", str(exc.name or "embedding")) from None
+    return build_embedding_index(catalog.tools, encoder)
