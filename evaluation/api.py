@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tooldisc.evaluation.inputs import PathLike, RunInputs, load_run_inputs
@@ -40,7 +41,7 @@ class EvalRun:
     """One evaluation of discovery over a gold set.
 
     ``result`` holds the offers, ``scores`` every eval measure per query and in total,
-    ``per_query`` the same as a polars table (schema
+    :attr:`per_query` the same as a polars table (schema
     :data:`~tooldisc.evaluation.per_query.PER_QUERY_SCHEMA`, one row per gold query,
     no-match queries included). ``notes`` are the input notes and warnings a person
     should read (catalog notes, quarantined tools, gold-set warnings).
@@ -48,9 +49,15 @@ class EvalRun:
 
     result: RunResult
     scores: Scores
-    per_query: pl.DataFrame
     timings: bool = False
     notes: tuple[str, ...] = ()
+
+    @cached_property
+    def per_query(self) -> pl.DataFrame:
+        """One row per gold query (built on first use, so a run that never asks skips polars)."""
+        from tooldisc.evaluation.per_query import per_query_frame
+
+        return per_query_frame(self.result, self.scores, timings=self.timings)
 
     @property
     def gold(self) -> GoldSet:
@@ -116,11 +123,10 @@ def discover_gold(inputs: RunInputs, k: int | str | None = None, *, engine: Disc
 
 def score_eval(result: RunResult, *, timings: bool = False, notes: tuple[str, ...] = ()) -> EvalRun:
     """Score a run with the eval measures and build its per-query table."""
-    from tooldisc.evaluation.per_query import per_query_frame
     from tooldisc.evaluation.run import eval_measures, score_run
 
     scores = score_run(result, eval_measures(result.cutoff), timings=timings)
-    return EvalRun(result, scores, per_query_frame(result, scores, timings=timings), timings, notes)
+    return EvalRun(result, scores, timings, notes)
 
 
 def evaluate(catalog: PathLike | Catalog | None, gold: PathLike | GoldSet | None,
