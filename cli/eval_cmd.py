@@ -37,6 +37,10 @@ from tooldisc.cli.options import (
 
 GoldOption = Annotated[str | None, typer.Option(
     "--gold", "-g", help="Gold set (JSON/JSONL/YAML, or a benchmark queries.jsonl). Default: the shipped gold set.")]
+QrelsOption = Annotated[str | None, typer.Option(
+    "--qrels", help="TREC qrels as the gold set (grade >= 2 primary, 1 acceptable); needs --topics.")]
+TopicsOption = Annotated[str | None, typer.Option(
+    "--topics", help="The query text for --qrels: one 'qid<TAB>text' line per query, no header.")]
 ByOption = Annotated[str, typer.Option(
     "--by", help="Slice the measures by these gold fields (comma-separated): category, difficulty, hard_case, intent.")]
 OutOption = Annotated[str | None, typer.Option(
@@ -51,29 +55,25 @@ _PROGRESS_MIN = 300  # queries; shorter runs finish before a bar is worth drawin
 _SUFFIX_FORMAT = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 
 
-def _default_gold_path() -> Path:
-    from importlib import resources
+def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: ContextFlags, *,
+            qrels: str | None = None, topics: str | None = None, quiet_context: bool = False) -> Any:
+    """The run's inputs from the library loader; its notes, and the default-context line, go to stderr.
 
-    return Path(str(resources.files("tooldisc.gold").joinpath("data/gold.json")))
+    ``quiet_context`` drops the default-context line when the report on stdout
+    already says which context was used.
+    """
+    from dataclasses import asdict
 
-
-def _load_gold(path: str | None, catalog: Any) -> Any:
-    """The gold set, checked against the catalog: an unknown tool is an error, a version mismatch a note."""
     from tooldisc.cli.common import note
-    from tooldisc.gold.loader import load_gold
-    from tooldisc.gold.validate import validate_gold
+    from tooldisc.cli.options import default_context_note
+    from tooldisc.evaluation.inputs import load_run_inputs
 
-    from tooldisc.errors import DataError
-
-    gold = load_gold(path if path else _default_gold_path())
-    issues = validate_gold(gold, catalog)
-    errors = [i for i in issues if i.level == "error"]
-    if errors:
-        more = f" (and {len(errors) - 1} more; run 'tooldisc gold validate')" if len(errors) > 1 else ""
-        raise DataError(errors[0].message + more, file=gold.source, where=errors[0].where)
-    for issue in issues:
-        note(f"warning: {issue.render(gold.source)}")
-    return gold
+    inputs = load_run_inputs(catalog, gold, config, context=asdict(flags), qrels=qrels, topics=topics)
+    for line in inputs.notes:
+        note(line)
+    if inputs.context.is_default and not quiet_context:
+        note(default_context_note(inputs.context))
+    return inputs
 
 
 @contextmanager
@@ -98,30 +98,13 @@ def _progress_bar(total: int, enabled: bool | None, label: str) -> Iterator[Call
         yield lambda done: bar.update(task, completed=done)
 
 
-def _run(catalog: str | None, gold: str | None, config: str | None, flags: ContextFlags, k: int | str | None,
-         progress: bool | None, *, quiet_context: bool = False, label: str = "discovering",
-         engines: list[Any] | None = None) -> Any:
-    """Load everything, build one Discoverer, and run every gold query through it.
+def _discover(inputs: Any, k: int | str | None, progress: bool | None, *, label: str = "discovering",
+              engine: Any = None) -> Any:
+    """Every gold query through the discovery chokepoint, with a progress bar when asked for."""
+    from tooldisc.evaluation.api import discover_gold
 
-    ``quiet_context`` drops the stderr note about the default context when the
-    report on stdout already says which context was used. ``engines`` receives the
-    Discoverer, for a caller that reuses its index (``eval --schemas``).
-    """
-    from tooldisc.cli.options import build_context_from, load_catalog_option
-    from tooldisc.discovery.config import load_config
-    from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.evaluation.run import run_discovery
-
-    cat = load_catalog_option(catalog)
-    gold_set = _load_gold(gold, cat)
-    cfg = load_config(config)
-    ctx = build_context_from(cat, flags, quiet=quiet_context)
-    engine = Discoverer(cat, cfg)
-    if engines is not None:
-        engines.append(engine)
-    kk = cfg.k if k is None else k
-    with _progress_bar(len(gold_set), progress, label) as tick:
-        return run_discovery(engine, gold_set, ctx, kk, progress=tick)
+    with _progress_bar(len(inputs.gold), progress, label) as tick:
+        return discover_gold(inputs, k, engine=engine, progress=tick)
 
 
 def _emit(text: str, out: str | None) -> None:
@@ -173,12 +156,19 @@ def eval_command(
     tenant: TenantOption = None,
     forced: ForcedOption = None,
     context_file: ContextFileOption = None,
+    qrels: QrelsOption = None,
+    topics: TopicsOption = None,
     by: ByOption = "category,difficulty,hard_case,intent",
     misses: MissesOption = 10,
     timings: TimingsOption = False,
     out: OutOption = None,
+    per_query_out: Annotated[str | None, typer.Option(
+        "--per-query-out", help="Also write one row per query (measures, offer, forbidden tools offered) as "
+                                ".parquet, .csv (list columns as JSON arrays) or .jsonl, by extension.")] = None,
     run_out: Annotated[str | None, typer.Option(
-        "--run-out", help="Also write the offers as a TREC run (strictly decreasing scores).")] = None,
+        "--run-out", help="Also write the offers as a TREC run: discovery's scores, strictly decreasing "
+                          "within a query.")] = None,
+    run_tag: Annotated[str, typer.Option("--run-tag", help="The tag column of the --run-out file.")] = "tooldisc",
     progress: ProgressOption = None,
     schemas: Annotated[bool, typer.Option(
         "--schemas", help="Add schema tokens per request: full K=48 vs progressive K=15 + search_tools "
@@ -191,27 +181,52 @@ def eval_command(
     With --k auto, measure names carry the config's adaptive.max_k (the largest offer
     adaptive K can give, so @K covers the whole offer) and avg_k reports the K used.
     --schemas adds a "schemas" section (independent of --k); without it the output is
-    unchanged.
+    unchanged. --qrels with --topics reads a TREC collection as the gold set.
     """
     from tooldisc.cli.options import parse_k
-    from tooldisc.evaluation.summary import eval_document
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.api import score_eval
 
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     by_fields = _by(by)
+    kk = parse_k(k)
+    pq_fmt = _per_query_format(per_query_out)
+    if run_out:
+        _check_run_tag(run_tag)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    engines: list[Any] = []
-    result = _run(catalog, gold, config, flags, parse_k(k), progress, quiet_context=out_fmt == "table",
-                  engines=engines)
-    doc = eval_document(result, by=by_fields, timings=timings, max_misses=misses)
+    inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table")
+    engine = Discoverer(inputs.catalog, inputs.config)
+    run = score_eval(_discover(inputs, kk, progress, engine=engine), timings=timings, notes=inputs.notes)
+    doc = run.document(by=by_fields, max_misses=misses)
     if schemas:
         from tooldisc.evaluation.schemas import schemas_section
 
-        doc["schemas"] = schemas_section(result, engine=engines[0])
+        doc["schemas"] = schemas_section(run.result, engine=engine)
     if run_out:
         from tooldisc.gold.trec import run_text
 
-        write_atomic(run_out, run_text(result.run()))
+        write_atomic(run_out, run_text(run.result.run(), run_tag, scores=run.result.scores()))
+    if per_query_out and pq_fmt:
+        from tooldisc.evaluation.per_query import per_query_bytes
+
+        write_atomic(per_query_out, per_query_bytes(run.per_query, pq_fmt))
     _render_eval(doc, out_fmt, out)
+
+
+def _per_query_format(path: str | None) -> str | None:
+    """The --per-query-out format, checked before any work is done."""
+    if not path:
+        return None
+    from tooldisc.evaluation.per_query import per_query_format
+
+    return per_query_format(path)
+
+
+def _check_run_tag(tag: str) -> None:
+    from tooldisc.errors import UsageError
+
+    if not tag or any(ch.isspace() for ch in tag):
+        raise UsageError(f"--run-tag must be one word (no whitespace); got {tag!r}")
 
 
 def _render_eval(doc: dict[str, Any], fmt: str, out: str | None) -> None:
@@ -239,6 +254,8 @@ def sweep_command(
     tenant: TenantOption = None,
     forced: ForcedOption = None,
     context_file: ContextFileOption = None,
+    qrels: QrelsOption = None,
+    topics: TopicsOption = None,
     out: OutOption = None,
     progress: ProgressOption = None,
     fmt: FormatOption = "table",
@@ -254,8 +271,8 @@ def sweep_command(
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     k_values = parse_ks(ks)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    result = _run(catalog, gold, config, flags, max(k_values), progress, quiet_context=out_fmt == "table")
-    _render(sweep_document(result, k_values), out_fmt, out, "sweep")
+    inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table")
+    _render(sweep_document(_discover(inputs, max(k_values), progress), k_values), out_fmt, out, "sweep")
 
 
 # --- compare ---------------------------------------------------------------------
@@ -273,10 +290,14 @@ def compare_command(
     tenant: TenantOption = None,
     forced: ForcedOption = None,
     context_file: ContextFileOption = None,
+    qrels: QrelsOption = None,
+    topics: TopicsOption = None,
     permutations: Annotated[int, typer.Option("--permutations", min=1, help="Sign flips in the randomization test.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization test.")] = 0,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level after Holm's correction.")] = 0.05,
     changed: Annotated[int, typer.Option("--changed", min=0, help="How many changed queries to list.")] = 20,
+    fail_if_worse: Annotated[bool, typer.Option(
+        "--fail-if-worse", help="Exit 1 when B is significantly worse than A on any measure (after Holm).")] = False,
     out: OutOption = None,
     progress: ProgressOption = None,
     fmt: FormatOption = "table",
@@ -286,130 +307,40 @@ def compare_command(
 
     Per measure: A, B, delta, win/tie/loss, a seeded paired randomization test and a
     paired t-test, Holm-corrected across measures. Says "too small to tell" when a
-    measure has fewer than 30 queries or fewer than 20 that moved.
+    measure has fewer than 30 queries or fewer than 20 that moved. With
+    --fail-if-worse the exit code is 1 when any measure's verdict is "A better"; a
+    measure too small to tell never fails it (stderr says so).
     """
-    from tooldisc.cli.options import build_context_from, load_catalog_option, parse_k
-    from tooldisc.discovery.config import load_config
-    from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.evaluation.compare import compare_document
-    from tooldisc.evaluation.run import run_discovery
+    from dataclasses import replace
 
-    from tooldisc.errors import UsageError
+    from tooldisc.cli.options import parse_k
+    from tooldisc.evaluation.api import score_eval
+    from tooldisc.evaluation.compare import compare, shared_k
+    from tooldisc.evaluation.inputs import load_config_input
 
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
-    cat = load_catalog_option(catalog)
-    gold_set = _load_gold(gold, cat)
-    cfg_a, cfg_b = load_config(config_a), load_config(config_b)
-    ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
-                             quiet=out_fmt == "table")
-    kk = parse_k(k)
-    if kk is None:
-        if cfg_a.k != cfg_b.k:
-            raise UsageError(f"A and B set different K ({cfg_a.k} and {cfg_b.k}); pass --k to compare at one K")
-        kk = cfg_a.k
-    if kk == "auto" and cfg_a.max_k != cfg_b.max_k:
-        raise UsageError("with --k auto, A and B must share adaptive.max_k so their measures share a cutoff")
-    runs = []
-    for label, cfg in (("A", cfg_a), ("B", cfg_b)):
-        with _progress_bar(len(gold_set), progress, f"discovering ({label})") as tick:
-            runs.append(run_discovery(Discoverer(cat, cfg), gold_set, ctx, kk, progress=tick))
-    doc = compare_document(runs[0], runs[1], permutations=permutations, seed=seed, alpha=alpha,
-                           max_changed=changed)
+    flags = context_flags(tenant, role, permission, mode, forced, context_file)
+    inputs_a = _inputs(catalog, gold, config_a, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table")
+    inputs_b = replace(inputs_a, config=load_config_input(config_b))
+    kk = shared_k(inputs_a.config, inputs_b.config, parse_k(k))
+    runs = [score_eval(_discover(inputs, kk, progress, label=f"discovering ({label})"))
+            for label, inputs in (("A", inputs_a), ("B", inputs_b))]
+    comparison = compare(runs[0], runs[1], permutations=permutations, seed=seed, alpha=alpha)
+    doc = comparison.document(max_changed=changed)
     _render(doc, out_fmt, out, "compare")
+    if fail_if_worse:
+        from tooldisc.cli.common import note
 
-
-# --- gate ------------------------------------------------------------------------
-
-
-def gate_command(
-    min_: Annotated[list[str] | None, typer.Option("--min", help="MEASURE=VALUE that must be at least VALUE (repeatable).")] = None,
-    max_: Annotated[list[str] | None, typer.Option("--max", help="MEASURE=VALUE that must be at most VALUE (repeatable).")] = None,
-    from_: Annotated[str | None, typer.Option("--from", help="Read measures from an eval JSON (tooldisc eval --format json) instead of running eval.")] = None,
-    catalog: CatalogOption = None,
-    gold: GoldOption = None,
-    k: KOption = None,
-    config: ConfigOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
-    junit: Annotated[str | None, typer.Option("--junit", help="Write a JUnit XML report to PATH.")] = None,
-    summary: Annotated[str | None, typer.Option("--summary", help="Append a Markdown summary to PATH (e.g. $GITHUB_STEP_SUMMARY).")] = None,
-    progress: ProgressOption = None,
-    fmt: FormatOption = "table",
-    json_: JsonOption = False,
-) -> None:
-    """Check eval measures against thresholds: exit 0 when all hold, 1 when any fails, 2 on bad input.
-
-    Runs eval with the given flags (measures with a cutoff up to the run's K may be
-    gated), or reads an eval JSON with --from.
-    """
-    from tooldisc.evaluation.gate import check, gate_document, junit_xml, parse_thresholds
-
-    from tooldisc.errors import UsageError
-
-    out_fmt = resolve_format(fmt, json_, ("table", "json", "md"))
-    thresholds = parse_thresholds(min_ or (), max_ or ())
-    eval_flags = {"--catalog": catalog, "--gold": gold, "--k": k, "--config": config, "--mode": mode,
-                  "--role": role, "--permission": permission, "--tenant": tenant, "--forced": forced,
-                  "--context-file": context_file}
-    if from_:
-        given = [name for name, value in eval_flags.items() if value]
-        if given:
-            raise UsageError(f"--from reads finished eval results; it cannot be combined with {', '.join(given)}")
-        metrics, source = _read_eval_json(from_), from_
-    else:
-        from tooldisc.cli.options import parse_k
-        from tooldisc.evaluation.summary import check_measurable, eval_document
-
-        check_measurable([t.measure for t in thresholds])
-        flags = context_flags(tenant, role, permission, mode, forced, context_file)
-        result = _run(catalog, gold, config, flags, parse_k(k), progress)
-        deep = [t for t in thresholds if t.measure.cutoff is not None and t.measure.cutoff > result.cutoff]
-        if deep:
-            raise UsageError(f"{deep[0].measure} looks deeper than the run's offers (K={result.k}, at most "
-                             f"{result.cutoff} tools); run with --k {deep[0].measure.cutoff} or more")
-        doc = eval_document(result, by=(), max_misses=0, extra=[t.measure for t in thresholds])
-        metrics, source = doc["metrics"], None
-    checks = check(thresholds, metrics, source=source)
-    gate_doc = gate_document(checks, source=source)
-    from tooldisc.cli.reporting import report_text
-
-    if junit:
-        write_atomic(junit, junit_xml(checks))
-    if summary:
-        Path(summary).parent.mkdir(parents=True, exist_ok=True)
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(report_text(gate_doc, "gate", "md"))
-    sys.stdout.write(report_text(gate_doc, "gate", out_fmt))
-    if not gate_doc["passed"]:
-        raise typer.Exit(1)
-
-
-def _read_eval_json(path: str) -> dict[str, Any]:
-    """The ``metrics`` mapping of an eval JSON; anything else is a one-line DataError."""
-    import json
-
-    from tooldisc.discovery.catalog_io import read_text
-
-    from tooldisc.errors import DataError
-
-    text = read_text(path, max_bytes=64 * 1024 * 1024, what="eval results")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", file=path, where=f"line {exc.lineno} column {exc.colno}") from None
-    metrics = data.get("metrics") if isinstance(data, dict) else None
-    if not isinstance(metrics, dict) or not all(
-            v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in metrics.values()):
-        raise DataError("expected the output of 'tooldisc eval --format json': an object whose 'metrics' maps "
-                        "measure names to numbers", file=path, where="metrics")
-    return metrics
+        if doc["too_small"]:
+            note(f"note: --fail-if-worse cannot judge {', '.join(doc['too_small'])}: too small to tell")
+        if comparison.worse:
+            note(f"B is significantly worse than A on {', '.join(comparison.worse)}")
+            raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
+    from tooldisc.cli.gate_cmd import gate_command
+
     app.command("eval")(eval_command)
     app.command("sweep")(sweep_command)
     app.command("compare")(compare_command)

@@ -246,30 +246,46 @@ def _strata(tune: Any, test: Any) -> list[dict[str, Any]]:
 def qrels_command(
     path: GoldArg,
     out_path: Annotated[str, typer.Option("--out", "-o", help="Qrels file to write; '-' writes to stdout.")],
+    topics_out: Annotated[str | None, typer.Option(
+        "--topics-out", help="Also write the topics file (one 'qid<TAB>query' line per query, no header): "
+                             "with the qrels it reads back as a gold set (tooldisc eval --qrels --topics).")] = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
-    """Export TREC qrels (``qid 0 tool grade``; primary 2, acceptable 1) for trec_eval."""
+    """Export TREC qrels (``qid 0 tool grade``; primary 2, acceptable 1) for trec_eval and ir_measures.
+
+    hit, recall and MRR count grade 2 only (ir_measures ``Success(rel=2)``, ``R(rel=2)``,
+    ``RR(rel=2)``); P counts grade 1 and up; nDCG uses the grades as gains.
+    """
     import sys
 
-    from tooldisc.gold.trec import qrels_text
+    from tooldisc.gold.trec import qrels_text, topics_text
 
     out = resolve_format(fmt, json_, ("table", "json"))
     gold = _load(path)
     text = qrels_text(gold)
+    topics = topics_text(gold) if topics_out else None
     if out_path == "-":
         sys.stdout.write(text)
+    else:
+        write_atomic(out_path, text)
+    if topics_out and topics is not None:
+        write_atomic(topics_out, topics)
+    if out_path == "-":
         return
-    write_atomic(out_path, text)
     lines = text.count("\n")
     judged = len({line.split(" ", 1)[0] for line in text.splitlines()})
     if judged < len(gold):
         note(f"note: {len(gold) - judged} query(ies) name no tool (no-match) and have no qrels line")
-    result = {"source": path, "out": out_path, "lines": lines, "queries": len(gold), "judged_queries": judged}
+    result: dict[str, Any] = {"source": path, "out": out_path, "lines": lines, "queries": len(gold),
+                              "judged_queries": judged}
+    if topics_out:
+        result["topics"] = topics_out
     if out == "json":
         print_json(result)
     else:
-        typer.echo(f"wrote {out_path}: {lines} judgments for {judged} of {len(gold)} queries")
+        also = f" and {topics_out}: {len(gold)} topics" if topics_out else ""
+        typer.echo(f"wrote {out_path}: {lines} judgments for {judged} of {len(gold)} queries{also}")
 
 
 def register(app: typer.Typer) -> None:

@@ -66,11 +66,14 @@ def build_context_from(catalog: Any, flags: ContextFlags, *, quiet: bool = False
         permissions=flags.permissions, mode=flags.mode, forced=flags.forced,
     )
     if ctx.is_default and not quiet:
-        note(
-            f"context: default — every role ({len(ctx.roles)}) and permission ({len(ctx.permissions)}) "
-            "the catalog names, tenant 'default', mode autonomous"
-        )
+        note(default_context_note(ctx))
     return ctx
+
+
+def default_context_note(ctx: Any) -> str:
+    """The stderr line saying the catalog-default context was used (DESIGN §5)."""
+    return (f"context: default — every role ({len(ctx.roles)}) and permission ({len(ctx.permissions)}) "
+            "the catalog names, tenant 'default', mode autonomous")
 
 
 def parse_k(value: str | None) -> int | str | None:

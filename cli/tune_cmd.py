@@ -82,9 +82,10 @@ def _datasets(catalogs: list[str], golds: list[str]) -> list[tuple[Any, Any]]:
     Weights tuned on one gold set mostly learn that set; the shipped default was chosen
     over both of ours, so that is what a bare ``tooldisc tune`` reproduces.
     """
-    from tooldisc.cli.eval_cmd import _load_gold
+    from tooldisc.cli.common import note
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.discovery.catalog_io import shipped_datasets
+    from tooldisc.evaluation.inputs import load_gold_input
 
     if not catalogs:
         pairs = shipped_datasets()
@@ -92,7 +93,10 @@ def _datasets(catalogs: list[str], golds: list[str]) -> list[tuple[Any, Any]]:
     out = []
     for c, g in zip(catalogs, golds, strict=True):
         cat = load_catalog_option(c)
-        out.append((cat, _load_gold(g, cat)))
+        gold, warnings = load_gold_input(g, cat)
+        for line in warnings:
+            note(line)
+        out.append((cat, gold))
     return out
 
 

@@ -63,6 +63,10 @@ class RunResult:
         """``{qid: ranked names}``, each cut at ``depth`` when given."""
         return {q.qid: q.names if depth is None else q.names[:depth] for q in self.queries}
 
+    def scores(self, depth: int | None = None) -> dict[str, tuple[float, ...]]:
+        """``{qid: scores}`` aligned with :meth:`run` (a TREC run writes them)."""
+        return {q.qid: q.scores if depth is None else q.scores[:depth] for q in self.queries}
+
     def latency(self) -> dict[str, float]:
         return {q.qid: q.latency_ms for q in self.queries}
 
@@ -83,8 +87,12 @@ def run_discovery(engine: Discoverer, gold: GoldSet, context: Context, k: int | 
         results.append(QueryRun(q.id, offer.names, tuple(c.score for c in offer.candidates), offer.k, elapsed))
         if progress is not None:
             progress(i)
-    cutoff = cfg.adaptive.max_k if k == "auto" else int(k)
-    return RunResult(gold, engine.catalog, cfg, context, k, cutoff, tuple(results))
+    return RunResult(gold, engine.catalog, cfg, context, k, cutoff_for(cfg, k), tuple(results))
+
+
+def cutoff_for(config: RankerConfig, k: int | str) -> int:
+    """The K measures are named with: ``k``, or for ``"auto"`` the largest adaptive offer."""
+    return config.adaptive.max_k if k == "auto" else int(k)
 
 
 def eval_measures(cutoff: int) -> tuple[Measure, ...]:
@@ -109,6 +117,17 @@ def eval_measures(cutoff: int) -> tuple[Measure, ...]:
 def side_effects(catalog: Catalog) -> dict[str, str | None]:
     """Tool name → side effect, for the §4 intent matrix in ``forbidden@K``."""
     return {t.name: t.side_effect for t in catalog.tools}
+
+
+def forbidden_offered(query: GoldQuery, names: Sequence[str], effects: Mapping[str, str | None]) -> list[str]:
+    """The offered tools ``forbidden@K`` counts against ``query``, in offer order (DESIGN §6).
+
+    Named in ``forbidden_tools``, or a side effect the labelled intent does not allow;
+    a primary or acceptable tool never is.
+    """
+    j = query.judgment()
+    good = j.primary | j.acceptable
+    return [t for t in names if t not in good and (t in j.forbidden or not j.allows(effects.get(t)))]
 
 
 @dataclass(frozen=True)
@@ -220,9 +239,7 @@ def misses(result: RunResult, scores: Scores, cutoff: int) -> list[dict[str, Any
             kinds.append("no_match_offered")
         if not kinds:
             continue
-        j = q.judgment()
-        good = j.primary | j.acceptable
-        offending = [t for t in names if t not in good and (t in j.forbidden or not j.allows(effects.get(t)))]
+        offending = forbidden_offered(q, names, effects)
         for kind in kinds:
             item: dict[str, Any] = {
                 "id": q.id, "kind": kind, "query": q.query,

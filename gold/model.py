@@ -103,6 +103,20 @@ class GoldSet:
     def by_id(self) -> Mapping[str, GoldQuery]:
         return {q.id: q for q in self.queries}
 
+    @cached_property
+    def hash(self) -> str:
+        """SHA-256 of the queries' canonical JSON: what decides the measures, whatever the file.
+
+        The same queries read from JSON, JSONL or YAML hash alike; versions, notes and the
+        path do not count, so a baseline can tell "another gold set" from "another copy".
+        """
+        import hashlib
+        import json
+
+        body = json.dumps([q.to_dict() for q in self.queries], sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
     def judgments(self) -> dict[str, Judgment]:
         """Query id → metrics judgment, in file order."""
         return {q.id: q.judgment() for q in self.queries}

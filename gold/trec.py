@@ -1,17 +1,26 @@
-"""TREC interchange: qrels (primary = 2, acceptable = 1) and runs with strictly decreasing scores.
+"""TREC interchange: qrels (primary = 2, acceptable = 1), topics, and runs with real scores.
 
-Exporting to TREC lets trec_eval (or pytrec_eval) re-check tooldisc's numbers; writing
-ranks as strictly decreasing scores keeps trec_eval's own tie-breaking from
-reordering a run that tooldisc already ordered by score desc, then name.
+Exporting to TREC lets trec_eval, pytrec_eval or ir_measures re-check tooldisc's
+numbers, and reading qrels + topics back lets a TREC collection be evaluated as a gold
+set. A run carries discovery's own scores, written with ``SCORE_DECIMALS`` decimals
+and made strictly decreasing within a query: a score that is not below the one before
+(a tie, or a difference lost to rounding) is nudged down to one ``TIE_STEP`` under it.
+trec_eval sorts by score and breaks ties its own way (by document name, descending),
+so without the nudge it could reorder a run tooldisc ordered by score desc, then name.
+
+Which qrels grade each measure counts as relevant is part of the measure
+(``Measure.IR_MEASURES``): hit, recall and MRR take grade 2 (primary) only, P takes
+grade 1 and up, nDCG uses the grades as gains.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tooldisc.gold.model import GoldSet
+from tooldisc.gold.model import GoldQuery, GoldSet
 
 from tooldisc.errors import DataError
 
@@ -19,6 +28,12 @@ if TYPE_CHECKING:
     from tooldisc.metrics.judgment import Judgment
 
 PRIMARY, ACCEPTABLE = 2, 1
+SCORE_DECIMALS = 6
+TIE_STEP = 10.0 ** -SCORE_DECIMALS  # one unit in the last written decimal
+TREC_NOTE = ("TREC qrels + topics: grade >= 2 is primary, 1 acceptable; they carry no intent, history or "
+             "forbidden tools, so every query counts as intent read and forbidden@K counts any offered tool "
+             "that is not read-only")
+BINARY_NOTE = "the qrels are binary (no grade above 1): grade 1 counts as primary"
 
 
 def _token(value: str, what: str, source: str | None) -> str:
@@ -57,6 +72,16 @@ def read_qrels(path: str | Path) -> dict[str, Judgment]:
     """
     from tooldisc.metrics.judgment import Judgment
 
+    out: dict[str, Judgment] = {}
+    for qid, tools in read_grades(path).items():
+        primary = frozenset(t for t, g in tools.items() if g >= PRIMARY)
+        acceptable = frozenset(t for t, g in tools.items() if g == ACCEPTABLE)
+        out[qid] = Judgment(qid, primary, acceptable, no_match=not primary)
+    return out
+
+
+def read_grades(path: str | Path) -> dict[str, dict[str, int]]:
+    """``{qid: {tool: grade}}`` from a qrels file, queries and tools in file order."""
     source = str(path)
     grades: dict[str, dict[str, int]] = {}
     for lineno, line in enumerate(_read(path).splitlines(), 1):
@@ -72,33 +97,130 @@ def read_qrels(path: str | Path) -> dict[str, Judgment]:
         except ValueError:
             raise DataError(f"grade must be an integer; got {grade!r}", file=source, where=f"line {lineno}") from None
         grades.setdefault(qid, {})[tool] = g
-    out: dict[str, Judgment] = {}
-    for qid, tools in grades.items():
-        primary = frozenset(t for t, g in tools.items() if g >= PRIMARY)
-        acceptable = frozenset(t for t, g in tools.items() if g == ACCEPTABLE)
-        out[qid] = Judgment(qid, primary, acceptable, no_match=not primary)
+    return grades
+
+
+def _one_line(text: str) -> str:
+    """A topic is one line: tabs and line breaks become spaces (tokenising treats them alike)."""
+    return " ".join(text.replace("\t", " ").splitlines())
+
+
+def topics_text(gold: GoldSet) -> str:
+    """``qid<TAB>query`` lines, no header, in file order: the query text a qrels file judges."""
+    return "".join(f"{_token(q.id, 'query id', gold.source)}\t{_one_line(q.query)}\n" for q in gold.queries)
+
+
+def read_topics(path: str | Path) -> dict[str, str]:
+    """A topics file (``qid<TAB>text`` per line, no header) → ``{qid: text}`` in file order."""
+    source = str(path)
+    topics: dict[str, str] = {}
+    for lineno, line in enumerate(_read(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        qid, tab, text = line.partition("\t")
+        where = f"line {lineno}"
+        if not tab:
+            raise DataError("a topics line needs a query id, a tab, then the query text", file=source, where=where)
+        qid, text = qid.strip(), text.strip()
+        if not qid or any(ch.isspace() for ch in qid):
+            raise DataError(f"query id {qid!r} is empty or holds whitespace", file=source, where=where)
+        if not text:
+            raise DataError(f"query {qid!r} has an empty text", file=source, where=where)
+        if qid in topics:
+            raise DataError(f"query id {qid!r} appears twice", file=source, where=where)
+        topics[qid] = text
+    if not topics:
+        raise DataError("no topics: expected one 'qid<TAB>text' line per query", file=source)
+    return topics
+
+
+def load_trec_gold(qrels: str | Path, topics: str | Path) -> GoldSet:
+    """A gold set from TREC qrels and a topics file; queries in topics order.
+
+    Grade >= 2 is primary and 1 acceptable; in binary qrels (no grade above 1) grade 1 is
+    primary. A topic with no relevant tool is a no-match query. Qrels carry no intent,
+    history or forbidden tools: every matched query is intent read (the notes say so).
+    A judged query the topics lack, or a topic with acceptable tools but no primary
+    one, is an error: neither can be scored as the file meant.
+    """
+    grades = read_grades(qrels)
+    texts = read_topics(topics)
+    missing = [q for q in grades if q not in texts]
+    if missing:
+        raise DataError(f"qrels judge query {missing[0]!r}, which the topics file {str(topics)!r} lacks",
+                        file=str(qrels))
+    binary = max((g for tools in grades.values() for g in tools.values()), default=0) <= ACCEPTABLE
+    top = ACCEPTABLE if binary else PRIMARY
+    queries = []
+    for qid, text in texts.items():
+        tools = grades.get(qid, {})
+        primary = tuple(t for t, g in tools.items() if g >= top)
+        acceptable = tuple(t for t, g in tools.items() if g == ACCEPTABLE and not binary)
+        if acceptable and not primary:
+            raise DataError(f"query {qid!r} has acceptable (grade 1) tools but no primary (grade 2) one",
+                            file=str(qrels))
+        queries.append(GoldQuery(qid, text, primary, acceptable, intent="read" if primary else "none",
+                                 no_match=not primary, source="trec"))
+    notes = (TREC_NOTE, BINARY_NOTE) if binary else (TREC_NOTE,)
+    return GoldSet(tuple(queries), source=str(qrels), notes=notes)
+
+
+def trec_scores(scores: Sequence[float]) -> list[int]:
+    """Scores as written, in units of ``TIE_STEP``: rounded, then strictly decreasing.
+
+    Integer units keep the nudge exact: a score not below its predecessor becomes the
+    predecessor minus one unit, so the written order is the given order.
+    """
+    out: list[int] = []
+    for s in scores:
+        value = float(s)
+        if not math.isfinite(value):
+            raise DataError(f"a run score must be a finite number; got {value!r}")
+        units = round(value * 10 ** SCORE_DECIMALS)
+        if out and units >= out[-1]:
+            units = out[-1] - 1
+        out.append(units)
     return out
 
 
-def run_dict(run: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]:
-    """``{qid: {tool: score}}`` for pytrec_eval, scores strictly decreasing with rank."""
-    return {qid: {t: float(len(r) - i) for i, t in enumerate(r)} for qid, r in run.items()}
+def _scores(run: Mapping[str, Sequence[str]], scores: Mapping[str, Sequence[float]] | None,
+            qid: str) -> list[int]:
+    ranking = run[qid]
+    if scores is None:  # no scores: the rank itself, n down to 1
+        return [(len(ranking) - i) * 10 ** SCORE_DECIMALS for i in range(len(ranking))]
+    given = scores.get(qid, ())
+    if len(given) != len(ranking):
+        raise DataError(f"query {qid!r} has {len(ranking)} tools but {len(given)} scores")
+    return trec_scores(given)
 
 
-def run_text(run: Mapping[str, Sequence[str]], tag: str = "tooldisc") -> str:
-    """``qid Q0 tool rank score tag`` lines; score = length − rank + 1, strictly decreasing."""
+def run_dict(run: Mapping[str, Sequence[str]],
+             scores: Mapping[str, Sequence[float]] | None = None) -> dict[str, dict[str, float]]:
+    """``{qid: {tool: score}}`` for pytrec_eval and ir_measures: the scores :func:`run_text` writes."""
+    unit = 10 ** SCORE_DECIMALS
+    return {qid: {t: u / unit for t, u in zip(r, _scores(run, scores, qid), strict=True)} for qid, r in run.items()}
+
+
+def run_text(run: Mapping[str, Sequence[str]], tag: str = "tooldisc", *,
+             scores: Mapping[str, Sequence[float]] | None = None) -> str:
+    """``qid Q0 tool rank score tag`` lines, scores strictly decreasing within each query.
+
+    ``scores`` (query id → one score per ranked tool) are discovery's; without them the
+    score is the rank counted down (n, n−1, … 1). A query with an empty offer has no line.
+    """
     _token(tag, "run tag", None)
+    unit = 10 ** SCORE_DECIMALS
     lines = []
     for qid, ranking in run.items():
         _token(qid, "query id", None)
-        n = len(ranking)
-        for i, tool in enumerate(ranking):
-            lines.append(f"{qid} Q0 {_token(tool, 'tool name', None)} {i + 1} {n - i} {tag}\n")
+        for i, (tool, units) in enumerate(zip(ranking, _scores(run, scores, qid), strict=True)):
+            lines.append(f"{qid} Q0 {_token(tool, 'tool name', None)} {i + 1} {units / unit:.{SCORE_DECIMALS}f} {tag}\n")
     return "".join(lines)
 
 
-def write_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str = "tooldisc") -> None:
-    Path(path).write_text(run_text(run, tag), encoding="utf-8")
+def write_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str = "tooldisc", *,
+              scores: Mapping[str, Sequence[float]] | None = None) -> None:
+    Path(path).write_text(run_text(run, tag, scores=scores), encoding="utf-8")
 
 
 def read_run(path: str | Path) -> dict[str, tuple[str, ...]]:

@@ -29,7 +29,11 @@ class Measure:
     ``CUTOFF`` says whether the name takes ``@K``: ``"optional"`` (without it the
     measure covers the whole offer), ``"required"`` or ``"none"``. ``DOMAIN`` names
     the queries it averages over; ``AGGREGATE`` is ``"mean"``, ``"p50"`` or ``"p95"``.
-    ``RATE`` is true for measures whose values lie in [0, 1].
+    ``RATE`` is true for measures whose values lie in [0, 1]. ``BETTER`` says which
+    direction is an improvement (risks and costs are ``"lower"``). ``IR_MEASURES`` is
+    the same measure in ir_measures' notation, relevance level included, for a run
+    and qrels exported to TREC files (``None``: no TREC equivalent); ``RELEVANCE``
+    says in words which labels count as relevant.
     """
 
     cutoff: int | None = None
@@ -39,6 +43,9 @@ class Measure:
     DOMAIN: ClassVar[str] = MATCHED
     AGGREGATE: ClassVar[str] = "mean"
     RATE: ClassVar[bool] = True
+    BETTER: ClassVar[str] = "higher"
+    IR_MEASURES: ClassVar[str | None] = None
+    RELEVANCE: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
         c = self.cutoff
@@ -55,6 +62,17 @@ class Measure:
     def __str__(self) -> str:
         return self.NAME if self.cutoff is None else f"{self.NAME}@{self.cutoff}"
 
+    @property
+    def lower_is_better(self) -> bool:
+        return self.BETTER == "lower"
+
+    @property
+    def ir_measures(self) -> str | None:
+        """``RR(rel=2)``, ``nDCG@15``: this measure as ir_measures names it, or ``None``."""
+        if self.IR_MEASURES is None:
+            return None
+        return self.IR_MEASURES if self.cutoff is None else f"{self.IR_MEASURES}@{self.cutoff}"
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(cutoff={self.cutoff!r})" if self.CUTOFF != "none" else f"{type(self).__name__}()"
 
@@ -64,6 +82,8 @@ class Hit(Measure):
     """At least one primary tool in the top K (what seed 003 calls Recall@K)."""
 
     NAME: ClassVar[str] = "hit"
+    IR_MEASURES: ClassVar[str | None] = "Success(rel=2)"
+    RELEVANCE: ClassVar[str | None] = "primary (qrels grade 2)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -71,6 +91,7 @@ class Complete(Measure):
     """Every primary tool in the top K (multi-tool queries need all of them)."""
 
     NAME: ClassVar[str] = "complete"
+    RELEVANCE: ClassVar[str | None] = "primary (qrels grade 2)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -78,6 +99,8 @@ class Recall(Measure):
     """TREC recall: the share of primary tools in the top K."""
 
     NAME: ClassVar[str] = "recall"
+    IR_MEASURES: ClassVar[str | None] = "R(rel=2)"
+    RELEVANCE: ClassVar[str | None] = "primary (qrels grade 2)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -85,6 +108,8 @@ class MRR(Measure):
     """Reciprocal rank of the first primary tool within the offer (cut at K if given)."""
 
     NAME: ClassVar[str] = "MRR"
+    IR_MEASURES: ClassVar[str | None] = "RR(rel=2)"
+    RELEVANCE: ClassVar[str | None] = "primary (qrels grade 2)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -92,6 +117,8 @@ class Precision(Measure):
     """Share of the top K that is primary or acceptable; divides by K, as trec_eval's P_K."""
 
     NAME: ClassVar[str] = "P"
+    IR_MEASURES: ClassVar[str | None] = "P(rel=1)"
+    RELEVANCE: ClassVar[str | None] = "primary or acceptable (grade >= 1)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -99,6 +126,8 @@ class NDCG(Measure):
     """Graded nDCG: gain 2 primary, 1 acceptable, linear gain, log2 discount (trec_eval)."""
 
     NAME: ClassVar[str] = "nDCG"
+    IR_MEASURES: ClassVar[str | None] = "nDCG"
+    RELEVANCE: ClassVar[str | None] = "graded: gain 2 primary, 1 acceptable"
 
 
 @dataclass(frozen=True, repr=False)
@@ -107,6 +136,7 @@ class Forbidden(Measure):
 
     NAME: ClassVar[str] = "forbidden"
     DOMAIN: ClassVar[str] = ALL
+    BETTER: ClassVar[str] = "lower"
 
 
 @dataclass(frozen=True, repr=False)
@@ -124,6 +154,7 @@ class FalseAbstention(Measure):
 
     NAME: ClassVar[str] = "false_abstention"
     CUTOFF: ClassVar[str] = "none"
+    BETTER: ClassVar[str] = "lower"
 
 
 @dataclass(frozen=True, repr=False)
@@ -142,6 +173,7 @@ class AvgK(Measure):
     CUTOFF: ClassVar[str] = "none"
     DOMAIN: ClassVar[str] = ALL
     RATE: ClassVar[bool] = False
+    BETTER: ClassVar[str] = "lower"
 
 
 @dataclass(frozen=True, repr=False)
@@ -152,6 +184,7 @@ class SchemaTokens(Measure):
     CUTOFF: ClassVar[str] = "none"
     DOMAIN: ClassVar[str] = ALL
     RATE: ClassVar[bool] = False
+    BETTER: ClassVar[str] = "lower"
 
 
 @dataclass(frozen=True, repr=False)
@@ -163,6 +196,7 @@ class LatencyP50(Measure):
     DOMAIN: ClassVar[str] = ALL
     AGGREGATE: ClassVar[str] = "p50"
     RATE: ClassVar[bool] = False
+    BETTER: ClassVar[str] = "lower"
 
 
 @dataclass(frozen=True, repr=False)
@@ -174,6 +208,7 @@ class LatencyP95(Measure):
     DOMAIN: ClassVar[str] = ALL
     AGGREGATE: ClassVar[str] = "p95"
     RATE: ClassVar[bool] = False
+    BETTER: ClassVar[str] = "lower"
 
 
 MEASURES: tuple[type[Measure], ...] = (

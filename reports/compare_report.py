@@ -67,12 +67,25 @@ def compare_report(doc: Mapping[str, Any]) -> Report:
     return Report("tooldisc compare", tuple(blocks))
 
 
+def _threshold_text(c: Mapping[str, Any]) -> str:
+    """``>= 0.95``, or for a --max-drop check ``>= 0.8622 (baseline 0.8722 - 0.01)``."""
+    rel = ">= " if c["bound"] == "min" else "<= "
+    if c.get("max_drop") is None:
+        return rel + f"{c['threshold']:g}"
+    if c.get("baseline") is None:
+        return f"drop <= {c['max_drop']:g} (baseline: n/a)"
+    sign = "-" if c["bound"] == "min" else "+"
+    return rel + f"{c['threshold']:.6g} (baseline {c['baseline']:.6g} {sign} {c['max_drop']:g})"
+
+
 def gate_report(doc: Mapping[str, Any]) -> Report:
     """A CI step summary (a level-2 title, so it sits under a job's own): verdict, then one row per threshold."""
     failed = sum(1 for c in doc["checks"] if not c["passed"])
-    rows = [["pass" if c["passed"] else "FAIL", c["measure"], (">= " if c["bound"] == "min" else "<= ")
-             + f"{c['threshold']:g}", fmt(c["actual"], c["measure"])] for c in doc["checks"]]
+    rows = [["pass" if c["passed"] else "FAIL", c["measure"], _threshold_text(c), fmt(c["actual"], c["measure"])]
+            for c in doc["checks"]]
     source = f" (eval results: {doc['source']})" if doc.get("source") else ""
+    if doc.get("baseline"):
+        source += f"; baseline: {doc['baseline']['source']}"
     summary = f"{len(doc['checks']) - failed} of {len(doc['checks'])} thresholds hold{source}"
     return Report(f"tooldisc gate: {'passed' if doc['passed'] else 'FAILED'}",
                   (Paragraph(summary), table(GATE_HEADERS, rows, status=(0,), align=numeric(3, 1))), level=2)

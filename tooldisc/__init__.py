@@ -7,6 +7,11 @@ Public API (imported lazily so ``import tooldisc`` stays instant)::
     engine = tooldisc.Discoverer(catalog)
     offer = engine.discover("show unpaid invoices", tooldisc.Context(roles=frozenset({"user"})))
     offer = tooldisc.discover("show unpaid invoices", catalog=catalog)   # one-off
+
+    run = tooldisc.evaluate("catalog.yaml", "gold.json", k=15)         # eval, in a notebook
+    run.metrics["MRR"], run.per_query                                   # totals; polars, per query
+    other = tooldisc.evaluate("catalog.yaml", "gold.json", config="configs/bm25.yaml", k=15)
+    tooldisc.compare(run, other).measures                               # paired tests, Holm
 """
 
 from __future__ import annotations
@@ -18,19 +23,26 @@ __version__ = "0.1.0"
 __all__ = [
     "Candidate",
     "Catalog",
+    "Comparison",
     "ConfigError",
     "Context",
     "DataError",
     "Discoverer",
+    "EvalRun",
+    "GoldSet",
     "Offer",
     "RankerConfig",
     "Tool",
     "ToolDiscError",
+    "UsageError",
     "__version__",
+    "compare",
     "default_context",
     "discover",
+    "evaluate",
     "load_catalog",
     "load_config",
+    "load_gold",
 ]
 
 _LAZY = {
@@ -48,6 +60,13 @@ _LAZY = {
     "ToolDiscError": "tooldisc.errors",
     "DataError": "tooldisc.errors",
     "ConfigError": "tooldisc.errors",
+    "UsageError": "tooldisc.errors",
+    "evaluate": "tooldisc.evaluation.api",
+    "EvalRun": "tooldisc.evaluation.api",
+    "compare": "tooldisc.evaluation.compare",
+    "Comparison": "tooldisc.evaluation.compare",
+    "load_gold": "tooldisc.gold.loader",
+    "GoldSet": "tooldisc.gold.model",
 }
 
 if TYPE_CHECKING:
@@ -57,7 +76,11 @@ if TYPE_CHECKING:
     from tooldisc.discovery.context import default_context
     from tooldisc.discovery.model import Candidate, Context, Offer, Tool
     from tooldisc.discovery.pipeline import Discoverer, discover
-    from tooldisc.errors import ConfigError, DataError, ToolDiscError
+    from tooldisc.errors import ConfigError, DataError, ToolDiscError, UsageError
+    from tooldisc.evaluation.api import EvalRun, evaluate
+    from tooldisc.evaluation.compare import Comparison, compare
+    from tooldisc.gold.loader import load_gold
+    from tooldisc.gold.model import GoldSet
 
 
 def __getattr__(name: str) -> Any:

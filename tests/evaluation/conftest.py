@@ -67,12 +67,11 @@ def tiny(tiny_files: tuple[Path, Path]):
 @pytest.fixture(scope="session")
 def shipped():
     """``(catalog, gold, engine)`` for the shipped default data."""
-    from importlib import resources
-
     from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
     from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.inputs import default_gold_path
     from tooldisc.gold.loader import load_gold
 
     cat = load_catalog(default_catalog_path())
-    gold = load_gold(str(resources.files("tooldisc.gold").joinpath("data/gold.json")))
+    gold = load_gold(default_gold_path())
     return cat, gold, Discoverer(cat)

@@ -167,8 +167,39 @@ def test_compare_two_configs(tiny_files, tmp_path: Path) -> None:
     assert doc["k"] == 3 and doc["a"]["source"] == str(a) and doc["b"]["source"] == str(b)
     assert {row["measure"] for row in doc["measures"]} == {m.replace("15", "3") for m in EVAL_KEYS}
     assert all(row["verdict"] == "too small to tell" for row in doc["measures"])  # 7 queries
-    r = run_cli("compare", str(a), str(b), "--catalog", str(cat), "--gold", str(gold), "--permutations", "500")
+    r = run_cli("compare", str(a), str(b), "--catalog", str(cat), "--gold", str(gold), "--permutations", "500",
+                "--fail-if-worse")
     assert r.returncode == 0 and "too small to tell" in r.stdout and "Queries that changed" in r.stdout
+    assert "--fail-if-worse cannot judge" in r.stderr  # a sample too small never passes silently
+
+
+WORDS = ["apricot", "bramble", "cobalt", "dahlia", "ember", "fjord", "garnet", "hazel", "indigo", "juniper",
+         "kelp", "lilac", "marigold", "nutmeg", "onyx", "paprika", "quartz", "rhubarb", "saffron", "thistle",
+         "umber", "violet", "walnut", "xenon", "yarrow", "zinnia", "acorn", "basalt", "cedar", "dune", "elm",
+         "flint", "gorse", "heather", "iris", "jasper", "kestrel", "larch", "moss", "nettle"]
+
+
+def test_compare_fail_if_worse(tmp_path: Path) -> None:
+    """40 queries each answered by one description word: a config blind to descriptions is shown worse."""
+    cat, gold = tmp_path / "catalog.json", tmp_path / "gold.json"
+    cat.write_text(json.dumps({"tools": [
+        {"name": f"tool_{i:02d}", "description": f"Manage {w} files", "keywords": ["records"], "side_effect": "none"}
+        for i, w in enumerate(WORDS)]}))
+    gold.write_text(json.dumps({"queries": [
+        {"id": f"q{i:02d}", "query": f"show the {w} records", "primary_expected_tools": [f"tool_{i:02d}"],
+         "intent": "read"} for i, w in enumerate(WORDS)]}))
+    good, blind = tmp_path / "good.yaml", tmp_path / "blind.yaml"
+    good.write_text("k: 3\n")
+    blind.write_text("k: 3\nfields: {description: 0.0}\nweights: {ngram: 0.0}\nabstain: {min_bm25: 0.0, min_ngram: 0.0}\n")
+    common = ["--catalog", str(cat), "--gold", str(gold), "--permutations", "500", "--fail-if-worse"]
+    r = run_cli("compare", str(good), str(blind), *common, "--json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert "hit@3" in doc["worse"] and "MRR" in doc["worse"] and "avg_k" not in doc["worse"]
+    assert "significantly worse than A on hit@3" in r.stderr
+    r = run_cli("compare", str(blind), str(good), *common)
+    assert r.returncode == 0, r.stderr
+    assert "B better" in r.stdout
 
 
 def test_eval_reports_an_explicit_context(tiny_files) -> None:

@@ -7,11 +7,19 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from tooldisc.evaluation.gate import check, junit_xml, parse_threshold, parse_thresholds
+from tooldisc.evaluation.gate import (
+    baseline_thresholds,
+    check,
+    check_baseline,
+    junit_xml,
+    parse_max_drop,
+    parse_threshold,
+    parse_thresholds,
+)
 from tooldisc.metrics import parse_measure
 
 from tests.conftest import run_cli
-from tooldisc.errors import UsageError
+from tooldisc.errors import DataError, UsageError
 
 METRICS = {"hit@15": 0.96, "MRR": 0.8, "nDCG@15": 0.85, "forbidden@15": 0.0, "no_match_success": None,
            "false_abstention": 0.01, "avg_k": 9.5}
@@ -149,3 +157,101 @@ def test_gate_cost_measures_and_unmeasurable(tiny_files) -> None:
     assert actual["schema_tokens"] > 0 and actual["latency_p95"] >= 0
     r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--min", "candidate_recall@10=0.5")
     assert r.returncode == 2 and "not an eval measure" in r.stderr
+
+
+# --- baseline gates: --baseline BASE.json --max-drop MEASURE=DROP ------------------
+
+
+def test_max_drop_becomes_a_threshold_around_the_baseline() -> None:
+    drops = [parse_max_drop("MRR=0.01"), parse_max_drop("forbidden@15=0"), parse_max_drop("no_match_success=0")]
+    mrr, forb, nm = baseline_thresholds(drops, METRICS)
+    assert (mrr.bound, mrr.value, mrr.baseline) == ("min", pytest.approx(0.79), 0.8)
+    assert (forb.bound, forb.value) == ("max", 0.0)  # lower is better: a drop is a rise
+    assert str(mrr) == "MRR >= 0.79 (baseline 0.8 - max drop 0.01)"
+    checks = check([mrr, forb, nm], {**METRICS, "MRR": 0.79, "forbidden@15": 0.01, "no_match_success": 0.5})
+    assert [c.passed for c in checks] == [True, False, False]  # equality passes; unmeasured baseline fails closed
+    assert "not measured in the baseline" in checks[2].reason
+    with pytest.raises(UsageError, match="no measure hit@10 in the baseline"):
+        baseline_thresholds([parse_max_drop("hit@10=0")], METRICS)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("MRR", "MEASURE=DROP"), ("MRR=-0.1", ">= 0"), ("MRR=x", "not a number"), ("hit@15=2", "rate"),
+    ("mrr@0=0.1", "cutoff"),
+])
+def test_parse_max_drop_rejects(text: str, match: str) -> None:
+    with pytest.raises(UsageError, match=match):
+        parse_max_drop(text)
+
+
+def test_check_baseline_refuses_another_gold_set_catalog_or_k() -> None:
+    doc = {"gold": {"hash": "g" * 64}, "catalog": {"hash": "c" * 64}, "k": 15, "cutoff": 15,
+           "config": {"source": "a.yaml"}, "context": {"default": True}}
+    assert check_baseline(doc, {**doc, "config": {"source": "b.yaml"}}, source="base.json") == []
+    for key, value, what in (("gold", {"hash": "h" * 64}, "gold set"), ("catalog", {"hash": "d" * 64}, "catalog"),
+                             ("k", 10, "K"), ("cutoff", 20, "K")):
+        with pytest.raises(DataError, match=rf"base\.json: the baseline was measured on another {what}"):
+            check_baseline(doc, {**doc, key: value}, source="base.json")
+    with pytest.raises(DataError, match=r"lack gold\.hash"):
+        check_baseline({"metrics": {}}, doc, source="base.json")
+    assert check_baseline(doc, {**doc, "context": {"default": False}}, source="b") == [
+        "the baseline was measured with another context"]
+
+
+@pytest.fixture(scope="module")
+def baseline(tiny_files, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cat, gold = tiny_files
+    path = tmp_path_factory.mktemp("baseline") / "base.json"
+    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--out", str(path), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def test_gate_against_a_baseline_runs_eval_and_passes(tiny_files, baseline: Path, tmp_path: Path) -> None:
+    cat, gold = tiny_files
+    other = tmp_path / "other.yaml"
+    other.write_text("k: 3\nweights: {ngram: 0.0}\n")  # another ranker config is the normal case
+    junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
+    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--config", str(other),
+                "--baseline", str(baseline), "--max-drop", "hit@3=0", "--max-drop", "forbidden@3=0",
+                "--junit", str(junit), "--summary", str(summary), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    base = json.loads(baseline.read_text())["metrics"]
+    assert doc["passed"] and doc["baseline"]["source"] == str(baseline)
+    assert [(c["measure"], c["bound"], c["baseline"]) for c in doc["checks"]] == [
+        ("hit@3", "min", base["hit@3"]), ("forbidden@3", "max", base["forbidden@3"])]
+    cases = ET.fromstring(junit.read_text()).find("testsuite").findall("testcase")
+    assert len(cases) == 2 and "baseline" in cases[0].get("name")
+    assert "baseline: " + str(baseline) in summary.read_text() and "(baseline " in summary.read_text()
+
+
+def test_gate_against_a_baseline_fails_exit_1(baseline: Path, tmp_path: Path) -> None:
+    base = json.loads(baseline.read_text())
+    better = tmp_path / "better.json"
+    better.write_text(json.dumps({**base, "metrics": {**base["metrics"], "MRR": base["metrics"]["MRR"] + 0.1}}))
+    summary = tmp_path / "summary.md"
+    r = run_cli("gate", "--from", str(baseline), "--baseline", str(better), "--max-drop", "MRR=0.05",
+                "--min", "hit@3=0", "--summary", str(summary), "--format", "md")
+    assert r.returncode == 1, r.stderr
+    assert "FAILED" in r.stdout and "| FAIL | MRR |" in r.stdout and "| pass | hit@3 |" in r.stdout
+    assert summary.read_text() == r.stdout
+
+
+def test_gate_baseline_bad_input_exit_2(tiny_files, baseline: Path, tmp_path: Path) -> None:
+    cat, gold = tiny_files
+    base = json.loads(baseline.read_text())
+    other_gold = tmp_path / "other_gold.json"
+    other_gold.write_text(json.dumps({**base, "gold": {**base["gold"], "hash": "0" * 64}}))
+    cases = [
+        (["--from", str(baseline), "--max-drop", "MRR=0.01"], "--max-drop needs --baseline"),
+        (["--from", str(baseline), "--baseline", str(baseline), "--min", "MRR=0"], "--baseline needs"),
+        (["--from", str(baseline), "--baseline", str(other_gold), "--max-drop", "MRR=0"], "another gold set"),
+        (["--catalog", str(cat), "--gold", str(gold), "--k", "5", "--baseline", str(baseline),
+          "--max-drop", "MRR=0"], "another K (3, now 5)"),
+    ]
+    for args, match in cases:
+        r = run_cli("gate", *args)
+        assert r.returncode == 2, (args, r.stderr)
+        lines = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert len(lines) == 1 and match in lines[0] and "Traceback" not in r.stderr

@@ -179,9 +179,8 @@ def test_compare_detects_a_changed_ranker(tiny) -> None:
 
     cat, gold, engine = tiny
     a = run_discovery(engine, gold, engine.default_context, 3)
-    names_only = config_from_mapping({"fields": {"description": 0.0, "keywords": 0.0, "examples": 0.0}},
-                                     base=load_config())
-    b = run_discovery(Discoverer(cat, names_only), gold, engine.default_context, 3)
+    no_ngrams = config_from_mapping({"weights": {"ngram": 0.0}}, base=load_config())
+    b = run_discovery(Discoverer(cat, no_ngrams), gold, engine.default_context, 3)
     doc = compare_document(a, b, permutations=500, seed=3)
     rows = {r["measure"]: r for r in doc["measures"]}
     hit = rows["hit@3"]
@@ -190,6 +189,7 @@ def test_compare_detects_a_changed_ranker(tiny) -> None:
     assert all(r["p_randomization_holm"] >= r["p_randomization"] - 1e-12 for r in doc["measures"])
     changed = {c["id"] for c in doc["changed"]}
     assert changed == {q.qid for q, r in zip(a.queries, b.queries, strict=True) if q.names != r.names}
+    assert changed and doc["changed_count"] == len(changed)
 
 
 def test_compare_refuses_different_queries(tiny) -> None:

@@ -19,9 +19,9 @@ from tests.conftest import run_cli
 pytestmark = pytest.mark.shared
 
 
-def _eval(catalog: Path, gold: Path, k: int) -> dict:
+def _eval(catalog: Path, gold: Path, k: int, *extra: str) -> dict:
     r = run_cli("eval", "--catalog", str(catalog), "--gold", str(gold), "--k", str(k), "--format", "json",
-                "--misses", "3")
+                "--misses", "3", *extra)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     schema = json.loads(resources.files("tooldisc.evaluation").joinpath("data/eval.schema.json").read_text("utf-8"))
@@ -53,9 +53,9 @@ def test_hesabix(shared: Path) -> None:
 
 
 @pytest.mark.parametrize("name, gold, k", [("metatool", "queries_sample2k.jsonl", 5), ("bfcl", "queries.jsonl", 10)])
-def test_external_format(shared: Path, name: str, gold: str, k: int) -> None:
+def test_external_format(shared: Path, tmp_path: Path, name: str, gold: str, k: int) -> None:
     b = shared / "benchmarks" / name
-    doc = _eval(b / "tools.jsonl", b / gold, k)
+    doc = _eval(b / "tools.jsonl", b / gold, k, "--run-out", str(tmp_path / "run.trec"))
     assert doc["queries"] == _rows(b / gold)
     assert any("tools.jsonl" in n and "read-only" in n for n in doc["notes"])
     m = doc["metrics"]
@@ -63,3 +63,15 @@ def test_external_format(shared: Path, name: str, gold: str, k: int) -> None:
     # far above a random ranker, whose hit@k would be about k / pool
     assert m[f"hit@{k}"] > 10 * k / pool and m[f"nDCG@{k}"] > 0.2
     assert m[f"forbidden@{k}"] == 0.0  # read-only tools under read intent: nothing is forbidden
+
+    # the exported run re-checked by ir_measures, each measure at the relevance level it states
+    irm = pytest.importorskip("ir_measures")
+    from tooldisc.gold.loader import load_gold
+    from tooldisc.gold.trec import write_qrels
+
+    write_qrels(load_gold(b / gold), tmp_path / "qrels.txt")
+    names = {irm.parse_measure(v): key for key, v in doc["ir_measures"].items()}
+    theirs = irm.calc_aggregate(list(names), irm.read_trec_qrels(str(tmp_path / "qrels.txt")),
+                                irm.read_trec_run(str(tmp_path / "run.trec")))
+    for measure, key in names.items():
+        assert theirs[measure] == pytest.approx(m[key], abs=1e-6), key

@@ -7,12 +7,18 @@ from pathlib import Path
 import pytest
 from tooldisc.gold import GoldQuery, GoldSet
 from tooldisc.gold.trec import (
+    BINARY_NOTE,
+    TREC_NOTE,
+    load_trec_gold,
     qrels_dict,
     qrels_text,
     read_qrels,
     read_run,
+    read_topics,
     run_dict,
     run_text,
+    topics_text,
+    trec_scores,
     write_qrels,
     write_run,
 )
@@ -53,7 +59,7 @@ def test_read_qrels_grades_and_errors(tmp_path: Path) -> None:
 
 def test_run_scores_strictly_decrease_and_round_trip(tmp_path: Path) -> None:
     run = {"q1": ("c", "a", "b"), "q3": ()}
-    assert run_text(run, tag="t") == "q1 Q0 c 1 3 t\nq1 Q0 a 2 2 t\nq1 Q0 b 3 1 t\n"
+    assert run_text(run, tag="t") == "q1 Q0 c 1 3.000000 t\nq1 Q0 a 2 2.000000 t\nq1 Q0 b 3 1.000000 t\n"
     scores = run_dict(run)["q1"]
     assert list(scores.values()) == sorted(scores.values(), reverse=True)
     assert len(set(scores.values())) == 3
@@ -94,3 +100,59 @@ def test_files_agree_with_pytrec_eval(tmp_path: Path) -> None:
     for name, key in (("nDCG@3", "ndcg_cut_3"), ("P@2", "P_2")):
         theirs = sum(v[key] for v in res.values()) / len(res)
         assert abs(ours[parse_measure(name)] - theirs) < 1e-12
+
+
+def test_real_scores_are_written_and_ties_nudged_down() -> None:
+    run = {"q": ("a", "b", "c", "d", "e")}
+    given = {"q": (2.5, 2.5, 2.5, 1.0000004, 1.0000001)}  # a tie, and two that round to the same 6 decimals
+    assert trec_scores(given["q"]) == [2_500_000, 2_499_999, 2_499_998, 1_000_000, 999_999]
+    lines = run_text(run, "tag", scores=given).splitlines()
+    assert [line.split()[4] for line in lines] == ["2.500000", "2.499999", "2.499998", "1.000000", "0.999999"]
+    assert list(run_dict(run, given)["q"].values()) == [2.5, 2.499999, 2.499998, 1.0, 0.999999]
+    assert trec_scores([-1.0, -1.0]) == [-1_000_000, -1_000_001]
+    with pytest.raises(DataError, match="finite"):
+        trec_scores([float("nan")])
+    with pytest.raises(DataError, match="2 scores"):
+        run_text({"q": ("a",)}, scores={"q": (1.0, 0.5)})
+
+
+def test_topics_and_qrels_read_back_as_the_gold_set(tmp_path: Path) -> None:
+    gold = GoldSet((
+        GoldQuery("q1", "show\tinvoices\nof this month", ("b", "a"), acceptable_tools=("c",)),
+        GoldQuery("q2", "tell me a joke", (), no_match=True, intent="none"),
+        GoldQuery("q3", "z", ("ns.tool::v2",)),
+    ))
+    assert topics_text(gold) == "q1\tshow invoices of this month\nq2\ttell me a joke\nq3\tz\n"
+    write_qrels(gold, tmp_path / "qrels")
+    (tmp_path / "topics").write_text(topics_text(gold), encoding="utf-8")
+    back = load_trec_gold(tmp_path / "qrels", tmp_path / "topics")
+    assert [q.id for q in back] == ["q1", "q2", "q3"]
+    assert [q.query for q in back] == ["show invoices of this month", "tell me a joke", "z"]
+    assert back.judgments() == gold.judgments()
+    assert [q.no_match for q in back] == [False, True, False] and back.notes == (TREC_NOTE,)
+
+
+def test_binary_qrels_count_grade_1_as_primary(tmp_path: Path) -> None:
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\n", encoding="utf-8")
+    (tmp_path / "topics").write_text("q1\tfind a\nq2\tnothing\n", encoding="utf-8")
+    back = load_trec_gold(tmp_path / "qrels", tmp_path / "topics")
+    assert back.queries[0].primary_expected_tools == ("a",) and back.queries[0].acceptable_tools == ()
+    assert back.queries[1].no_match and BINARY_NOTE in back.notes
+
+
+@pytest.mark.parametrize("qrels, topics, match", [
+    ("q9 0 a 2\n", "q1\tx\n", "qrels judge query 'q9', which the topics file"),
+    ("q1 0 a 1\nq2 0 b 2\n", "q1\tx\nq2\ty\n", "acceptable \\(grade 1\\) tools but no primary"),
+    ("", "q1 x\n", "line 1: a topics line needs a query id, a tab"),
+    ("", "q1\tx\nq1\ty\n", "line 2: query id 'q1' appears twice"),
+    ("", "q1\t  \n", "line 1: query 'q1' has an empty text"),
+    ("", "\n\n", "no topics"),
+])
+def test_trec_gold_refuses_what_it_cannot_score(tmp_path: Path, qrels: str, topics: str, match: str) -> None:
+    (tmp_path / "qrels").write_text(qrels, encoding="utf-8")
+    (tmp_path / "topics").write_text(topics, encoding="utf-8")
+    with pytest.raises(DataError, match=match):
+        load_trec_gold(tmp_path / "qrels", tmp_path / "topics")
+    if "topics line" in match:
+        with pytest.raises(DataError):
+            read_topics(tmp_path / "topics")

@@ -1,0 +1,152 @@
+"""The evaluation API for notebooks and scripts: ``tooldisc.evaluate`` and the run it returns.
+
+``tooldisc eval`` and :func:`evaluate` share every step: inputs load through
+:mod:`tooldisc.evaluation.inputs`, discovery runs through the one chokepoint
+(:func:`~tooldisc.evaluation.run.run_discovery`), measures come from the metrics
+package, and the per-query table and the eval document are read from the same
+scores. A notebook therefore sees exactly the numbers the command prints.
+
+Example::
+
+    import tooldisc
+    a = tooldisc.evaluate("catalog.yaml", "gold.json")                   # shipped weights
+    b = tooldisc.evaluate("catalog.yaml", "gold.json", config="configs/bm25.yaml")
+    a.metrics["MRR"], b.metrics["MRR"]
+    tooldisc.compare(a, b).changed            # polars: the queries whose offer moved
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from tooldisc.evaluation.inputs import PathLike, RunInputs, load_run_inputs
+from tooldisc.evaluation.run import SLICE_FIELDS, RunResult, Scores
+
+from tooldisc.errors import UsageError
+
+if TYPE_CHECKING:
+    import polars as pl
+    from tooldisc.discovery.catalog import Catalog
+    from tooldisc.discovery.config import RankerConfig
+    from tooldisc.discovery.model import Context
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.gold.model import GoldSet
+
+
+@dataclass(frozen=True, eq=False)
+class EvalRun:
+    """One evaluation of discovery over a gold set.
+
+    ``result`` holds the offers, ``scores`` every eval measure per query and in total,
+    :attr:`per_query` the same as a polars table (schema
+    :data:`~tooldisc.evaluation.per_query.PER_QUERY_SCHEMA`, one row per gold query,
+    no-match queries included). ``notes`` are the input notes and warnings a person
+    should read (catalog notes, quarantined tools, gold-set warnings).
+    """
+
+    result: RunResult
+    scores: Scores
+    timings: bool = False
+    notes: tuple[str, ...] = ()
+
+    @cached_property
+    def per_query(self) -> pl.DataFrame:
+        """One row per gold query (built on first use, so a run that never asks skips polars)."""
+        from tooldisc.evaluation.per_query import per_query_frame
+
+        return per_query_frame(self.result, self.scores, timings=self.timings)
+
+    @property
+    def gold(self) -> GoldSet:
+        return self.result.gold
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.result.catalog
+
+    @property
+    def config(self) -> RankerConfig:
+        return self.result.config
+
+    @property
+    def context(self) -> Context:
+        return self.result.context
+
+    @property
+    def k(self) -> int | str:
+        return self.result.k
+
+    @property
+    def cutoff(self) -> int:
+        return self.result.cutoff
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """Measure name → total, as in ``tooldisc eval --format json`` (unmeasurable: ``None``)."""
+        from tooldisc.evaluation.summary import metrics_dict
+
+        return metrics_dict(self.scores.totals)
+
+    def document(self, *, by: Sequence[str] = SLICE_FIELDS, max_misses: int = 10) -> dict[str, Any]:
+        """The eval document ``tooldisc eval --format json`` prints for this run."""
+        from tooldisc.evaluation.summary import eval_document
+
+        return eval_document(self.result, by=by, timings=self.timings, max_misses=max_misses, scores=self.scores)
+
+
+def check_k(k: object) -> int | str | None:
+    """``k`` as discovery takes it: a positive int, ``"auto"``, or ``None`` (the config's K)."""
+    if k is None or k == "auto":
+        return k  # type: ignore[return-value]
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise UsageError(f"The 'k' parameter must be an int in the range [1, inf) or 'auto'. Got {k!r} instead.")
+    return k
+
+
+def discover_gold(inputs: RunInputs, k: int | str | None = None, *, engine: Discoverer | None = None,
+                  progress: Callable[[int], None] | None = None) -> RunResult:
+    """Offers for every gold query of ``inputs`` at ``k`` (``None``: the config's K).
+
+    ``engine`` reuses a Discoverer built over ``inputs.catalog`` and ``inputs.config``.
+    """
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.run import run_discovery
+
+    kk = check_k(k)
+    engine = engine if engine is not None else Discoverer(inputs.catalog, inputs.config)
+    return run_discovery(engine, inputs.gold, inputs.context, inputs.config.k if kk is None else kk,
+                         progress=progress)
+
+
+def score_eval(result: RunResult, *, timings: bool = False, notes: tuple[str, ...] = ()) -> EvalRun:
+    """Score a run with the eval measures and build its per-query table."""
+    from tooldisc.evaluation.run import eval_measures, score_run
+
+    scores = score_run(result, eval_measures(result.cutoff), timings=timings)
+    return EvalRun(result, scores, timings, notes)
+
+
+def evaluate(catalog: PathLike | Catalog | None, gold: PathLike | GoldSet | None,
+             config: PathLike | RankerConfig | None = None, k: int | str | None = None, learned: None = None,
+             *, context: Context | Mapping[str, Any] | None = None, timings: bool = False) -> EvalRun:
+    """Run discovery over a gold set and score it, as ``tooldisc eval`` does.
+
+    ``catalog``, ``gold`` and ``config`` are paths or loaded objects; ``None`` means the
+    shipped catalog, gold set or weights. ``k`` is a positive int or ``"auto"``;
+    ``None`` takes the config's K (15 in the shipped config), as the command line
+    does. ``context`` is a :class:`~tooldisc.Context`, a mapping of the context flags
+    (``tenant``, ``roles``, ``permissions``, ``mode``, ``forced``, ``context_file``), or
+    ``None`` for the catalog default (every role and permission, tenant ``default``,
+    mode autonomous). ``timings`` adds latency p50/p95 (then the result is no longer
+    reproducible to the byte). ``learned`` must be ``None``: learned files are not
+    supported yet, and passing one raises :class:`~tooldisc.errors.UsageError`.
+
+    Bad input raises :class:`~tooldisc.errors.DataError`, :class:`ConfigError` or
+    :class:`UsageError` (all ``ValueError``), naming the file and the place.
+    """
+    check_k(k)
+    inputs = load_run_inputs(catalog, gold, config, context=context, learned=learned)
+    return score_eval(discover_gold(inputs, k), timings=timings, notes=inputs.notes)
