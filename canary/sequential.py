@@ -262,7 +262,7 @@ def solve_units(ok: Callable[[float], bool], start: float, limit: float = 1e13) 
     return math.ceil(hi)
 
 
-def units_for_contrast(estimate: float, sigma_unit: float, share_e: float, boundary: Boundary,
+def units_for_contrast(estimate: float, sigma_unit: float, boundary: Boundary,
                        alpha: float, power: float, start: float) -> float | None:
     """Total units at which a contrast of this size is shown positive with ``power``.
 
@@ -273,7 +273,6 @@ def units_for_contrast(estimate: float, sigma_unit: float, share_e: float, bound
     if estimate <= 0:
         return None
     z_power = norm_ppf(power)
-    del share_e  # the split is inside sigma_unit
 
     def ok(t: float) -> bool:
         return estimate * math.sqrt(t) / sigma_unit >= boundary.multiplier(t, alpha) + z_power

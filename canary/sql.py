@@ -10,6 +10,8 @@ order comes along unchanged.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from tooldisc.canary.conditions import (
     All,
     Any_,
@@ -42,7 +44,7 @@ class Dialect:
     """DuckDB SQL. Subclass and override the methods marked *engine-specific*."""
 
     name = "duckdb"
-    types = {
+    types: ClassVar[dict[str, str]] = {
         "int": "BIGINT", "version": "BIGINT", "number": "DOUBLE", "percent": "DOUBLE",
         "bool": "BOOLEAN", "string": "VARCHAR", "enum": "VARCHAR", "ts": "TIMESTAMPTZ",
         "uuid": "UUID",
