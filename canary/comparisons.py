@@ -226,10 +226,19 @@ def compare(ev: Evidence, cfg: GateConfig) -> dict[str, MetricResult]:
             (xe, ne), (xc, nc) = g.read(exp), g.read(ctrl)
             bound = ni_c.lower(b, cfg.non_inferiority_alpha)
             shown_ni = bound > 0
+            # for the chart: the difference, its always-valid bound in the bad direction, and
+            # where the margin sits (in rate points at control's observed rate)
+            good = 1.0 if g.higher_is_better else -1.0
+            delta = xe / ne - xc / nc
+            worse_c = pair[0]
+            d_bound = delta - good * worse_c.se * b.multiplier(worse_c.t, cfg.non_inferiority_alpha)
+            m_line = -good * (margin.value if margin.kind == "absolute" else margin.value * xc / nc)
             nums.update({"experiment": {"successes": xe, "n": ne, "rate": _r(xe / ne)},
                          "control": {"successes": xc, "n": nc, "rate": _r(xc / nc)},
                          "delta": _r(xe / ne - xc / nc),
                          "non_inferiority_slack": _r(bound),
+                         "chart": {"unit": "rate difference", "estimate": _r(delta),
+                                   "bound": _r(d_bound), "margin": _r(m_line)},
                          "worse_p_value": float(f"{p_whole.get(g.name, 1.0):.6g}")})
             if not shown_ni:
                 sigma = math.sqrt(ni_c.a ** 2 * ni_c.var_e / share_e
@@ -251,6 +260,11 @@ def compare(ev: Evidence, cfg: GateConfig) -> dict[str, MetricResult]:
                          "control": {key: ctrl.latency.get(key)},
                          "limit": _r(limit, 3),
                          "worse_p_value": float(f"{p_whole.get(g.name, 1.0):.6g}")})
+            pe, pc = exp.latency.get(key), ctrl.latency.get(key)
+            low_c = quantile_lower(ctrl.latency_order, p, b, cfg.non_inferiority_alpha / 2)
+            if pe is not None and pc is not None and math.isfinite(up) and math.isfinite(low_c):
+                nums["chart"] = {"unit": f"{key} difference (ms)", "estimate": _r(pe - pc, 3),
+                                 "bound": _r(up - low_c, 3), "margin": _r(limit - low_c, 3)}
             if not shown_ni:
                 t_need = _latency_needed(exp, ctrl, p, margin, b, cfg.non_inferiority_alpha,
                                          cfg.power, share_e)

@@ -300,10 +300,7 @@ def judge(ev: Evidence, cfg: GateConfig | None = None) -> Verdict:
     results = tuple(g(ev, cfg, cmp) for g in GATES)
     verdict = decide(results)
     current = _num(ev.current_percent) if ev.current_percent is not None else None
-    summary: dict[str, Any] = {}
-    if cmp is not None:
-        summary["metrics"] = {m.name: m.outcome for m in cmp.values()}
     return Verdict(profile="canary", experiment=ev.experiment, verdict=verdict,
                    next_percent=next_percent(verdict, ev.current_percent, cfg.ladder),
-                   current_percent=current, gates=results, evidence=ev, summary=summary,
+                   current_percent=current, gates=results, evidence=ev,
                    comparisons=tuple(cmp.values()) if cmp is not None else ())
