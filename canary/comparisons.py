@@ -50,7 +50,8 @@ WORSE, NON_INFERIOR, INCONCLUSIVE = "worse", "non_inferior", "inconclusive"
 
 @dataclass(frozen=True)
 class Guarded:
-    """A guarded metric: ``read`` gives (successes, units) of an arm for a rate."""
+    """A guarded metric: ``read`` gives (successes, units) of an arm for a rate
+    (successes −1 when the evidence is missing, which is never read as zero)."""
 
     name: str
     gate: str
@@ -64,8 +65,8 @@ GUARDED: tuple[Guarded, ...] = (
     Guarded("tool_execution_success", "task", "rate", True,
             lambda a: (a.execution_successes, a.execution_known)),
     Guarded("discovery_miss", "retrieval", "rate", False,
-            lambda a: (a.flags.get("discovery_miss", 0), a.requests)),
-    Guarded("fallback", "fallback", "rate", False, lambda a: (a.flags.get("fallback", 0), a.requests)),
+            lambda a: (a.flags.get("discovery_miss", -1), a.requests)),
+    Guarded("fallback", "fallback", "rate", False, lambda a: (a.flags.get("fallback", -1), a.requests)),
     Guarded("latency", "latency", "quantile", False),
 )
 
@@ -92,7 +93,7 @@ def _rate_contrasts(g: Guarded, e: ArmStats, c: ArmStats, margin: Margin) -> tup
     assert g.read is not None
     xe, ne = g.read(e)
     xc, nc = g.read(c)
-    if ne <= 0 or nc <= 0:
+    if ne <= 0 or nc <= 0 or xe < 0 or xc < 0:  # no units, or the flag is missing: no evidence
         return None
     sign = -1.0 if g.higher_is_better else 1.0  # + when the experiment's change is bad
     worse = rate_contrast(xe, ne, xc, nc, sign, -sign, 0.0)
