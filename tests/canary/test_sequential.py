@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from statsmodels.stats import proportion as sm_proportion
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats import proportion as sm_proportion
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.gates import judge
 from tooldisc.canary.sequential import (
