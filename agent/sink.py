@@ -121,7 +121,7 @@ class Telemetry:
     experiment: Experiment | None = None
     kill_switch: bool = False
     clock: Callable[[], str] = _now
-    new_id: Callable[[], str] = lambda: str(uuid.uuid4())  # noqa: E731
+    new_id: Callable[[], str] = lambda: str(uuid.uuid4())
 
     def _base(self, context: Context, mutation: str, tenant_id: str | None, user_id: str | None) -> dict[str, Any]:
         arm = assign_arm(self.experiment, tenant_id, user_id)
