@@ -15,9 +15,9 @@ What every engine computes, exactly (the parity contract):
    elsewhere: its ``experiment`` is the one judged, NULL or empty, and its ``ts`` is
    NULL or inside the window (fail closed).
 2. **De-duplication** (among attributed rows). Key: a row's ``event_id`` when it parsed
-   (schema v2, valid or quarantined), else — for a *valid* v1 row — all of its schema
-   columns; other rows have no key. Rows sharing a key and identical in every schema
-   column and reason count once. Rows sharing an ``event_id`` but differing anywhere
+   (schema v2, valid or quarantined), else — for a row whose ``schema_version`` parsed
+   (v1) — all of its schema columns and its reason; other rows have no key. Rows
+   sharing a key and identical in every schema column and reason count once. Rows sharing an ``event_id`` but differing anywhere
    become one quarantined row with reason :data:`CONFLICT_REASON`, whose security flags
    are true if any copy's is, else unknown (NULL) if any copy's is, else false.
    Counts: ``rows_removed``, ``v1_rows_removed``, ``v2_ids_repeated`` (ids seen more than

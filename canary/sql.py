@@ -135,7 +135,7 @@ class Dialect:
         raise ValueError(f"unknown column kind {kind!r}")
 
     def count_if(self, cond: str) -> str:
-        return f"count(*) FILTER (WHERE {cond})"
+        return f"count_if({cond})"
 
     # -- shared ----------------------------------------------------------------------
     def null(self, kind: str) -> str:
