@@ -41,7 +41,7 @@ SCENARIOS: dict[str, Scenario] = {
     for s in (
         Scenario("healthy", "PROMOTE", None,
                  "both arms alike, nothing wrong (PROMOTE needs enough requests: "
-                 ">= 500,000 events at 10%, or 40,000 at 50%)"),
+                 ">= 100,000 events at 10%, or 40,000 at 50%)"),
         Scenario("too_few", "HOLD", "data",
                  "most traffic belongs to another experiment; < 500 requests per arm"),
         Scenario("srm", "HOLD", "sample_ratio",
