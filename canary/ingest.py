@@ -218,6 +218,11 @@ def _ensure_tables(con: Any, schema: RowSchema) -> None:
         f"CREATE TABLE IF NOT EXISTS {schema.table}_quarantine "
         f"({cols}, _reason VARCHAR, _file VARCHAR, _raw VARCHAR)"
     )
+    for c in schema.columns:  # a database made before a column was added (event_id in v2)
+        if c.optional:
+            for table in (schema.table, f"{schema.table}_quarantine"):
+                con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {ident(c.name)} "
+                            f"{SQL_TYPES[c.kind]}")
     con.execute(
         "CREATE TABLE IF NOT EXISTS ingested_files (content_sha256 VARCHAR, row_schema VARCHAR, "
         "path VARCHAR, format VARCHAR, rows BIGINT, quarantined BIGINT, "
@@ -258,11 +263,12 @@ def ingest(db: str | os.PathLike[str], pattern: str, schema: RowSchema,
                         f"GROUP BY _reason").fetchall():
                     reasons[reason] = reasons.get(reason, 0) + n
                 good = con.execute(
-                    f"INSERT INTO {schema.table} SELECT {names}, _file FROM {src.view} "
-                    f"WHERE _reason IS NULL").fetchone()[0]
+                    f"INSERT INTO {schema.table} ({names}, _file) SELECT {names}, _file "
+                    f"FROM {src.view} WHERE _reason IS NULL").fetchone()[0]
                 bad = con.execute(
-                    f"INSERT INTO {schema.table}_quarantine SELECT {names}, _reason, _file, _raw "
-                    f"FROM {src.view} WHERE _reason IS NOT NULL").fetchone()[0]
+                    f"INSERT INTO {schema.table}_quarantine ({names}, _reason, _file, _raw) "
+                    f"SELECT {names}, _reason, _file, _raw FROM {src.view} "
+                    f"WHERE _reason IS NOT NULL").fetchone()[0]
                 con.execute("INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?)",
                             [digest, schema.name, path, src.format, good, bad])
                 rows += good
