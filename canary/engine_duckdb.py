@@ -109,38 +109,41 @@ class DuckDBEngine:
         finally:
             self.con.execute("DROP TABLE IF EXISTS __dedup_rows")
 
-    def _key(self, schema: RowSchema) -> str | None:
-        """SQL of a hash of a row's de-duplication key (NULL: the row is never merged).
-
-        Only a filter for candidates: rows are merged after an exact comparison. It reads
-        no ``_reason``, so this scan skips the validation rules.
-        """
-        if "event_id" in schema.names:
-            v1 = ", ".join(D.ident(c) for c in schema.names if c != "event_id")
-            return (f"CASE WHEN event_id IS NOT NULL THEN hash(event_id) "
-                    f"WHEN schema_version = 1 THEN hash({v1}) END")
-        cols = ", ".join(D.ident(c) for c in schema.names)
-        return f"CASE WHEN schema_version IS NOT NULL THEN hash({cols}) END"
-
     def _deduplicated(self, query: AggregateQuery, attributed: str,
                       params: list[Any]) -> tuple[str, Duplicates]:
-        """The attributed rows with duplicates resolved (see the engine contract)."""
+        """The attributed rows with duplicates resolved (see the engine contract).
+
+        Two cheap scans find candidates — ids seen twice (grouped as UUIDs), and a hash
+        of v1 rows seen twice (computed only on v1 rows) — and only candidate rows are
+        compared exactly. Neither scan reads ``_reason``, so they skip validation.
+        """
         plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
         if not query.dedup:
             return plain, Duplicates()
-        key = self._key(query.schema)
-        self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __dup_keys AS SELECT k FROM (SELECT {key} AS k FROM "
-            f"{self.relation} WHERE {attributed}) WHERE k IS NOT NULL GROUP BY k HAVING count(*) > 1",
-            params)
-        if self.con.execute("SELECT count(*) FROM __dup_keys").fetchone()[0] == 0:
-            return plain, Duplicates()
         names = query.schema.names
+        has_id = "event_id" in names
         cols = ", ".join(D.ident(c) for c in names)
+        v1_cond = "event_id IS NULL AND schema_version = 1" if has_id else "schema_version IS NOT NULL"
+        v1_hash = f"hash({', '.join(D.ident(c) for c in names if c != 'event_id')})"
+        parts = []
+        if has_id:
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE __dup_ids AS SELECT event_id FROM {self.relation} "
+                f"WHERE {attributed} AND event_id IS NOT NULL GROUP BY event_id HAVING count(*) > 1",
+                params)
+            if self.con.execute("SELECT count(*) FROM __dup_ids").fetchone()[0]:
+                parts.append("event_id IN (SELECT event_id FROM __dup_ids)")
+        self.con.execute(
+            f"CREATE OR REPLACE TEMP TABLE __dup_v1 AS SELECT k FROM (SELECT {v1_hash} AS k FROM "
+            f"{self.relation} WHERE {attributed} AND {v1_cond}) GROUP BY k HAVING count(*) > 1", params)
+        if self.con.execute("SELECT count(*) FROM __dup_v1").fetchone()[0]:
+            parts.append(f"({v1_cond} AND {v1_hash} IN (SELECT k FROM __dup_v1))")
+        if not parts:
+            return plain, Duplicates()
+        dup_pred = " OR ".join(parts)
         self.con.execute(
             f"CREATE OR REPLACE TEMP TABLE __dup_rows AS SELECT {cols}, _reason FROM {self.relation} "
-            f"WHERE {attributed} AND ({key}) IN (SELECT k FROM __dup_keys)", params)
-        has_id = "event_id" in names
+            f"WHERE {attributed} AND ({dup_pred})", params)
         conflicts = "SELECT NULL::UUID AS event_id WHERE FALSE"
         if has_id:
             conflicts = (f"SELECT event_id FROM __dup_rows WHERE event_id IS NOT NULL GROUP BY event_id "
@@ -159,38 +162,38 @@ class DuckDBEngine:
                 conflict_cols.append("event_id")
             else:
                 conflict_cols.append(f"{D.null(c.kind)} AS {D.ident(c.name)}")
-        kept = "NOT (event_id IN (SELECT event_id FROM __conflicts))" if has_id else "TRUE"
-        self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __dedup_rows AS "
-            f"SELECT DISTINCT {cols}, _reason FROM __dup_rows WHERE event_id IS NULL OR {kept} "
-            if has_id else
-            f"CREATE OR REPLACE TEMP TABLE __dedup_rows AS SELECT DISTINCT {cols}, _reason FROM __dup_rows")
         if has_id:
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE __dedup_rows AS SELECT DISTINCT {cols}, _reason "
+                f"FROM __dup_rows WHERE event_id IS NULL OR "
+                f"NOT (event_id IN (SELECT event_id FROM __conflicts))")
             self.con.execute(
                 f"INSERT INTO __dedup_rows SELECT {', '.join(conflict_cols)}, "
                 f"{sql_literal(CONFLICT_REASON)} AS _reason FROM __dup_rows "
                 f"WHERE event_id IN (SELECT event_id FROM __conflicts) GROUP BY event_id")
-        dup_rows = self.con.execute("SELECT count(*) FROM __dup_rows").fetchone()[0]
-        kept_rows = self.con.execute("SELECT count(*) FROM __dedup_rows").fetchone()[0]
-        v1_removed = 0
+        else:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE __dedup_rows AS "
+                             f"SELECT DISTINCT {cols}, _reason FROM __dup_rows")
+
+        def one(sql: str) -> int:
+            return int(self.con.execute(sql).fetchone()[0])
+
+        dup_rows, kept_rows = one("SELECT count(*) FROM __dup_rows"), one("SELECT count(*) FROM __dedup_rows")
         repeated = conflicting = 0
         if has_id:
-            v1_removed = self.con.execute(
-                "SELECT count(*) FROM __dup_rows WHERE event_id IS NULL").fetchone()[0] - \
-                self.con.execute("SELECT count(*) FROM __dedup_rows WHERE event_id IS NULL").fetchone()[0]
-            repeated = self.con.execute(
-                "SELECT count(*) FROM (SELECT event_id FROM __dup_rows WHERE event_id IS NOT NULL "
-                "GROUP BY event_id HAVING count(*) > 1)").fetchone()[0]
-            conflicting = self.con.execute("SELECT count(*) FROM __conflicts").fetchone()[0]
+            v1_removed = (one("SELECT count(*) FROM __dup_rows WHERE event_id IS NULL")
+                          - one("SELECT count(*) FROM __dedup_rows WHERE event_id IS NULL"))
+            repeated = one("SELECT count(*) FROM (SELECT event_id FROM __dup_rows WHERE event_id IS NOT "
+                           "NULL GROUP BY event_id HAVING count(*) > 1)")
+            conflicting = one("SELECT count(*) FROM __conflicts")
         else:
             v1_removed = dup_rows - kept_rows
         self.con.execute("DROP TABLE IF EXISTS __dup_rows")
         source = (f"(SELECT {cols}, _reason FROM {self.relation} WHERE {attributed} "
-                  f"AND (({key}) IS NULL OR ({key}) NOT IN (SELECT k FROM __dup_keys)) "
+                  f"AND NOT coalesce({dup_pred}, FALSE) "
                   f"UNION ALL SELECT {cols}, _reason FROM __dedup_rows)")
-        dups = Duplicates(rows_removed=int(dup_rows - kept_rows), v1_rows_removed=int(v1_removed),
-                          v2_ids_repeated=int(repeated), v2_ids_conflicting=int(conflicting))
-        return source, dups
+        return source, Duplicates(rows_removed=dup_rows - kept_rows, v1_rows_removed=v1_removed,
+                                  v2_ids_repeated=repeated, v2_ids_conflicting=conflicting)
 
     def _measure_sql(self, m: Measure) -> str:
         col = D.ident(m.column) if m.column else None
