@@ -3,6 +3,8 @@
 An event is one privacy-safe row: counts, flags, classes and timings. It never holds
 a tenant or user id, the query text, arguments or tool names; ids are used only to
 compute the canary bucket (:mod:`tooldisc.canary.assignment`) and are then dropped.
+Events are schema version 2: each carries a fresh random ``event_id`` (UUID4, derived
+from nothing), so a consumer counts an event once even when it is delivered twice.
 Sinks are a JSONL file (appended, one line per event, flushed) or any Python callable.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +24,7 @@ from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import Context, Offer
 from tooldisc.discovery.security import check_tool
 
-EVENT_SCHEMA_VERSION = 1
+EVENT_SCHEMA_VERSION = 2
 NO_EXPERIMENT = "none"
 
 
@@ -109,7 +112,8 @@ class Telemetry:
     """Builds §7 events and sends them to a sink.
 
     ``channel`` names the surface (``api``, ``mcp``, ``cli``). ``clock`` returns the
-    ISO 8601 timestamp (injectable for byte-identical tests).
+    ISO 8601 timestamp and ``new_id`` the event id (both injectable for byte-identical
+    tests).
     """
 
     sink: EventSink
@@ -117,11 +121,13 @@ class Telemetry:
     experiment: Experiment | None = None
     kill_switch: bool = False
     clock: Callable[[], str] = _now
+    new_id: Callable[[], str] = lambda: str(uuid.uuid4())
 
     def _base(self, context: Context, mutation: str, tenant_id: str | None, user_id: str | None) -> dict[str, Any]:
         arm = assign_arm(self.experiment, tenant_id, user_id)
         return {
             "schema_version": EVENT_SCHEMA_VERSION,
+            "event_id": self.new_id(),
             "ts": self.clock(),
             "experiment": arm.experiment,
             "percent": arm.percent,

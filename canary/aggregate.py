@@ -1,21 +1,30 @@
-"""Per-arm numbers for one experiment and window, computed in one DuckDB scan.
+"""Per-arm and per-segment evidence for one experiment and window, from an engine.
 
-Input is a relation of typed rows with ``_reason`` (NULL for good rows): the views of
-:func:`tooldisc.canary.ingest.open_rows`, or the ingested tables. Good rows count for
-their arm when their ``experiment`` and ``ts`` match. A quarantined row counts for the
-experiment whenever it cannot be shown to belong elsewhere (its experiment or ts did
-not parse), which is the fail-closed reading. Only counts, sums and quantiles leave
-the database: no row, id or text.
+The default profile's aggregation as data (:data:`MEASURES`, :data:`QUARANTINE_MEASURES`,
+:func:`latency_levels`), the query an engine answers, and :func:`build_evidence`, which
+adds the engine's cells up into arms and segments. Nothing here touches rows: an
+:class:`~tooldisc.canary.engine.Engine` hands back aggregates only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tooldisc.canary.events import FALLBACK_REASONS
+from tooldisc.canary.conditions import Eq, IsNull, IsTrue, all_of, any_of
+from tooldisc.canary.engine import (
+    AggregateQuery,
+    AggregateResult,
+    Duplicates,
+    Engine,
+    Measure,
+    QuantileSpec,
+    merge,
+)
+from tooldisc.canary.events import EVENT_SCHEMA, FALLBACK_REASONS, SECURITY_FLAGS
+from tooldisc.canary.sequential import OrderStats
 
 RATE_FLAGS = (
     "index_hit",
@@ -29,12 +38,50 @@ RATE_FLAGS = (
     "permission_violation",
     "kill_switch",
 )
-QUANTILES = (0.5, 0.95, 0.99)
+REPORTED_LEVELS = (5000, 9500, 9900)  # p50, p95, p99 in every report
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("requests", "count"),
+    *(Measure(f, "count_if", where=IsTrue(f)) for f in RATE_FLAGS),
+    Measure("task_known", "count_nonnull", "task_success"),
+    Measure("task_ok", "count_if", where=IsTrue("task_success")),
+    Measure("exec_known", "count_nonnull", "tool_execution_success"),
+    Measure("exec_ok", "count_if", where=IsTrue("tool_execution_success")),
+    *(Measure(f"fr_{r}", "count_if", where=all_of(IsTrue("fallback"), Eq("fallback_reason", r)))
+      for r in FALLBACK_REASONS),
+    Measure("latency_sum", "sum", "latency_ms"),
+    Measure("latency_sumsq", "sum_sq", "latency_ms"),
+    Measure("tokens", "sum", "schema_tokens"),
+    Measure("final", "sum", "final_tool_count"),
+    Measure("k_sum", "sum", "k"),
+    Measure("pct_min", "min", "percent"),
+    Measure("pct_max", "max", "percent"),
+    Measure("last_pct", "last", "percent", order_by="ts"),
+    Measure("first_ts", "min", "ts"),
+    Measure("last_ts", "max", "ts"),
+)
+QUARANTINE_MEASURES: tuple[Measure, ...] = (
+    Measure("q_security", "count_if", where=any_of(*(IsTrue(f) for f in SECURITY_FLAGS))),
+    Measure("q_security_unknown", "count_if", where=any_of(*(IsNull(f) for f in SECURITY_FLAGS))),
+)
+_OPS = {m.name: m.op for m in MEASURES}
+
+
+def latency_levels(p_bp: int) -> tuple[int, ...]:
+    """Order-statistic levels (basis points) fetched for the latency quantile ``p_bp``.
+
+    Fine steps of 0.1 point within 1.5 points of the quantile, where confidence bounds
+    of a large window fall; coarser steps further out, where small windows' bounds fall
+    (a bound between levels is taken at the next level outward, which only widens it).
+    """
+    fine = range(p_bp - 150, p_bp + 151, 10)
+    coarse = (*range(p_bp - 1000, p_bp + 1001, 100), 0, *REPORTED_LEVELS, 10_000)
+    return tuple(sorted({lv for lv in (*fine, *coarse) if 0 <= lv <= 10_000}))
 
 
 @dataclass(frozen=True)
 class ArmStats:
-    """Aggregates of one arm over the window; counts are exact, means are rounded."""
+    """Aggregates of one arm (or one arm within a segment); counts are exact."""
 
     requests: int
     flags: dict[str, int]
@@ -47,6 +94,9 @@ class ArmStats:
     schema_tokens_mean: float
     final_tool_count_mean: float
     k_mean: float
+    latency_sum: float = 0.0
+    latency_sumsq: float = 0.0
+    latency_order: OrderStats | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +112,10 @@ class Evidence:
     quarantined: int
     quarantined_security: int
     quarantine_reasons: dict[str, int] = field(default_factory=dict)
+    quarantined_security_unknown: int = 0
+    segments: dict[str, dict[str, dict[str, ArmStats]]] = field(default_factory=dict)
+    duplicates: Duplicates = field(default_factory=Duplicates)
+    span_hours: float | None = None
 
     @property
     def rows(self) -> int:
@@ -89,95 +143,108 @@ def parse_time(value: str | None, what: str) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
-def window_condition(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
-    """SQL for ``since <= ts < until`` (either bound optional) and its parameters."""
-    conds, params = [], []
-    if since is not None:
-        conds.append("ts >= ?")
-        params.append(since)
-    if until is not None:
-        conds.append("ts < ?")
-        params.append(until)
-    return " AND ".join(conds) or "TRUE", params
+def evidence_query(experiment: str, since: datetime | None, until: datetime | None,
+                   segments: Sequence[str], latency_p_bp: int) -> AggregateQuery:
+    """The default profile's question to an engine."""
+    return AggregateQuery(
+        schema=EVENT_SCHEMA, experiment=experiment, since=since, until=until,
+        group_by=("arm",), segments=tuple(segments), measures=MEASURES,
+        quarantine_measures=QUARANTINE_MEASURES,
+        quantile=QuantileSpec("latency_ms", latency_levels(latency_p_bp)))
 
 
-def aggregate(con: Any, relation: str, experiment: str, since: datetime | None = None,
-              until: datetime | None = None,
-              quantiles: Sequence[float] = QUANTILES) -> Evidence:
-    """Per-arm aggregates of ``relation`` for ``experiment`` in ``[since, until)``."""
-    qs = sorted(set(QUANTILES) | set(quantiles))
-    in_window, bounds = window_condition(since, until)
-    params: list[Any] = [experiment, *bounds]
-    flag_sums = ", ".join(f"count(*) FILTER (WHERE {f}) AS {f}" for f in RATE_FLAGS)
-    reason_sums = ", ".join(
-        f"count(*) FILTER (WHERE fallback AND fallback_reason = '{r}') AS fr_{r}"
-        for r in FALLBACK_REASONS
+def _arm_stats(v: Mapping[str, Any], order: OrderStats | None) -> ArmStats:
+    n = int(v["requests"])
+    latency: dict[str, float] = {}
+    if order is not None:
+        for lv in REPORTED_LEVELS:
+            if lv in order.levels:
+                value = order.values[order.levels.index(lv)]
+                latency[quantile_key(lv / 10_000)] = round(float(value), 3)
+    return ArmStats(
+        requests=n,
+        flags={f: int(v[f]) for f in RATE_FLAGS},
+        task_known=int(v["task_known"]),
+        task_successes=int(v["task_ok"]),
+        execution_known=int(v["exec_known"]),
+        execution_successes=int(v["exec_ok"]),
+        fallback_reasons={r: int(v[f"fr_{r}"]) for r in FALLBACK_REASONS},
+        latency=latency,
+        schema_tokens_mean=round(float(v["tokens"]) / n, 3) if n else 0.0,
+        final_tool_count_mean=round(float(v["final"]) / n, 3) if n else 0.0,
+        k_mean=round(float(v["k_sum"]) / n, 3) if n else 0.0,
+        latency_sum=float(v["latency_sum"] or 0.0),
+        latency_sumsq=float(v["latency_sumsq"] or 0.0),
+        latency_order=order,
     )
-    qlist = ", ".join(repr(float(q)) for q in qs)
-    # Grouping by (arm, _reason) rather than filtering on _reason keeps the validation
-    # CASE evaluated once per row. Good rows always have experiment and ts, so the
-    # fail-closed attribution of quarantined rows needs no reference to _reason here.
-    sql = f"""
-    SELECT arm, _reason,
-      count(*) AS n, {flag_sums}, {reason_sums},
-      count(task_success) AS task_known, count(*) FILTER (WHERE task_success) AS task_ok,
-      count(tool_execution_success) AS exec_known,
-      count(*) FILTER (WHERE tool_execution_success) AS exec_ok,
-      quantile_cont(latency_ms, [{qlist}]) AS lat,
-      sum(schema_tokens) AS tokens, sum(final_tool_count) AS final, sum(k) AS k_sum,
-      count(*) FILTER (WHERE unauthorized_candidate OR tenant_leak OR permission_violation) AS sec,
-      min(percent) AS pct_min, max(percent) AS pct_max,
-      arg_max(percent, ts) AS last_pct, max(ts) AS last_ts
-    FROM {relation}
-    WHERE (experiment = ? OR experiment IS NULL OR experiment = '')
-      AND (ts IS NULL OR ({in_window}))
-    GROUP BY arm, _reason
-    """
-    cur = con.execute(sql, params)
-    names = [d[0] for d in cur.description]
+
+
+def _add(into: dict[str, Any], v: Mapping[str, Any]) -> None:
+    for name, op in _OPS.items():
+        into[name] = merge(op, into.get(name), v.get(name))
+
+
+def build_evidence(result: AggregateResult, query: AggregateQuery) -> Evidence:
+    """Arms and segments from an engine's cells (cells add up; quantiles are per arm)."""
+    arms_raw: dict[str, dict[str, Any]] = {}
+    segs_raw: dict[str, dict[str, dict[str, dict[str, Any]]]] = {s: {} for s in query.segments}
+    for key, values in result.cells:
+        arm = key[0]
+        if arm is None:
+            continue
+        _add(arms_raw.setdefault(arm, {}), values)
+        for i, seg in enumerate(query.segments):
+            value = key[1 + i]
+            if value is not None:
+                _add(segs_raw[seg].setdefault(value, {}).setdefault(arm, {}), values)
+    levels = query.quantile.levels if query.quantile else ()
     arms: dict[str, ArmStats] = {}
-    reasons: dict[str, int] = {}
-    quarantined = q_security = 0
     percents: set[float] = set()
     last: tuple[Any, float] | None = None
-    groups: dict[str, dict[str, Any]] = {}
-    for values in cur.fetchall():
-        row = dict(zip(names, values, strict=True))
-        if row["_reason"] is not None:
-            reasons[row["_reason"]] = reasons.get(row["_reason"], 0) + int(row["n"])
-            quarantined += int(row["n"])
-            q_security += int(row["sec"])
+    first_ts = last_ts = None
+    for name in sorted(arms_raw):
+        v = arms_raw[name]
+        if not v.get("requests"):
             continue
-        groups[row["arm"]] = row
-    for arm_name in sorted(groups):
-        row = groups[arm_name]
-        n = int(row["n"])
-        lat = row["lat"] or [None] * len(qs)
-        arms[arm_name] = ArmStats(
-            requests=n,
-            flags={f: int(row[f]) for f in RATE_FLAGS},
-            task_known=int(row["task_known"]),
-            task_successes=int(row["task_ok"]),
-            execution_known=int(row["exec_known"]),
-            execution_successes=int(row["exec_ok"]),
-            fallback_reasons={r: int(row[f"fr_{r}"]) for r in FALLBACK_REASONS},
-            latency={quantile_key(q): round(float(v), 3) for q, v in zip(qs, lat, strict=True)
-                     if v is not None},
-            schema_tokens_mean=round(int(row["tokens"]) / n, 3),
-            final_tool_count_mean=round(int(row["final"]) / n, 3),
-            k_mean=round(int(row["k_sum"]) / n, 3),
-        )
-        percents.update((float(row["pct_min"]), float(row["pct_max"])))
-        if row["last_ts"] is not None and (last is None or (row["last_ts"], row["last_pct"]) > last):
-            last = (row["last_ts"], float(row["last_pct"]))
+        qs = result.quantiles.get((name,))
+        order = None
+        if qs and all(x is not None for x in qs):
+            order = OrderStats(int(v["requests"]), tuple(levels), tuple(float(x) for x in qs))
+        arms[name] = _arm_stats(v, order)
+        percents.update((float(v["pct_min"]), float(v["pct_max"])))
+        if v["last_pct"] is not None and (last is None or tuple(v["last_pct"]) > last):
+            last = (v["last_pct"][0], float(v["last_pct"][1]))
+        first_ts = v["first_ts"] if first_ts is None else min(first_ts, v["first_ts"])
+        last_ts = v["last_ts"] if last_ts is None else max(last_ts, v["last_ts"])
+    segments = {
+        seg: {value: {a: _arm_stats(v, None) for a, v in sorted(by_arm.items()) if v.get("requests")}
+              for value, by_arm in sorted(values.items())}
+        for seg, values in segs_raw.items()
+    }
+    span = None
+    if first_ts is not None and last_ts is not None:
+        span = (last_ts - first_ts).total_seconds() / 3600
+    qv = result.quarantine_values
     return Evidence(
-        experiment=experiment,
-        since=since.isoformat() if since else None,
-        until=until.isoformat() if until else None,
+        experiment=query.experiment,
+        since=query.since.isoformat() if query.since else None,
+        until=query.until.isoformat() if query.until else None,
         arms=arms,
         percents=tuple(sorted(percents)),
         current_percent=last[1] if last else None,
-        quarantined=quarantined,
-        quarantined_security=q_security,
-        quarantine_reasons=dict(sorted(reasons.items())),
+        quarantined=sum(result.quarantine_reasons.values()),
+        quarantined_security=int(qv.get("q_security", 0)),
+        quarantine_reasons=dict(sorted(result.quarantine_reasons.items())),
+        quarantined_security_unknown=int(qv.get("q_security_unknown", 0)),
+        segments=segments,
+        duplicates=result.duplicates,
+        span_hours=span,
     )
+
+
+def aggregate(engine: Engine, experiment: str, since: datetime | None = None,
+              until: datetime | None = None, segments: Sequence[str] = ("channel", "mode", "mutation"),
+              latency_p_bp: int = 9500) -> Evidence:
+    """Evidence for ``experiment`` in ``[since, until)`` from ``engine``."""
+    query = evidence_query(experiment, since, until, segments, latency_p_bp)
+    return build_evidence(engine.aggregate(query), query)

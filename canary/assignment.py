@@ -7,8 +7,9 @@ offline simulations and DuckDB SQL all compute it independently:
     bucket = first 8 bytes of SHA-256(key), big-endian unsigned, mod 10,000
     arm    = "experiment" if bucket < percent × 100 else "control"
 
-Ids are raw UTF-8, never normalised. An empty id, or one containing ``:``, is refused
-because it would make two different (tenant, user) pairs share one key.
+Ids are raw UTF-8, never normalised. An empty id is refused. Ids may contain ``:``:
+two pairs that concatenate to the same key (``a:b`` + ``c`` and ``a`` + ``b:c``) then
+share a bucket, which is harmless for assignment (a bucket is not an identity).
 """
 
 from __future__ import annotations
@@ -35,15 +36,13 @@ class Assignment:
 
 
 def check_id(value: str, what: str) -> None:
-    """Refuse ids that would make keys ambiguous (empty, or containing ``:``)."""
+    """Refuse an empty id (``:`` is allowed; see the module docstring)."""
     if not isinstance(value, str) or value == "":
         raise UsageError(f"{what} must be a non-empty string; got {value!r}")
-    if SEPARATOR in value:
-        raise UsageError(f"{what} must not contain ':' (keys would be ambiguous)")
 
 
 def check_salt(salt: str) -> None:
-    """A salt may contain ``:`` only if ids cannot; it still must not be empty."""
+    """A salt must not be empty."""
     if not isinstance(salt, str) or salt == "":
         raise UsageError("salt must be a non-empty string")
 

@@ -25,15 +25,38 @@ class ShadowGateConfig:
 
 
 @dataclass(frozen=True)
+class Margin:
+    """How much worse than control a guarded metric may be: absolute (rate points or
+    milliseconds) or relative (a share of control's value)."""
+
+    kind: str  # "absolute" | "relative"
+    value: float
+
+
+DEFAULT_MARGINS: dict[str, Margin] = {
+    "task_success": Margin("absolute", 0.02),
+    "tool_execution_success": Margin("absolute", 0.02),
+    "discovery_miss": Margin("absolute", 0.01),
+    "fallback": Margin("absolute", 0.01),
+    "latency": Margin("relative", 0.10),
+}
+
+
+@dataclass(frozen=True)
 class GateConfig:
     min_requests_per_arm: int = 500
     sample_ratio_alpha: float = 0.001
     confidence: float = 0.95
     fallback_max_lower_bound: float = 0.5
-    latency_experiment_quantile: float = 0.95
-    latency_control_quantile: float = 0.99
+    latency_quantile: float = 0.95
     max_quarantine_share: float = 0.01
     ladder: tuple[float, ...] = (5, 10, 25, 50, 100)
+    non_inferiority_alpha: float = 0.05
+    worse_alpha: float = 0.01
+    power: float = 0.8
+    sequential_tuning_requests: int = 10_000
+    segments: tuple[str, ...] = ("channel", "mode", "mutation")
+    margins: dict[str, Margin] = field(default_factory=lambda: dict(DEFAULT_MARGINS))
     shadow: ShadowGateConfig = field(default_factory=ShadowGateConfig)
 
 
@@ -53,10 +76,52 @@ _RULES: dict[str, tuple[str, Any]] = {
     "sample_ratio_alpha": ("a number in (0, 1)", _unit),
     "confidence": ("a number in (0, 1)", _unit),
     "fallback_max_lower_bound": ("a number in (0, 1)", _unit),
-    "latency_experiment_quantile": ("a number in (0, 1)", _unit),
-    "latency_control_quantile": ("a number in (0, 1)", _unit),
+    "latency_quantile": ("a number in (0, 1) in steps of 0.0001", lambda v: _basis_point(v)),
     "max_quarantine_share": ("a number in [0, 1)", lambda v: _unit(v, closed_low=True)),
+    "non_inferiority_alpha": ("a number in (0, 1)", _unit),
+    "worse_alpha": ("a number in (0, 1)", _unit),
+    "power": ("a number in (0, 1)", _unit),
+    "sequential_tuning_requests": ("an integer >= 1", lambda v: _int_min(v, 1)),
 }
+
+def _basis_point(value: Any) -> float | None:
+    v = _unit(value)
+    return v if v is not None and abs(v * 10_000 - round(v * 10_000)) < 1e-9 else None
+
+
+def _segments(value: Any) -> tuple[str, ...] | None:
+    """Segment columns: string columns of the event schema (never an id: none exists)."""
+    from tooldisc.canary.events import EVENT_SCHEMA
+
+    allowed = {c.name for c in EVENT_SCHEMA.columns if c.kind in ("string", "enum")} - {
+        "arm", "experiment", "fallback_reason"}
+    if not isinstance(value, list) or not all(isinstance(v, str) and v in allowed for v in value):
+        return None
+    return tuple(dict.fromkeys(value))
+
+
+def _margins(value: Any, file: str) -> dict[str, Margin]:
+    if not isinstance(value, dict):
+        raise ConfigError("must be a mapping of metric: {absolute: x} or {relative: x}",
+                          file=file, where="margins")
+    out = dict(DEFAULT_MARGINS)
+    for metric in sorted(value, key=str):
+        where = f"margins.{metric}"
+        if metric not in DEFAULT_MARGINS:
+            raise ConfigError(f"unknown metric; expected one of {', '.join(DEFAULT_MARGINS)}",
+                              file=file, where=where)
+        item = value[metric]
+        if (not isinstance(item, dict) or len(item) != 1
+                or next(iter(item)) not in ("absolute", "relative")):
+            raise ConfigError(f"must be {{absolute: x}} or {{relative: x}}; got {item!r}",
+                              file=file, where=where)
+        kind, number = next(iter(item.items()))
+        if isinstance(number, bool) or not isinstance(number, int | float) or not 0 < number < (
+                1 if kind == "relative" or metric != "latency" else float("inf")):
+            raise ConfigError(f"must be a number > 0 (and < 1 for a rate or a relative margin); "
+                              f"got {number!r}", file=file, where=where)
+        out[metric] = Margin(kind, float(number))
+    return out
 _SHADOW_RULES: dict[str, tuple[str, Any]] = {
     "min_eligible_turns": ("an integer >= 1", lambda v: _int_min(v, 1)),
     "min_labelled_insufficient_cases": ("an integer >= 0", lambda v: _int_min(v, 0)),
@@ -96,6 +161,14 @@ def parse_gates(data: Any, file: str) -> GateConfig:
             changes[key] = steps
         elif key == "shadow":
             changes[key] = _parse_shadow(value, file)
+        elif key == "margins":
+            changes[key] = _margins(value, file)
+        elif key == "segments":
+            segs = _segments(value)
+            if segs is None:
+                raise ConfigError("must be a list of event columns holding classes (channel, mode, "
+                                  f"mutation, …); got {value!r}", file=file, where=key)
+            changes[key] = segs
         else:
             changes[key] = _checked(_RULES[key], value, file, key)
     return replace(cfg, **changes)

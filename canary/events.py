@@ -1,10 +1,15 @@
 """The telemetry event contract (DESIGN §7): one row per request, privacy-safe.
 
-This module owns the column list, each column's kind and whether it may be null, and
-the location of the shipped JSON Schema (``data/event.schema.json``). The same
-:class:`RowSchema` drives row validation in DuckDB (:mod:`tooldisc.canary.validation`),
-so the JSON Schema, the SQL checks and the synthetic generator cannot disagree
-(a test keeps the JSON Schema and these constants in step).
+This module owns the column list, each column's kind, whether it may be null, the
+cross-column rules, and the location of the shipped JSON Schema
+(``data/event.schema.json``). Validation is *data*: :func:`checks` turns a
+:class:`RowSchema` into the ordered (condition, reason) list that every engine renders
+for its own SQL (:mod:`tooldisc.canary.sql` for DuckDB), so the JSON Schema, the SQL
+checks and the synthetic generator cannot disagree (a test keeps the JSON Schema and
+these constants in step).
+
+Schema version 2 adds ``event_id``: a random UUID per event (never personal: an
+e-mail or a user id is not a UUID and is refused). Version 1 rows carry no id.
 """
 
 from __future__ import annotations
@@ -14,7 +19,23 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-EVENT_SCHEMA_VERSION = 1
+from tooldisc.canary.conditions import (
+    Cond,
+    Eq,
+    Gt,
+    In,
+    IsNull,
+    IsTrue,
+    Lt,
+    Not,
+    NotFinite,
+    OffStep,
+    all_of,
+    any_of,
+)
+
+EVENT_SCHEMA_VERSION = 2
+EVENT_SCHEMA_VERSIONS = (1, 2)
 
 FALLBACK_REASONS = (
     "empty",
@@ -25,6 +46,9 @@ FALLBACK_REASONS = (
     "unknown",
 )
 SECURITY_FLAGS = ("unauthorized_candidate", "tenant_leak", "permission_violation")
+UUID_RE = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+ISO_TS = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}(:?\d{2})?)"
+INT_RE = r"[+-]?\d{1,18}"
 
 
 @dataclass(frozen=True)
@@ -34,7 +58,9 @@ class Column:
     ``kind`` is one of ``int`` (non-negative integer), ``number`` (finite, ≥ 0),
     ``percent`` (0–100 in 0.01 steps), ``bool`` (true/false, 0/1 accepted),
     ``string`` (non-empty), ``enum`` (one of ``values``), ``ts`` (ISO 8601 with ``Z``
-    or an offset) and ``version`` (equal to the schema's version).
+    or an offset), ``uuid`` (8-4-4-4-12 hex, compared case-insensitively) and
+    ``version`` (one of the schema's versions). ``optional`` columns may be absent
+    from a file (every row then reads NULL), e.g. ``event_id`` in version 1 files.
     """
 
     name: str
@@ -42,23 +68,42 @@ class Column:
     nullable: bool = False
     values: tuple[str, ...] = ()
     max: float | None = None
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class RowRule:
+    """A cross-column rule: a row for which ``when`` holds is bad, for ``reason``."""
+
+    column: str
+    when: Cond
+    reason: str
 
 
 @dataclass(frozen=True)
 class RowSchema:
-    """A versioned row contract plus the cross-column rules SQL must enforce."""
+    """A versioned row contract plus the cross-column rules every engine enforces."""
 
     name: str
-    version: int
+    versions: tuple[int, ...]
     columns: tuple[Column, ...]
     schema_file: str
     table: str
-    # (column, SQL condition on typed columns that makes a row bad, reason)
-    row_rules: tuple[tuple[str, str, str], ...] = ()
+    row_rules: tuple[RowRule, ...] = ()
+
+    @property
+    def version(self) -> int:
+        """The version this package writes (the newest)."""
+        return self.versions[-1]
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """Columns a file must have (or get from a hive partition)."""
+        return tuple(c.name for c in self.columns if not c.optional)
 
     def column(self, name: str) -> Column:
         for c in self.columns:
@@ -67,9 +112,45 @@ class RowSchema:
         raise KeyError(name)
 
 
+def range_check(col: Column, schema: RowSchema) -> tuple[Cond, str] | None:
+    """The value rule of a parsed (non-null) value of ``col``, as (bad-when, reason)."""
+    n = col.name
+    kind = col.kind
+    if kind == "int":
+        if col.max is not None:
+            return (any_of(Lt(n, 0), Gt(n, col.max)),
+                    f"{n}: must be an integer >= 0 and <= {int(col.max)}")
+        return Lt(n, 0), f"{n}: must be an integer >= 0"
+    if kind == "version":
+        allowed = schema.versions
+        text = " or ".join(str(v) for v in allowed)
+        return Not(In(n, allowed)), f"{n}: must be {text}"
+    if kind == "number":
+        return any_of(NotFinite(n), Lt(n, 0)), f"{n}: must be a finite number >= 0"
+    if kind == "percent":
+        return (any_of(NotFinite(n), Lt(n, 0), Gt(n, 100), OffStep(n, 0.01)),
+                f"{n}: must be in [0, 100] in steps of 0.01")
+    if kind == "string":
+        return Eq(n, ""), f"{n}: must be non-empty"
+    if kind == "enum":
+        return Not(In(n, col.values)), f"{n}: must be one of {', '.join(col.values)}"
+    return None
+
+
+def parse_failure(col: Column, source_is_naive_ts: bool = False) -> str:
+    """Reason for a raw value that is present but does not parse as ``col.kind``."""
+    if col.kind == "ts":
+        what = "a timestamp with a time zone" if source_is_naive_ts else "a timestamp with Z or an offset"
+    elif col.kind == "uuid":
+        what = "a UUID"
+    else:
+        what = f"a valid {col.kind}"
+    return f"{col.name}: not {what}"
+
+
 EVENT_SCHEMA = RowSchema(
     name="event",
-    version=EVENT_SCHEMA_VERSION,
+    versions=EVENT_SCHEMA_VERSIONS,
     schema_file="event.schema.json",
     table="events",
     columns=(
@@ -100,12 +181,17 @@ EVENT_SCHEMA = RowSchema(
         Column("latency_ms", "number"),
         Column("schema_tokens", "int"),
         Column("kill_switch", "bool"),
+        Column("event_id", "uuid", nullable=True, optional=True),
     ),
     row_rules=(
-        ("fallback_reason", "fallback AND fallback_reason IS NULL",
-         "fallback_reason: required when fallback is true"),
-        ("fallback_reason", "NOT fallback AND fallback_reason IS NOT NULL",
-         "fallback_reason: must be null when fallback is false"),
+        RowRule("fallback_reason", all_of(IsTrue("fallback"), IsNull("fallback_reason")),
+                "fallback_reason: required when fallback is true"),
+        RowRule("fallback_reason", all_of(Not(IsTrue("fallback")), Not(IsNull("fallback_reason"))),
+                "fallback_reason: must be null when fallback is false"),
+        RowRule("event_id", all_of(Eq("schema_version", 2), IsNull("event_id")),
+                "event_id: required when schema_version is 2"),
+        RowRule("event_id", all_of(Eq("schema_version", 1), Not(IsNull("event_id"))),
+                "event_id: must be absent when schema_version is 1"),
     ),
 )
 

@@ -1,24 +1,30 @@
-"""Promotion gates and the verdict (DESIGN §7): pure functions over per-arm aggregates.
+"""Promotion gates and the verdict (DESIGN §7): pure functions over frozen evidence.
 
 Every gate returns a :class:`GateResult` with its status (``pass``, ``fail``,
 ``reported``, ``not_judged``), the outcome a failure carries, a reason and the
 numbers behind it. The verdict follows precedence ROLLBACK > HOLD > PROMOTE, and
 missing evidence is never a pass: a ``not_judged`` gate holds the rollout. PROMOTE
-means "eligible for the next ladder step; an operator decides" — nothing here acts.
+needs positive evidence: every guarded metric shown non-inferior on the whole window
+and none shown worse anywhere (:mod:`tooldisc.canary.comparisons`); an inconclusive
+comparison is ``not_judged`` with the requests it still needs. PROMOTE means
+"eligible for the next ladder step; an operator decides" — nothing here acts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from tooldisc.canary.aggregate import ArmStats, Evidence, quantile_key
+from tooldisc.canary.aggregate import ArmStats, Evidence
 from tooldisc.canary.assignment import BUCKETS, threshold
+from tooldisc.canary.comparisons import INCONCLUSIVE, NON_INFERIOR, WORSE, MetricResult, compare
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.events import SECURITY_FLAGS
 from tooldisc.canary.stats import goodness_of_fit, wilson
+
+Comparisons = Mapping[str, MetricResult]
 
 PASS, FAIL, REPORTED, NOT_JUDGED = "pass", "fail", "reported", "not_judged"
 PROMOTE, HOLD, ROLLBACK = "PROMOTE", "HOLD", "ROLLBACK"
@@ -51,6 +57,7 @@ class Verdict:
     gates: tuple[GateResult, ...]
     evidence: Evidence | None = None
     summary: dict[str, Any] = field(default_factory=dict)
+    comparisons: tuple[MetricResult, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -78,7 +85,7 @@ def _counts(ev: Evidence) -> dict[str, int]:
     return {a: (ev.arms[a].requests if a in ev.arms else 0) for a in ("control", "experiment")}
 
 
-def gate_data(ev: Evidence, cfg: GateConfig) -> GateResult:
+def gate_data(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
     counts = _counts(ev)
     nums = {"requests": counts, "min_requests_per_arm": cfg.min_requests_per_arm}
     if counts["control"] == 0 and counts["experiment"] == 0:
@@ -94,7 +101,7 @@ def gate_data(ev: Evidence, cfg: GateConfig) -> GateResult:
                       f"both arms have >= {cfg.min_requests_per_arm} valid requests", nums)
 
 
-def gate_sample_ratio(ev: Evidence, cfg: GateConfig) -> GateResult:
+def gate_sample_ratio(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
     counts = _counts(ev)
     total = counts["control"] + counts["experiment"]
     nums: dict[str, Any] = {"observed": counts, "alpha": cfg.sample_ratio_alpha,
@@ -123,7 +130,7 @@ def gate_sample_ratio(ev: Evidence, cfg: GateConfig) -> GateResult:
                       f"(p = {test.p_value:.3g})", nums)
 
 
-def gate_security(ev: Evidence, cfg: GateConfig) -> GateResult:
+def gate_security(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
     per_arm: dict[str, dict[str, int | None]] = {}
     events = 0
     unknown = False
@@ -134,7 +141,9 @@ def gate_security(ev: Evidence, cfg: GateConfig) -> GateResult:
             unknown |= v is None
             events += v or 0
     nums: dict[str, Any] = {"per_arm": per_arm,
-                            "quarantined_rows_with_security_flag": ev.quarantined_security}
+                            "quarantined_rows_with_security_flag": ev.quarantined_security,
+                            "quarantined_rows_with_unknown_security_flag":
+                                ev.quarantined_security_unknown}
     events += ev.quarantined_security
     if events > 0:
         where = [f"{a} {f}={v}" for a, d in per_arm.items() for f, v in d.items() if v]
@@ -142,6 +151,11 @@ def gate_security(ev: Evidence, cfg: GateConfig) -> GateResult:
             where.append(f"quarantined rows {ev.quarantined_security}")
         return GateResult("security", FAIL, ROLLBACK,
                           f"{events} security event(s): {', '.join(where)}; roll back now", nums)
+    if ev.quarantined_security_unknown:
+        # a flag that is missing or does not parse is never "no incident"
+        return GateResult("security", FAIL, HOLD,
+                          f"{ev.quarantined_security_unknown} quarantined row(s) have a missing or "
+                          "unparseable security flag; security cannot be shown clean", nums)
     if _arm(ev, "experiment") is None or unknown:
         return GateResult("security", NOT_JUDGED, HOLD, "no security evidence for the experiment arm",
                           nums)
@@ -149,82 +163,74 @@ def gate_security(ev: Evidence, cfg: GateConfig) -> GateResult:
                       "no unauthorized candidate, tenant leak or permission violation", nums)
 
 
-def gate_task(ev: Evidence, cfg: GateConfig) -> GateResult:
-    ctrl, exp = _arm(ev, "control"), _arm(ev, "experiment")
+def _comparable(ev: Evidence, cfg: GateConfig) -> str | None:
+    """Why the arms cannot be compared yet (None when they can)."""
     counts = _counts(ev)
-    nums: dict[str, Any] = {"requests": counts, "confidence": cfg.confidence}
-    if ctrl is None or exp is None or min(counts.values()) < cfg.min_requests_per_arm:
-        return GateResult("task", NOT_JUDGED, HOLD,
-                          f"judged only once both arms have >= {cfg.min_requests_per_arm} requests",
-                          nums)
-    if ctrl.task_known == 0 or exp.task_known == 0:
-        return GateResult("task", NOT_JUDGED, HOLD, "no known task outcome in an arm", nums)
-    ci = interval_dict(ctrl.task_successes, ctrl.task_known, cfg.confidence)
-    ei = interval_dict(exp.task_successes, exp.task_known, cfg.confidence)
-    assert ci is not None and ei is not None
-    delta = ei["rate"] - ci["rate"]
-    nums.update({"control": ci, "experiment": ei, "delta": rnd(delta)})
-    if ei["high"] < ci["low"] and delta < 0:
-        return GateResult("task", FAIL, ROLLBACK,
-                          f"task success fell {delta:+.4f}: experiment interval "
-                          f"[{ei['low']:.4f}, {ei['high']:.4f}] wholly below control "
-                          f"[{ci['low']:.4f}, {ci['high']:.4f}]", nums)
-    return GateResult("task", PASS, None,
-                      f"no task-success regression (delta {delta:+.4f}, intervals overlap or "
-                      "experiment higher)", nums)
+    if _arm(ev, "control") is None or _arm(ev, "experiment") is None:
+        return "needs both arms"
+    if min(counts.values()) < cfg.min_requests_per_arm:
+        return f"judged only once both arms have >= {cfg.min_requests_per_arm} requests"
+    return None
 
 
-def gate_retrieval(ev: Evidence, cfg: GateConfig) -> GateResult:
+def _metric_gate(name: str, metrics: tuple[str, ...], ev: Evidence, cfg: GateConfig,
+                 cmp: Comparisons | None, outcome: str,
+                 extra: dict[str, Any] | None = None) -> GateResult:
+    """A gate over guarded metrics: any shown worse → its failure outcome; all shown
+    non-inferior → pass; otherwise inconclusive (not judged → HOLD)."""
+    nums: dict[str, Any] = {"requests": _counts(ev), **(extra or {})}
+    why = _comparable(ev, cfg)
+    if why is not None or cmp is None:
+        return GateResult(name, NOT_JUDGED, HOLD, why or "not compared", nums)
+    results = [cmp[m] for m in metrics]
+    nums["metrics"] = {r.name: {"outcome": r.outcome, "reason": r.reason, **r.numbers}
+                       for r in results}
+    worse = [r for r in results if r.outcome == WORSE]
+    if worse:
+        return GateResult(name, FAIL, outcome, "; ".join(r.reason for r in worse), nums)
+    if all(r.outcome == NON_INFERIOR for r in results):
+        return GateResult(name, PASS, None, "; ".join(r.reason for r in results), nums)
+    return GateResult(name, NOT_JUDGED, HOLD,
+                      "; ".join(r.reason for r in results if r.outcome == INCONCLUSIVE), nums)
+
+
+def gate_task(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
+    return _metric_gate("task", ("task_success", "tool_execution_success"), ev, cfg, cmp, ROLLBACK)
+
+
+def gate_retrieval(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
     ctrl, exp = _arm(ev, "control"), _arm(ev, "experiment")
-    if ctrl is None or exp is None:
-        return GateResult("retrieval", NOT_JUDGED, HOLD, "needs both arms", {})
-    nums: dict[str, Any] = {}
+    rates: dict[str, Any] = {}
     for name, arm in (("control", ctrl), ("experiment", exp)):
-        rates = {}
-        for f in RETRIEVAL_FLAGS:
-            if arm.flags.get(f) is None:
-                return GateResult("retrieval", NOT_JUDGED, HOLD, f"{f} unknown in {name}", {})
-            rates[f] = interval_dict(arm.flags[f], arm.requests, cfg.confidence)
-        nums[name] = rates
-    c, e = nums["control"]["retrieval_miss"]["rate"], nums["experiment"]["retrieval_miss"]["rate"]
-    return GateResult("retrieval", REPORTED, None,
-                      f"retrieval miss {e:.4f} (experiment) vs {c:.4f} (control)", nums)
+        if arm is None:
+            continue
+        rates[name] = {f: interval_dict(arm.flags[f], arm.requests, cfg.confidence)
+                       for f in RETRIEVAL_FLAGS if arm.flags.get(f) is not None}
+    return _metric_gate("retrieval", ("discovery_miss",), ev, cfg, cmp, HOLD, {"rates": rates})
 
 
-def gate_fallback(ev: Evidence, cfg: GateConfig) -> GateResult:
+def gate_fallback(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
     exp = _arm(ev, "experiment")
     if exp is None or exp.flags.get("fallback") is None:
         return GateResult("fallback", NOT_JUDGED, HOLD, "no experiment requests", {})
     iv = interval_dict(exp.flags["fallback"], exp.requests, cfg.confidence)
     assert iv is not None
-    nums = {"experiment": iv, "max_lower_bound": cfg.fallback_max_lower_bound,
-            "reasons": dict(sorted(exp.fallback_reasons.items()))}
+    extra = {"experiment_rate": iv, "max_lower_bound": cfg.fallback_max_lower_bound,
+             "reasons": dict(sorted(exp.fallback_reasons.items()))}
     if iv["low"] > cfg.fallback_max_lower_bound:
         return GateResult("fallback", FAIL, HOLD,
                           f"experiment falls back on {iv['rate']:.1%} of requests (lower bound "
-                          f"{iv['low']:.4f} > {cfg.fallback_max_lower_bound:g})", nums)
-    return GateResult("fallback", PASS, None,
-                      f"fallback rate {iv['rate']:.2%} (lower bound {iv['low']:.4f} <= "
-                      f"{cfg.fallback_max_lower_bound:g})", nums)
+                          f"{iv['low']:.4f} > {cfg.fallback_max_lower_bound:g})",
+                          {"requests": _counts(ev), **extra})
+    return _metric_gate("fallback", ("fallback",), ev, cfg, cmp, HOLD, extra)
 
 
-def gate_latency(ev: Evidence, cfg: GateConfig) -> GateResult:
-    ctrl, exp = _arm(ev, "control"), _arm(ev, "experiment")
-    ek, ck = quantile_key(cfg.latency_experiment_quantile), quantile_key(cfg.latency_control_quantile)
-    if ctrl is None or exp is None or ek not in exp.latency or ck not in ctrl.latency:
-        return GateResult("latency", NOT_JUDGED, HOLD, "needs latency from both arms", {})
-    e, c = exp.latency[ek], ctrl.latency[ck]
-    nums = {"experiment": dict(sorted(exp.latency.items())),
-            "control": dict(sorted(ctrl.latency.items())),
-            "compared": {f"experiment_{ek}": e, f"control_{ck}": c}}
-    if e > c:
-        return GateResult("latency", FAIL, HOLD,
-                          f"experiment {ek} {e:g} ms is worse than control {ck} {c:g} ms", nums)
-    return GateResult("latency", PASS, None,
-                      f"experiment {ek} {e:g} ms within control {ck} {c:g} ms", nums)
+def gate_latency(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
+    extra = {a: dict(sorted(s.latency.items())) for a, s in sorted(ev.arms.items())}
+    return _metric_gate("latency", ("latency",), ev, cfg, cmp, HOLD, {"latency_ms": extra})
 
 
-def gate_kill_switch(ev: Evidence, cfg: GateConfig) -> GateResult:
+def gate_kill_switch(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
     if not any(a.requests for a in ev.arms.values()):
         return GateResult("kill_switch", NOT_JUDGED, HOLD, "no requests in the window", {})
     per_arm = {a: s.flags.get("kill_switch") for a, s in sorted(ev.arms.items())}
@@ -238,7 +244,7 @@ def gate_kill_switch(ev: Evidence, cfg: GateConfig) -> GateResult:
     return GateResult("kill_switch", PASS, None, "kill switch never engaged in the window", nums)
 
 
-def gate_quarantine(ev: Evidence, cfg: GateConfig) -> GateResult:
+def gate_quarantine(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
     total = ev.rows
     nums: dict[str, Any] = {"quarantined": ev.quarantined, "rows": total,
                             "max_share": cfg.max_quarantine_share,
@@ -256,7 +262,8 @@ def gate_quarantine(ev: Evidence, cfg: GateConfig) -> GateResult:
                       nums)
 
 
-GATES: tuple[Callable[[Evidence, GateConfig], GateResult], ...] = (
+Gate = Callable[[Evidence, GateConfig, Comparisons | None], GateResult]
+GATES: tuple[Gate, ...] = (
     gate_data, gate_sample_ratio, gate_security, gate_task, gate_retrieval, gate_fallback,
     gate_latency, gate_kill_switch, gate_quarantine,
 )
@@ -287,11 +294,13 @@ def _num(x: float) -> float:
 
 
 def judge(ev: Evidence, cfg: GateConfig | None = None) -> Verdict:
-    """Run every gate in the documented order and decide."""
+    """Compare the guarded metrics once, run every gate in the documented order, decide."""
     cfg = cfg or GateConfig()
-    results = tuple(g(ev, cfg) for g in GATES)
+    cmp = compare(ev, cfg) if _comparable(ev, cfg) is None else None
+    results = tuple(g(ev, cfg, cmp) for g in GATES)
     verdict = decide(results)
     current = _num(ev.current_percent) if ev.current_percent is not None else None
     return Verdict(profile="canary", experiment=ev.experiment, verdict=verdict,
                    next_percent=next_percent(verdict, ev.current_percent, cfg.ladder),
-                   current_percent=current, gates=results, evidence=ev)
+                   current_percent=current, gates=results, evidence=ev,
+                   comparisons=tuple(cmp.values()) if cmp is not None else ())

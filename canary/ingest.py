@@ -8,7 +8,9 @@ records each file's SHA-256 so that ingesting the same content again adds nothin
 A file that cannot be read, or lacks a required column, is bad input
 (:class:`~tooldisc.errors.DataError` naming the file). A row that does not parse or
 validate is never dropped: it is kept with its reason and counted. Only schema
-columns are read, so ids or query text in extra columns never enter the database.
+columns are read, so ids or query text in extra columns never enter the database —
+not even for a quarantined row, whose ``_raw`` holds the raw text of the schema's
+columns only (NULL when the line itself could not be split into columns).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooldisc.canary.assignment import sql_literal
 from tooldisc.canary.events import RowSchema
+from tooldisc.canary.sql import sql_literal
 from tooldisc.canary.validation import SQL_TYPES, ident, typed_select
 
 from tooldisc.errors import DataError
@@ -113,7 +115,7 @@ def content_hash(path: str) -> str:
 
 
 def _check_columns(schema: RowSchema, path: str, present: Sequence[str], hive: dict[str, str]) -> None:
-    missing = [c for c in schema.names if c not in present and c not in hive]
+    missing = [c for c in schema.required if c not in present and c not in hive]
     if missing:
         raise DataError(f"lacks required columns: {', '.join(missing)}", file=path)
 
@@ -145,7 +147,7 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
             _check_columns(schema, path, list(types), hive)
             good = typed_select(schema, table, _only(types, schema), hive, path, with_raw=with_raw)
             bad = _null_rows(schema, f"rej_{idx}", "'csv: ' || lower(error_type::VARCHAR)", path,
-                             "csv_line" if with_raw else None)
+                             with_raw)
             body = f"{good}\nUNION ALL\n{bad}"
         else:
             table = f"lines_{idx}"
@@ -168,14 +170,13 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
             paths = ", ".join(sql_literal(f'$."{c}"') for c in present)
             ok = "json_valid(line) AND json_type(line) = 'OBJECT'"
             cols = ", ".join(f"__v[{i + 1}] AS {ident(c)}" for i, c in enumerate(present))
-            source = (f"(SELECT {cols}, __bad, line AS __line FROM (SELECT CASE WHEN {ok} THEN "
+            source = (f"(SELECT {cols}, __bad FROM (SELECT CASE WHEN {ok} THEN "
                       f"json_extract_string(line, [{paths}]) END AS __v, CASE WHEN NOT json_valid(line) "
                       f"THEN 'json: unparseable line' WHEN json_type(line) <> 'OBJECT' "
-                      f"THEN 'json: line is not an object' END AS __bad, line FROM {table}))")
+                      f"THEN 'json: line is not an object' END AS __bad FROM {table}))")
             body = typed_select(schema, source, dict.fromkeys(present, "VARCHAR"), hive, path,
-                                extra_reason="__bad", with_raw=with_raw, raw_line="__line")
-            bad = _null_rows(schema, f"rej_{idx}", "'json: unparseable line'", path,
-                             "csv_line" if with_raw else None)
+                                extra_reason="__bad", with_raw=with_raw)
+            bad = _null_rows(schema, f"rej_{idx}", "'json: unparseable line'", path, with_raw)
             body = f"{body}\nUNION ALL\n{bad}"
         con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {body}")
     except duckdb.Error as exc:
@@ -188,9 +189,11 @@ def _only(types: dict[str, str], schema: RowSchema) -> dict[str, str]:
     return {k: v for k, v in types.items() if k in schema.names}
 
 
-def _null_rows(schema: RowSchema, table: str, reason: str, path: str, raw_col: str | None) -> str:
+def _null_rows(schema: RowSchema, table: str, reason: str, path: str, with_raw: bool) -> str:
+    """Lines the reader rejected: every column NULL, and no raw text (it would carry
+    whatever columns the line held, ids included)."""
     cols = ", ".join(f"NULL::{SQL_TYPES[c.kind]} AS {ident(c.name)}" for c in schema.columns)
-    raw = f", {raw_col}::VARCHAR AS _raw" if raw_col else ""
+    raw = ", NULL::VARCHAR AS _raw" if with_raw else ""
     return f"SELECT {cols}, {reason} AS _reason, {sql_literal(path)} AS _file{raw} FROM {table}"
 
 
@@ -215,6 +218,11 @@ def _ensure_tables(con: Any, schema: RowSchema) -> None:
         f"CREATE TABLE IF NOT EXISTS {schema.table}_quarantine "
         f"({cols}, _reason VARCHAR, _file VARCHAR, _raw VARCHAR)"
     )
+    for c in schema.columns:  # a database made before a column was added (event_id in v2)
+        if c.optional:
+            for table in (schema.table, f"{schema.table}_quarantine"):
+                con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {ident(c.name)} "
+                            f"{SQL_TYPES[c.kind]}")
     con.execute(
         "CREATE TABLE IF NOT EXISTS ingested_files (content_sha256 VARCHAR, row_schema VARCHAR, "
         "path VARCHAR, format VARCHAR, rows BIGINT, quarantined BIGINT, "
@@ -255,11 +263,12 @@ def ingest(db: str | os.PathLike[str], pattern: str, schema: RowSchema,
                         f"GROUP BY _reason").fetchall():
                     reasons[reason] = reasons.get(reason, 0) + n
                 good = con.execute(
-                    f"INSERT INTO {schema.table} SELECT {names}, _file FROM {src.view} "
-                    f"WHERE _reason IS NULL").fetchone()[0]
+                    f"INSERT INTO {schema.table} ({names}, _file) SELECT {names}, _file "
+                    f"FROM {src.view} WHERE _reason IS NULL").fetchone()[0]
                 bad = con.execute(
-                    f"INSERT INTO {schema.table}_quarantine SELECT {names}, _reason, _file, _raw "
-                    f"FROM {src.view} WHERE _reason IS NOT NULL").fetchone()[0]
+                    f"INSERT INTO {schema.table}_quarantine ({names}, _reason, _file, _raw) "
+                    f"SELECT {names}, _reason, _file, _raw FROM {src.view} "
+                    f"WHERE _reason IS NOT NULL").fetchone()[0]
                 con.execute("INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?)",
                             [digest, schema.name, path, src.format, good, bad])
                 rows += good

@@ -32,18 +32,20 @@ there is no ROLLBACK, since shadow mode never acts): ``golden``, ``proposals``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
-from typing import Any
 
-from tooldisc.canary.aggregate import window_condition
+from tooldisc.canary.conditions import Any_, Eq, Gt, IsNull, IsTrue, Not, all_of, any_of
 from tooldisc.canary.config import GateConfig
-from tooldisc.canary.events import Column, RowSchema
+from tooldisc.canary.engine import AggregateQuery, Engine, Measure, QuantileSpec
+from tooldisc.canary.events import Column, RowRule, RowSchema
 from tooldisc.canary.gates import FAIL, HOLD, NOT_JUDGED, PASS, GateResult, Verdict, decide, rnd
 
 SHADOW_SCHEMA = RowSchema(
     name="shadow",
-    version=1,
+    versions=(1,),
     schema_file="shadow.schema.json",
     table="shadow_rows",
     columns=(
@@ -67,175 +69,217 @@ SHADOW_SCHEMA = RowSchema(
         Column("tokens", "int"),
     ),
     row_rules=(
-        ("scenario", "kind = 'golden' AND scenario IS NULL",
-         "scenario: required when kind is golden"),
-        ("golden_passed", "kind = 'golden' AND golden_passed IS NULL",
-         "golden_passed: required when kind is golden"),
+        RowRule("scenario", all_of(Eq("kind", "golden"), IsNull("scenario")),
+                "scenario: required when kind is golden"),
+        RowRule("golden_passed", all_of(Eq("kind", "golden"), IsNull("golden_passed")),
+                "golden_passed: required when kind is golden"),
     ),
 )
 
 SHADOW_GATES = ("golden", "proposals", "plans", "insufficient", "shadow_execution",
                 "divergence_review", "quarantine")
+_TURN = Eq("kind", "turn")
+_GOLDEN = Eq("kind", "golden")
 
 
-def shadow_aggregate(con: Any, relation: str, experiment: str, since: datetime | None = None,
-                     until: datetime | None = None) -> dict[str, Any]:
-    """Counts the shadow gates need, in one scan (no row leaves the database)."""
-    in_window, bounds = window_condition(since, until)
-    params: list[Any] = [experiment, *bounds]
-    turn = "_reason IS NULL AND kind = 'turn'"
-    where = ("(experiment = ? OR (_reason IS NOT NULL AND (experiment IS NULL OR experiment = ''))) "
-             f"AND (ts IS NULL OR ({in_window}))")
-    row = con.execute(f"""
-      SELECT
-        count(*) FILTER (WHERE _reason IS NULL) AS rows,
-        count(*) FILTER (WHERE _reason IS NOT NULL) AS quarantined,
-        count(*) FILTER (WHERE {turn}) AS turns,
-        count(*) FILTER (WHERE _reason IS NULL AND kind = 'golden') AS golden_runs,
-        count(*) FILTER (WHERE _reason IS NULL AND kind = 'golden' AND NOT golden_passed)
-          AS golden_failed,
-        list(DISTINCT scenario ORDER BY scenario) FILTER (WHERE _reason IS NULL AND kind = 'golden')
-          AS scenarios,
-        list(DISTINCT scenario ORDER BY scenario)
-          FILTER (WHERE _reason IS NULL AND kind = 'golden' AND NOT golden_passed) AS failed_scenarios,
-        coalesce(sum(mutative_proposals) FILTER (WHERE _reason IS NULL), 0) AS mutative,
-        coalesce(sum(unauthorized_proposals) FILTER (WHERE _reason IS NULL), 0) AS unauthorized,
-        count(*) FILTER (WHERE {turn} AND eligible) AS eligible,
-        count(*) FILTER (WHERE {turn} AND eligible AND plan_valid IS NOT TRUE) AS invalid_plans,
-        count(*) FILTER (WHERE {turn} AND premature_insufficient IS NOT NULL) AS labelled,
-        count(*) FILTER (WHERE {turn} AND premature_insufficient) AS premature,
-        coalesce(sum(shadow_external_calls) FILTER (WHERE _reason IS NULL), 0) AS external_calls,
-        count(*) FILTER (WHERE {turn} AND diverged) AS divergences,
-        count(*) FILTER (WHERE {turn} AND diverged AND divergence_reviewed IS NOT TRUE) AS unreviewed,
-        coalesce(sum(corrections) FILTER (WHERE {turn}), 0) AS corrections,
-        quantile_cont(latency_ms, 0.95) FILTER (WHERE {turn}) AS latency_p95,
-        coalesce(sum(tokens) FILTER (WHERE {turn}), 0) AS tokens,
-        count(*) FILTER (WHERE _reason IS NOT NULL AND (unauthorized_proposals > 0
-          OR mutative_proposals > 0 OR shadow_external_calls > 0)) AS quarantined_signals
-      FROM {relation}
-      WHERE {where}
-    """, params).fetchone()
-    names = ["rows", "quarantined", "turns", "golden_runs", "golden_failed", "scenarios",
-             "failed_scenarios", "mutative", "unauthorized", "eligible", "invalid_plans",
-             "labelled", "premature", "external_calls", "divergences", "unreviewed",
-             "corrections", "latency_p95", "tokens", "quarantined_signals"]
-    out = dict(zip(names, row, strict=True))
-    for k, v in out.items():
-        if isinstance(v, int | float) and k != "latency_p95":
-            out[k] = int(v)
-    out["scenarios"] = list(out["scenarios"] or [])
-    out["failed_scenarios"] = list(out["failed_scenarios"] or [])
-    out["latency_p95"] = rnd(out["latency_p95"], 3)
-    # Per-reason counts, so a CI job sees why rows were set aside (reasons are fixed
-    # rule texts, never row values). Quarantined rows are few: a second scan is cheap.
-    out["quarantine_reasons"] = {r: int(n) for r, n in con.execute(
-        f"SELECT _reason, count(*) FROM {relation} WHERE _reason IS NOT NULL AND {where} "
-        "GROUP BY _reason ORDER BY _reason", params).fetchall()}
-    return out
+def _not_true(column: str) -> Any_:
+    """NULL or false (SQL's ``IS NOT TRUE``)."""
+    return any_of(IsNull(column), Eq(column, False))
 
 
-def judge_shadow(s: dict[str, Any], experiment: str, cfg: GateConfig | None = None) -> Verdict:
+SHADOW_MEASURES: tuple[Measure, ...] = (
+    Measure("rows", "count"),
+    Measure("turns", "count_if", where=_TURN),
+    Measure("golden_runs", "count_if", where=_GOLDEN),
+    Measure("golden_failed", "count_if", where=all_of(_GOLDEN, _not_true("golden_passed"))),
+    Measure("scenarios", "distinct", "scenario", where=_GOLDEN),
+    Measure("failed_scenarios", "distinct", "scenario",
+            where=all_of(_GOLDEN, _not_true("golden_passed"))),
+    Measure("mutative", "sum", "mutative_proposals"),
+    Measure("unauthorized", "sum", "unauthorized_proposals"),
+    Measure("eligible", "count_if", where=all_of(_TURN, IsTrue("eligible"))),
+    Measure("invalid_plans", "count_if",
+            where=all_of(_TURN, IsTrue("eligible"), _not_true("plan_valid"))),
+    Measure("labelled", "count_if", where=all_of(_TURN, Not(IsNull("premature_insufficient")))),
+    Measure("premature", "count_if", where=all_of(_TURN, IsTrue("premature_insufficient"))),
+    Measure("external_calls", "sum", "shadow_external_calls"),
+    Measure("divergences", "count_if", where=all_of(_TURN, IsTrue("diverged"))),
+    Measure("unreviewed", "count_if",
+            where=all_of(_TURN, IsTrue("diverged"), _not_true("divergence_reviewed"))),
+    Measure("corrections", "sum", "corrections", where=_TURN),
+    Measure("tokens", "sum", "tokens", where=_TURN),
+)
+SHADOW_QUARANTINE_MEASURES: tuple[Measure, ...] = (
+    Measure("quarantined_signals", "count_if", where=any_of(
+        Gt("unauthorized_proposals", 0), Gt("mutative_proposals", 0),
+        Gt("shadow_external_calls", 0))),
+)
+
+
+@dataclass(frozen=True)
+class ShadowEvidence:
+    """Everything the shadow gates judge (counts only)."""
+
+    rows: int
+    quarantined: int
+    turns: int
+    golden_runs: int
+    golden_failed: int
+    scenarios: tuple[str, ...]
+    failed_scenarios: tuple[str, ...]
+    mutative: int
+    unauthorized: int
+    eligible: int
+    invalid_plans: int
+    labelled: int
+    premature: int
+    external_calls: int
+    divergences: int
+    unreviewed: int
+    corrections: int
+    latency_p95: float | None
+    tokens: int
+    quarantined_signals: int
+    quarantine_reasons: dict[str, int] = field(default_factory=dict)
+
+
+def shadow_query(experiment: str, since: datetime | None, until: datetime | None) -> AggregateQuery:
+    return AggregateQuery(
+        schema=SHADOW_SCHEMA, experiment=experiment, since=since, until=until, group_by=(),
+        segments=(), measures=SHADOW_MEASURES, quarantine_measures=SHADOW_QUARANTINE_MEASURES,
+        quantile=QuantileSpec("latency_ms", (9500,), where=_TURN))
+
+
+def shadow_evidence(engine: Engine, experiment: str, since: datetime | None = None,
+                    until: datetime | None = None) -> ShadowEvidence:
+    """The shadow profile's counts from ``engine`` (no row leaves it)."""
+    from tooldisc.canary.engine import total
+
+    result = engine.aggregate(shadow_query(experiment, since, until))
+    v = total(SHADOW_MEASURES, [vals for _, vals in result.cells])
+    q = result.quantiles.get((), (None,))
+    return ShadowEvidence(
+        rows=int(v["rows"]), quarantined=sum(result.quarantine_reasons.values()),
+        turns=int(v["turns"]), golden_runs=int(v["golden_runs"]),
+        golden_failed=int(v["golden_failed"]), scenarios=tuple(v["scenarios"]),
+        failed_scenarios=tuple(v["failed_scenarios"]), mutative=int(v["mutative"]),
+        unauthorized=int(v["unauthorized"]), eligible=int(v["eligible"]),
+        invalid_plans=int(v["invalid_plans"]), labelled=int(v["labelled"]),
+        premature=int(v["premature"]), external_calls=int(v["external_calls"]),
+        divergences=int(v["divergences"]), unreviewed=int(v["unreviewed"]),
+        corrections=int(v["corrections"]),
+        latency_p95=rnd(q[0], 3) if q and q[0] is not None else None, tokens=int(v["tokens"]),
+        quarantined_signals=int(result.quarantine_values.get("quarantined_signals", 0)),
+        quarantine_reasons=dict(result.quarantine_reasons))
+
+
+ShadowGate = Callable[[ShadowEvidence, GateConfig], GateResult]
+
+
+def gate_golden(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
+    sc = cfg.shadow
+    missing = [x for x in sc.required_golden_scenarios if x not in s.scenarios]
+    nums = {"runs": s.golden_runs, "failed": s.golden_failed, "scenarios": list(s.scenarios),
+            "failed_scenarios": list(s.failed_scenarios),
+            "required": list(sc.required_golden_scenarios)}
+    if s.golden_runs == 0:
+        return GateResult("golden", NOT_JUDGED, HOLD, "no golden scenario results", nums)
+    if s.golden_failed:
+        return GateResult("golden", FAIL, HOLD, f"{s.golden_failed} golden run(s) failed: "
+                          f"{', '.join(s.failed_scenarios)}", nums)
+    if missing:
+        return GateResult("golden", FAIL, HOLD, f"required scenarios not run: {', '.join(missing)}",
+                          nums)
+    return GateResult("golden", PASS, None, f"all {s.golden_runs} golden runs passed", nums)
+
+
+def gate_proposals(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
+    nums = {"mutative": s.mutative, "unauthorized": s.unauthorized,
+            "quarantined_rows_with_signal": s.quarantined_signals}
+    if s.mutative + s.unauthorized:
+        return GateResult("proposals", FAIL, HOLD, f"{s.mutative} mutative and {s.unauthorized} "
+                          "unauthorized proposal(s)", nums)
+    if s.turns == 0:
+        return GateResult("proposals", NOT_JUDGED, HOLD, "no shadow turns", nums)
+    return GateResult("proposals", PASS, None,
+                      f"no mutative or unauthorized proposal in {s.turns} turns", nums)
+
+
+def gate_plans(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
+    need = cfg.shadow.min_eligible_turns
+    nums = {"eligible_turns": s.eligible, "invalid_plans": s.invalid_plans,
+            "min_eligible_turns": need, "corrections": s.corrections}
+    if s.invalid_plans:
+        return GateResult("plans", FAIL, HOLD,
+                          f"{s.invalid_plans} eligible turn(s) without a valid plan", nums)
+    if s.eligible < need:
+        return GateResult("plans", FAIL if s.eligible else NOT_JUDGED, HOLD,
+                          f"{s.eligible} eligible turns; need >= {need}", nums)
+    return GateResult("plans", PASS, None, f"{s.eligible} eligible turns, no invalid plan", nums)
+
+
+def gate_insufficient(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
+    need = cfg.shadow.min_labelled_insufficient_cases
+    nums = {"labelled": s.labelled, "premature": s.premature, "min_labelled": need}
+    if s.premature:
+        return GateResult("insufficient", FAIL, HOLD,
+                          f"{s.premature} premature 'insufficient' answer(s)", nums)
+    if s.labelled < need:
+        return GateResult("insufficient", NOT_JUDGED, HOLD,
+                          f"{s.labelled} labelled cases; need >= {need}", nums)
+    return GateResult("insufficient", PASS, None,
+                      f"no premature 'insufficient' in {s.labelled} labelled cases", nums)
+
+
+def gate_shadow_execution(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
+    nums = {"shadow_external_calls": s.external_calls}
+    if s.external_calls or s.quarantined_signals:
+        return GateResult("shadow_execution", FAIL, HOLD,
+                          f"the shadow planner issued {s.external_calls} external call(s)", nums)
+    if s.rows == 0:
+        return GateResult("shadow_execution", NOT_JUDGED, HOLD, "no shadow rows", nums)
+    return GateResult("shadow_execution", PASS, None,
+                      "external call counts show the shadow planner never executed", nums)
+
+
+def gate_divergence_review(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
+    nums = {"divergences": s.divergences, "unreviewed": s.unreviewed}
+    if s.unreviewed:
+        return GateResult("divergence_review", FAIL, HOLD,
+                          f"{s.unreviewed} of {s.divergences} divergence(s) not reviewed", nums)
+    if s.turns == 0:
+        return GateResult("divergence_review", NOT_JUDGED, HOLD, "no shadow turns", nums)
+    return GateResult("divergence_review", PASS, None,
+                      f"all {s.divergences} divergence(s) reviewed", nums)
+
+
+def gate_shadow_quarantine(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
+    total = s.rows + s.quarantined
+    nums: dict[str, object] = {"quarantined": s.quarantined, "rows": total,
+                               "max_share": cfg.max_quarantine_share,
+                               "reasons": dict(sorted(s.quarantine_reasons.items()))}
+    if total == 0:
+        return GateResult("quarantine", NOT_JUDGED, HOLD, "no rows in the window", nums)
+    share = Fraction(s.quarantined, total)
+    nums["share"] = rnd(float(share))
+    ok = share <= Fraction(str(cfg.max_quarantine_share))
+    return GateResult("quarantine", PASS if ok else FAIL, None if ok else HOLD,
+                      f"{float(share):.2%} of rows quarantined", nums)
+
+
+SHADOW_GATE_FUNCTIONS: tuple[ShadowGate, ...] = (
+    gate_golden, gate_proposals, gate_plans, gate_insufficient, gate_shadow_execution,
+    gate_divergence_review, gate_shadow_quarantine,
+)
+
+
+def judge_shadow(s: ShadowEvidence, experiment: str, cfg: GateConfig | None = None) -> Verdict:
     """Seed 000's promotion gate: every condition holds → PROMOTE, else HOLD."""
     cfg = cfg or GateConfig()
-    sc = cfg.shadow
-    gates: list[GateResult] = []
-
-    missing = [x for x in sc.required_golden_scenarios if x not in s["scenarios"]]
-    nums = {"runs": s["golden_runs"], "failed": s["golden_failed"], "scenarios": s["scenarios"],
-            "failed_scenarios": s["failed_scenarios"],
-            "required": list(sc.required_golden_scenarios)}
-    if s["golden_runs"] == 0:
-        gates.append(GateResult("golden", NOT_JUDGED, HOLD, "no golden scenario results", nums))
-    elif s["golden_failed"]:
-        gates.append(GateResult("golden", FAIL, HOLD,
-                                f"{s['golden_failed']} golden run(s) failed: "
-                                f"{', '.join(s['failed_scenarios'])}", nums))
-    elif missing:
-        gates.append(GateResult("golden", FAIL, HOLD,
-                                f"required scenarios not run: {', '.join(missing)}", nums))
-    else:
-        gates.append(GateResult("golden", PASS, None,
-                                f"all {s['golden_runs']} golden runs passed", nums))
-
-    nums = {"mutative": s["mutative"], "unauthorized": s["unauthorized"],
-            "quarantined_rows_with_signal": s["quarantined_signals"]}
-    bad = s["mutative"] + s["unauthorized"]
-    if bad:
-        gates.append(GateResult("proposals", FAIL, HOLD,
-                                f"{s['mutative']} mutative and {s['unauthorized']} unauthorized "
-                                "proposal(s)", nums))
-    elif s["turns"] == 0:
-        gates.append(GateResult("proposals", NOT_JUDGED, HOLD, "no shadow turns", nums))
-    else:
-        gates.append(GateResult("proposals", PASS, None,
-                                f"no mutative or unauthorized proposal in {s['turns']} turns", nums))
-
-    nums = {"eligible_turns": s["eligible"], "invalid_plans": s["invalid_plans"],
-            "min_eligible_turns": sc.min_eligible_turns, "corrections": s["corrections"]}
-    if s["invalid_plans"]:
-        gates.append(GateResult("plans", FAIL, HOLD,
-                                f"{s['invalid_plans']} eligible turn(s) without a valid plan", nums))
-    elif s["eligible"] < sc.min_eligible_turns:
-        gates.append(GateResult("plans", FAIL if s["eligible"] else NOT_JUDGED, HOLD,
-                                f"{s['eligible']} eligible turns; need >= {sc.min_eligible_turns}",
-                                nums))
-    else:
-        gates.append(GateResult("plans", PASS, None,
-                                f"{s['eligible']} eligible turns, no invalid plan", nums))
-
-    nums = {"labelled": s["labelled"], "premature": s["premature"],
-            "min_labelled": sc.min_labelled_insufficient_cases}
-    if s["premature"]:
-        gates.append(GateResult("insufficient", FAIL, HOLD,
-                                f"{s['premature']} premature 'insufficient' answer(s)", nums))
-    elif s["labelled"] < sc.min_labelled_insufficient_cases:
-        gates.append(GateResult("insufficient", NOT_JUDGED, HOLD,
-                                f"{s['labelled']} labelled cases; need >= "
-                                f"{sc.min_labelled_insufficient_cases}", nums))
-    else:
-        gates.append(GateResult("insufficient", PASS, None,
-                                f"no premature 'insufficient' in {s['labelled']} labelled cases",
-                                nums))
-
-    nums = {"shadow_external_calls": s["external_calls"]}
-    if s["external_calls"] or s["quarantined_signals"]:
-        gates.append(GateResult("shadow_execution", FAIL, HOLD,
-                                f"the shadow planner issued {s['external_calls']} external call(s)",
-                                nums))
-    elif s["rows"] == 0:
-        gates.append(GateResult("shadow_execution", NOT_JUDGED, HOLD, "no shadow rows", nums))
-    else:
-        gates.append(GateResult("shadow_execution", PASS, None,
-                                "external call counts show the shadow planner never executed",
-                                nums))
-
-    nums = {"divergences": s["divergences"], "unreviewed": s["unreviewed"]}
-    if s["unreviewed"]:
-        gates.append(GateResult("divergence_review", FAIL, HOLD,
-                                f"{s['unreviewed']} of {s['divergences']} divergence(s) not reviewed",
-                                nums))
-    elif s["turns"] == 0:
-        gates.append(GateResult("divergence_review", NOT_JUDGED, HOLD, "no shadow turns", nums))
-    else:
-        gates.append(GateResult("divergence_review", PASS, None,
-                                f"all {s['divergences']} divergence(s) reviewed", nums))
-
-    total = s["rows"] + s["quarantined"]
-    nums = {"quarantined": s["quarantined"], "rows": total, "max_share": cfg.max_quarantine_share,
-            "reasons": dict(sorted(s.get("quarantine_reasons", {}).items()))}
-    if total == 0:
-        gates.append(GateResult("quarantine", NOT_JUDGED, HOLD, "no rows in the window", nums))
-    else:
-        share = Fraction(s["quarantined"], total)
-        nums["share"] = rnd(float(share))
-        ok = share <= Fraction(str(cfg.max_quarantine_share))
-        gates.append(GateResult("quarantine", PASS if ok else FAIL, None if ok else HOLD,
-                                f"{float(share):.2%} of rows quarantined", nums))
-
-    results = tuple(gates)
+    results = tuple(g(s, cfg) for g in SHADOW_GATE_FUNCTIONS)
     verdict = decide(results)
-    summary = {"turns": s["turns"], "golden_runs": s["golden_runs"],
-               "corrections": s["corrections"], "latency_p95_ms": s["latency_p95"],
-               "tokens": s["tokens"], "next_mode": "capability" if verdict == "PROMOTE" else "shadow"}
+    summary = {"turns": s.turns, "golden_runs": s.golden_runs, "corrections": s.corrections,
+               "latency_p95_ms": s.latency_p95, "tokens": s.tokens,
+               "next_mode": "capability" if verdict == "PROMOTE" else "shadow"}
     return Verdict(profile="shadow", experiment=experiment, verdict=verdict, next_percent=None,
                    current_percent=None, gates=results, evidence=None, summary=summary)

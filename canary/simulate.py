@@ -65,11 +65,10 @@ def _source(con: Any, ids: int | None, ids_file: str | None) -> tuple[str, str]:
         raise DataError(f"lacks required columns: {', '.join(missing)} (header must be "
                         "tenant_id,user_id)", file=ids_file)
     bad = con.execute(
-        f"SELECT count(*) FROM {src} WHERE coalesce(tenant_id, '') = '' OR coalesce(user_id, '') = '' "
-        "OR contains(tenant_id, ':') OR contains(user_id, ':')").fetchone()[0]
+        f"SELECT count(*) FROM {src} WHERE coalesce(tenant_id, '') = '' OR coalesce(user_id, '') = ''"
+    ).fetchone()[0]
     if bad:
-        raise DataError(f"{bad} row(s) have an empty id or one containing ':' (ids are refused, "
-                        "keys would be ambiguous)", file=ids_file)
+        raise DataError(f"{bad} row(s) have an empty tenant_id or user_id", file=ids_file)
     return f"(SELECT tenant_id, user_id FROM {src})", os.path.basename(ids_file)
 
 

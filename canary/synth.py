@@ -39,7 +39,9 @@ class Scenario:
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
-        Scenario("healthy", "PROMOTE", None, "both arms alike, nothing wrong"),
+        Scenario("healthy", "PROMOTE", None,
+                 "both arms alike, nothing wrong (PROMOTE needs enough requests: "
+                 ">= 100,000 events at 10%, or 40,000 at 50%)"),
         Scenario("too_few", "HOLD", "data",
                  "most traffic belongs to another experiment; < 500 requests per arm"),
         Scenario("srm", "HOLD", "sample_ratio",
@@ -54,8 +56,22 @@ SCENARIOS: dict[str, Scenario] = {
                  "the kill switch is engaged for the last 2% of the window"),
         Scenario("corrupt_rows", "HOLD", "quarantine",
                  "2% of rows break the schema (bad enum, negative latency, …)"),
+        Scenario("unknown_security", "HOLD", "security",
+                 "0.2% of rows lack the tenant_leak flag (quarantined; security unknown)"),
+        Scenario("duplicated", "PROMOTE", None,
+                 "healthy, but every event is written twice (same event_id): counted once"),
+        Scenario("small_drop", "HOLD", "task",
+                 "true effect: experiment task success 0.80 vs 0.85 (-5 points); at 1,250 "
+                 "requests and 50% the honest answer is HOLD, never PROMOTE"),
+        Scenario("margin_regression", "HOLD", "task",
+                 "true effect: task success -2 points (0.83 vs 0.85), exactly the margin; "
+                 "must not PROMOTE (calibration: <= 5% over 10 looks)"),
+        Scenario("segment_regression", "ROLLBACK", "task",
+                 "true effect: task success -20 points for mutation=unknown (5% of "
+                 "requests), -1 point overall; a segment shown worse"),
     )
 }
+CALIBRATION_SCENARIOS = ("healthy", "margin_regression", "segment_regression")
 
 
 @dataclass(frozen=True)
@@ -91,11 +107,16 @@ def _chunk(pa: Any, np: Any, *, start: int, size: int, n: int, scenario: str, th
     candidate = np.where(exp, np.minimum(authorized, 100), authorized).astype(np.int32)
     k = rng.choice(np.array([10, 15, 20], dtype=np.int32), size, p=[0.2, 0.6, 0.2])
     final = np.minimum(k, candidate).astype(np.int32)
-    fb_rate = 0.70 if scenario == "high_fallback" else 0.03
-    fallback = exp & (rng.random(size) < fb_rate)
+    fb_rate = np.where(exp & (scenario == "high_fallback"), 0.70, 0.01)
+    fallback = rng.random(size) < fb_rate
     reason_idx = rng.choice(len(FALLBACK_REASONS), size, p=[0.4, 0.3, 0.1, 0.1, 0.05, 0.05])
     index_hit = exp & ~fallback
-    task_p = np.where(exp & (scenario == "task_regression"), 0.70, 0.85)
+    task_p = np.full(size, 0.85)
+    drop = {"task_regression": 0.15, "small_drop": 0.05, "margin_regression": 0.02}.get(scenario)
+    if drop is not None:
+        task_p = np.where(exp, 0.85 - drop, task_p)
+    if scenario == "segment_regression":
+        task_p = np.where(exp & (mutation == 5), 0.65, task_p)
     task = rng.random(size) < task_p
     task_null = rng.random(size) < 0.10
     exec_ok = rng.random(size) < 0.95
@@ -123,7 +144,15 @@ def _chunk(pa: Any, np: Any, *, start: int, size: int, n: int, scenario: str, th
         pct = np.where(bad & (kind == 2), 150.0, pct)
         fb_reason_mask = fb_reason_mask | (bad & (kind == 3))
         fallback = fallback | (bad & (kind == 3))
-    return pa.table({
+    ids = rng.integers(0, 256, (size, 16), dtype=np.uint8)
+    ids[:, 6] = (ids[:, 6] & 0x0F) | 0x40  # a version-4 (random) UUID
+    ids[:, 8] = (ids[:, 8] & 0x3F) | 0x80
+    event_id = pa.ExtensionArray.from_storage(pa.uuid(), pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(16), size, [None, pa.py_buffer(ids.tobytes())]))
+    leak_mask = None
+    if scenario == "unknown_security":
+        leak_mask = rng.random(size) < 0.002
+    table = pa.table({
         "schema_version": pa.array(np.full(size, EVENT_SCHEMA_VERSION, dtype=np.int8)),
         "ts": pa.array(ts, type=pa.timestamp("us", tz="UTC")),
         "experiment": _dict_array(pa, exp_name, [experiment, OTHER_EXPERIMENT]),
@@ -146,14 +175,16 @@ def _chunk(pa: Any, np: Any, *, start: int, size: int, n: int, scenario: str, th
         "retrieval_miss": pa.array(rng.random(size) < np.where(exp, 0.012, 0.01)),
         "authorization_failure": pa.array(rng.random(size) < 0.01),
         "unauthorized_candidate": pa.array(zeros),
-        "tenant_leak": pa.array(tenant_leak),
+        "tenant_leak": pa.array(tenant_leak, mask=leak_mask),
         "permission_violation": pa.array(zeros),
         "tool_execution_success": pa.array(exec_ok, mask=exec_null),
         "task_success": pa.array(task, mask=task_null),
         "latency_ms": pa.array(latency),
         "schema_tokens": pa.array(tokens),
         "kill_switch": pa.array(kill),
+        "event_id": event_id,
     })
+    return pa.concat_tables([table, table]) if scenario == "duplicated" else table
 
 
 def check_out(out: str | os.PathLike[str]) -> str:
@@ -193,7 +224,8 @@ def write_tables(out: str | os.PathLike[str], tables: Iterable[Any]) -> str:
                 as_text = [f"strftime({f.name}, '%Y-%m-%dT%H:%M:%S.%fZ') AS {f.name}"
                            if pa.types.is_timestamp(f.type) else f"{f.name}::VARCHAR AS {f.name}"
                            for f in table.schema
-                           if pa.types.is_timestamp(f.type) or pa.types.is_dictionary(f.type)]
+                           if pa.types.is_timestamp(f.type) or pa.types.is_dictionary(f.type)
+                           or isinstance(f.type, pa.ExtensionType)]
                 select = (f"SELECT * REPLACE ({', '.join(as_text)}) FROM chunk" if as_text
                           else "SELECT * FROM chunk")
             con.register("chunk", table)

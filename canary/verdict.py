@@ -1,74 +1,67 @@
-"""One verdict end to end: open the telemetry, aggregate, judge, and build the report dict.
+"""One verdict end to end: open an engine, aggregate, judge, and build the report dict.
 
 The CLI and library callers share this so ``--db`` and ``--events`` give the same
-answer for the same rows.
+answer for the same rows, whichever engine computed the aggregates.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from tooldisc.canary.engine import Engine
 from tooldisc.canary.events import RowSchema
 from tooldisc.canary.gates import Verdict
 
 from tooldisc.errors import DataError, UsageError
 
 
-def _open_db(schema: RowSchema, db: str) -> tuple[Any, str]:
-    import duckdb
-    from tooldisc.canary.ingest import connect
+def open_engine(schema: RowSchema, *, db: str | None = None, events: str | None = None) -> Engine:
+    """The DuckDB engine over an ingested database or telemetry files."""
+    from tooldisc.canary.engine_duckdb import DuckDBEngine
 
-    if not os.path.isfile(db):
-        raise DataError("no such database", file=db)
-    try:
-        con = connect(db)
-        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    except duckdb.Error as exc:
-        raise DataError(f"cannot be opened as DuckDB: {' '.join(str(exc).split())[:200]}",
-                        file=db) from exc
-    if schema.table not in tables or f"{schema.table}_quarantine" not in tables:
-        raise DataError(f"has no {schema.table} table; run `tooldisc canary ingest` first", file=db)
-    names = ", ".join(f'"{c}"' for c in schema.names)
-    con.execute(
-        f"CREATE TEMP VIEW rows_all AS SELECT {names}, NULL::VARCHAR AS _reason FROM {schema.table} "
-        f"UNION ALL SELECT {names}, _reason FROM {schema.table}_quarantine"
-    )
-    return con, "rows_all"
+    if (db is None) == (events is None):
+        raise UsageError("give exactly one of --db or --events")
+    if db is not None:
+        return DuckDBEngine.from_db(db, schema)
+    assert events is not None
+    return DuckDBEngine.from_events(events, schema)
+
+
+def check_experiment(engine: Engine, experiment: str, source: str) -> None:
+    """An experiment absent from the data is bad input (a typo must not read as HOLD)."""
+    present = engine.experiments()
+    if experiment not in present:
+        names = ", ".join(sorted(present)[:20]) or "none"
+        more = f" (and {len(present) - 20} more)" if len(present) > 20 else ""
+        raise DataError(f"no rows for experiment {experiment!r}; experiments present: {names}{more}",
+                        file=source)
 
 
 def run_verdict(schema: RowSchema, experiment: str, *, db: str | None = None,
                 events: str | None = None, gates: str | None = None, since: str | None = None,
-                until: str | None = None) -> tuple[Verdict, dict[str, Any]]:
-    """Judge ``experiment`` from a database or from files; returns the verdict and report dict."""
-    from tooldisc.canary.aggregate import aggregate, parse_time
+                until: str | None = None, engine: Engine | None = None,
+                profile_name: str | None = None) -> tuple[Verdict, dict[str, Any]]:
+    """Judge ``experiment`` from a database, files or an open engine; verdict and report dict."""
+    from tooldisc.canary.aggregate import parse_time
     from tooldisc.canary.config import load_gates
-    from tooldisc.canary.gates import judge
-    from tooldisc.canary.ingest import connect, open_rows
+    from tooldisc.canary.profiles import profile, profiles
     from tooldisc.reports.canary_report import verdict_dict
 
     if not experiment:
         raise UsageError("--experiment must be non-empty")
+    if profile_name is None:
+        profile_name = next(p.name for p in profiles().values() if p.schema == schema)
+    prof = profile(profile_name)
     cfg = load_gates(gates)
     t0, t1 = parse_time(since, "--since"), parse_time(until, "--until")
     if t0 is not None and t1 is not None and t0 >= t1:
         raise UsageError("--since must be before --until")
-    if db is not None:
-        con, relation = _open_db(schema, db)
-    else:
-        assert events is not None
-        con = connect()
-        open_rows(con, events, schema)
-        relation = "rows_all"
+    own = engine is None
+    eng = engine if engine is not None else open_engine(prof.schema, db=db, events=events)
     try:
-        if schema.name == "shadow":
-            from tooldisc.canary.shadow import judge_shadow, shadow_aggregate
-
-            verdict = judge_shadow(shadow_aggregate(con, relation, experiment, t0, t1), experiment, cfg)
-        else:
-            ev = aggregate(con, relation, experiment, t0, t1,
-                           quantiles=(cfg.latency_experiment_quantile, cfg.latency_control_quantile))
-            verdict = judge(ev, cfg)
+        check_experiment(eng, experiment, db or events or eng.name)
+        verdict = prof.judge(prof.evidence(eng, experiment, t0, t1, cfg), experiment, cfg)
     finally:
-        con.close()
+        if own:
+            eng.close()
     return verdict, verdict_dict(verdict, cfg.confidence)

@@ -52,8 +52,8 @@ def _progress(description: str, total: float | None) -> Iterator[Any]:
 def assign_cmd(
     salt: Annotated[str, typer.Option("--salt", help="Experiment salt (its name).")],
     percent: Annotated[float, typer.Option("--percent", help="Rollout percent, 0-100 in 0.01 steps.")],
-    tenant: Annotated[str, typer.Option("--tenant", help="Tenant id (raw UTF-8, no ':').")],
-    user: Annotated[str, typer.Option("--user", help="User id (raw UTF-8, no ':').")],
+    tenant: Annotated[str, typer.Option("--tenant", help="Tenant id (raw UTF-8; ':' allowed).")],
+    user: Annotated[str, typer.Option("--user", help="User id (raw UTF-8; ':' allowed).")],
     fmt: FormatOption = "table",
     json_flag: JsonOption = False,
 ) -> None:
@@ -120,7 +120,9 @@ def synth_cmd(
                                              "with --profile shadow (>= 100).")],
     scenario: Annotated[str, typer.Option("--scenario", help="canary: healthy, too_few, srm, "
                                           "security_leak, task_regression, high_fallback, slow, "
-                                          "kill_switch, corrupt_rows. shadow: healthy, stray_rows, "
+                                          "kill_switch, corrupt_rows, unknown_security, duplicated, "
+                                          "small_drop, margin_regression, segment_regression. "
+                                          "shadow: healthy, stray_rows, "
                                           "corrupt_rows, unauthorized_proposal, shadow_execution, "
                                           "invalid_plan, golden_failure, premature_insufficient, "
                                           "unreviewed_divergence.")],
@@ -137,10 +139,12 @@ def synth_cmd(
     json_: JsonOption = False,
 ) -> None:
     """Write seeded synthetic telemetry or shadow-report rows whose verdict is known."""
+    from tooldisc.canary.profiles import profile as get_profile
+
     from tooldisc.errors import UsageError
 
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
-    _schema(profile)  # refuses an unknown profile
+    get_profile(profile)  # refuses an unknown profile
     if profile == "shadow":
         from tooldisc.canary.shadow_synth import synthesize_shadow
 
@@ -165,7 +169,11 @@ def synth_cmd(
         res = synthesize(out, events, scenario, percent=percent, seed=seed, experiment=experiment,
                          on_chunk=advance)
     if out_fmt == "json":
+        from tooldisc.canary.synth import SCENARIOS
+
+        sc = SCENARIOS[res.scenario]
         print_json({"events": res.events, "scenario": res.scenario, "expected_verdict": res.expected_verdict,
+                    "failing_gate": sc.failing_gate, "true_effect": sc.description,
                     "path": str(res.path), "percent": percent, "seed": seed, "experiment": experiment})
         return
     note(f"wrote {res.events} events ({res.scenario}, expected verdict {res.expected_verdict}) "
@@ -173,17 +181,9 @@ def synth_cmd(
 
 
 def _schema(profile: str) -> Any:
-    from tooldisc.errors import UsageError
+    from tooldisc.canary.profiles import profile as get_profile
 
-    if profile == "canary":
-        from tooldisc.canary.events import EVENT_SCHEMA
-
-        return EVENT_SCHEMA
-    if profile == "shadow":
-        from tooldisc.canary.shadow import SHADOW_SCHEMA
-
-        return SHADOW_SCHEMA
-    raise UsageError(f"--profile must be one of canary, shadow; got {profile!r}")
+    return get_profile(profile).schema
 
 
 @canary_app.command("ingest")
@@ -225,6 +225,9 @@ def verdict_cmd(
     fmt: FormatOption = "table",
     json_flag: JsonOption = False,
     out: Annotated[str | None, typer.Option("--out", help="Write the report here instead of stdout.")] = None,
+    summary: Annotated[str | None, typer.Option(
+        "--summary", help="Append a compact Markdown summary to this file (e.g. "
+                          "$GITHUB_STEP_SUMMARY).")] = None,
 ) -> None:
     """PROMOTE (exit 0), HOLD (10) or ROLLBACK (20), with every gate's numbers and reason."""
     from tooldisc.canary.verdict import run_verdict
@@ -239,9 +242,13 @@ def verdict_cmd(
     schema = _schema(profile)
     with _progress("judging", None):
         verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
-                                      since=since, until=until)
+                                      since=since, until=until, profile_name=profile)
     from tooldisc.cli.reporting import report_text
 
+    if summary is not None:
+        from tooldisc.reports.canary_report import append_summary
+
+        append_summary(summary, report)
     text = report_text(report, "verdict", chosen)
     if out is not None:
         write_atomic(out, text)
@@ -249,4 +256,3 @@ def verdict_cmd(
     else:
         sys.stdout.write(text)
     raise typer.Exit(verdict.exit_code)
-

@@ -18,7 +18,6 @@ from tooldisc.reports.blocks import Chart, Fields, Paragraph, Report, numeric, t
 REPORT_SCHEMA_VERSION = 1
 RATES = ("task_success", "tool_execution_success", "fallback", "index_hit", "retrieval_miss",
          "discovery_miss", "schema_miss", "authorization_failure")
-CHART_RATES = ("task_success", "fallback", "retrieval_miss", "discovery_miss", "schema_miss")
 
 
 def arm_dict(arm: ArmStats, confidence: float) -> dict[str, Any]:
@@ -66,7 +65,135 @@ def verdict_dict(v: Verdict, confidence: float = 0.95) -> dict[str, Any]:
     }
     if v.summary:
         out["summary"] = v.summary
+    if v.profile == "canary":
+        out["metrics"] = [{"name": m.name, "gate": m.gate, "outcome": m.outcome, "reason": m.reason,
+                           **m.numbers} for m in v.comparisons]
+        out["segments"] = _segments(v, confidence)
+        dup = ev.duplicates if ev is not None else None
+        out["duplicates"] = ({"rows_removed": dup.rows_removed, "v1_rows_removed": dup.v1_rows_removed,
+                              "v2_ids_repeated": dup.v2_ids_repeated,
+                              "v2_ids_conflicting": dup.v2_ids_conflicting} if dup else None)
+        out["window"]["hours"] = round(ev.span_hours, 3) if ev and ev.span_hours is not None else None
     return json.loads(json.dumps(out, sort_keys=True))
+
+
+SEGMENT_RATES = ("task_success", "tool_execution_success", "discovery_miss", "fallback")
+METRIC_HEADERS = ("metric", "outcome", "experiment", "control", "margin", "still needed")
+SEGMENT_HEADERS = ("segment", "experiment requests", "control requests", "task success (exp)",
+                   "task success (ctrl)", "shown worse")
+
+
+def _segments(v: Verdict, confidence: float) -> list[dict[str, Any]]:
+    """One row per segment value: per-arm requests and rates, and what was shown worse there."""
+    ev = v.evidence
+    if ev is None:
+        return []
+    worse = {(w["segment"], w["value"], m.name) for m in v.comparisons
+             for w in m.numbers.get("shown_worse", []) if w["segment"] is not None}
+    rows = []
+    for seg, values in sorted(ev.segments.items()):
+        for value, arms in sorted(values.items()):
+            row: dict[str, Any] = {"segment": seg, "value": value,
+                                   "requests": {a: s.requests for a, s in sorted(arms.items())},
+                                   "rates": {}, "mean_latency_ms": {},
+                                   "shown_worse": sorted(m for s2, v2, m in worse
+                                                         if s2 == seg and v2 == value)}
+            for a, s in sorted(arms.items()):
+                d = arm_dict(s, confidence)["rates"]
+                row["rates"][a] = {r: d.get(r) for r in SEGMENT_RATES}
+                row["mean_latency_ms"][a] = round(s.latency_sum / s.requests, 3) if s.requests else None
+            rows.append(row)
+    return rows
+
+
+def _metric_value(side: Any) -> str:
+    if not isinstance(side, dict):
+        return "–"
+    if "rate" in side:
+        return f"{side['rate']:.4f} ({side['successes']}/{side['n']})"
+    vals = [f"{k} {v}" for k, v in sorted(side.items()) if k.startswith("p") and v is not None]
+    return ", ".join(vals) or "–"
+
+
+def _needed_text(m: dict[str, Any]) -> str:
+    need = m.get("needed")
+    if m["outcome"] != "inconclusive" or not need:
+        return ""
+    r = need.get("requests_per_arm")
+    if not r:
+        return "not reachable if the observed difference holds"
+    text = f"+{r['experiment']:,} experiment, +{r['control']:,} control"
+    if need.get("hours") is not None:
+        text += f" (~{need['hours']:g} h)"
+    return text
+
+
+def metric_rows(d: dict[str, Any]) -> list[list[str]]:
+    """Guarded metrics: outcome, both arms, margin and what an inconclusive one still needs."""
+    rows = []
+    for m in d.get("metrics", []):
+        kind, value = next(iter(m["margin"].items()))
+        margin = f"{value:g} {kind}" if kind == "absolute" else f"{value:.0%} {kind}"
+        rows.append([m["name"], m["outcome"], _metric_value(m.get("experiment")),
+                     _metric_value(m.get("control")), margin, _needed_text(m)])
+    return rows
+
+
+def segment_rows(d: dict[str, Any], only_worse: bool = False) -> list[list[str]]:
+    rows = []
+    for s in d.get("segments", []):
+        if only_worse and not s["shown_worse"]:
+            continue
+        req = s["requests"]
+        task = {a: (r.get("task_success") or {}).get("rate") for a, r in s["rates"].items()}
+        rows.append([f"{s['segment']}={s['value']}", str(req.get("experiment", 0)),
+                     str(req.get("control", 0)),
+                     "–" if task.get("experiment") is None else f"{task['experiment']:.4f}",
+                     "–" if task.get("control") is None else f"{task['control']:.4f}",
+                     ", ".join(s["shown_worse"]) or "none"])
+    return rows
+
+
+def metric_charts(d: dict[str, Any]) -> list[Chart]:
+    """One chart per guarded metric, each on its own scale: the difference with its
+    always-valid bound in the harmful direction, the margin, and no difference."""
+    charts = []
+    for m in d.get("metrics", []):
+        c = m.get("chart")
+        if not c:
+            continue
+        est, bound, margin = c["estimate"], c["bound"], c["margin"]
+        rows = ({"what": "experiment - control", "value": est, "low": min(est, bound),
+                 "high": max(est, bound)},
+                {"what": "margin", "value": margin, "low": margin, "high": margin},
+                {"what": "no difference", "value": 0.0, "low": 0.0, "high": 0.0})
+        charts.append(Chart("interval", rows, x="value", y="what", x_title=c["unit"],
+                            title=f"{m['name']}: {m['outcome']}"))
+    return charts
+
+
+def summary_report(d: dict[str, Any]) -> Report:
+    """Compact, for CI step summaries: an H2 heading, the gates, the guarded metrics and
+    any segment shown worse; no JSON."""
+    nxt, cur = d["next_percent"], d["current_percent"]
+    blocks: list[Any] = [
+        Paragraph(f"Profile {d['profile']}; current percent {'–' if cur is None else cur}; next "
+                  f"percent {'–' if nxt is None else nxt}; quarantined rows {d['quarantined']}."),
+        table(["gate", "status", "reason"], [[g["name"], g["status"], g["reason"]] for g in d["gates"]]),
+    ]
+    if d.get("metrics"):
+        blocks.append(table(list(METRIC_HEADERS), metric_rows(d)))
+    if worse := segment_rows(d, only_worse=True):
+        blocks.append(table(list(SEGMENT_HEADERS), worse))
+    return Report(f"Canary {d['verdict']}: {d['experiment']}", tuple(blocks), level=2)
+
+
+def append_summary(path: str, d: dict[str, Any]) -> None:
+    """Append the compact Markdown summary to ``path`` in one write (CI summaries append)."""
+    from tooldisc.reports.markdown import write_markdown
+
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(write_markdown(summary_report(d)) + "\n")
 
 
 def _quarantine(v: Verdict) -> dict[str, Any]:
@@ -131,20 +258,20 @@ def _arm_rows(d: dict[str, Any]) -> list[list[str]]:
 
 
 def verdict_report(d: dict[str, Any]) -> Report:
-    """Headline, every gate with its reason, per-arm rates (HTML chart and table), quarantine, gate numbers."""
+    """Headline, gates, guarded metrics (table, one chart each), segments, arms, quarantine, gate numbers."""
     blocks: list[Any] = [
         Fields(tuple(_headline(d)), status=("verdict",)),
         Paragraph("PROMOTE means eligible for the next ladder step; an operator decides."),
         table(["gate", "status", "reason"], [[g["name"], g["status"], g["reason"]] for g in d["gates"]], "Gates",
               status=(1,)),
     ]
+    if d.get("metrics"):
+        blocks.append(table(list(METRIC_HEADERS), metric_rows(d), "Guarded metrics"))
+        blocks.extend(metric_charts(d))
+    if d.get("segments"):
+        blocks.append(table(list(SEGMENT_HEADERS), segment_rows(d), "Segments"))
     if d["arms"]:
         names = sorted(d["arms"])
-        points = tuple({"rate": rate, "arm": a, "value": r["rate"], "low": r["low"], "high": r["high"]}
-                       for rate in CHART_RATES for a in names if (r := d["arms"][a]["rates"].get(rate)))
-        if points:
-            blocks.append(Chart("interval", points, x="value", y="rate", color="arm", title="Rates by arm",
-                                x_title="rate", x_max=1.0, heading="Per-arm rates (Wilson 95% intervals)"))
         blocks.append(table(["metric", *names], _arm_rows(d), "Arms (rate [Wilson 95%] (k/n))"))
     if reasons := _reason_rows(d):
         blocks.append(table(["reason", "rows"], reasons, "Quarantined rows by reason", align=numeric(1, 1)))

@@ -19,7 +19,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for s in ("healthy", "slow", "security_leak"):
         out[s] = d / f"{s}.parquet"
-        synthesize(out[s], 6_000, s, percent=25, seed=5)
+        synthesize(out[s], 40_000 if s == "healthy" else 6_000, s, percent=25, seed=5)
     return out
 
 
@@ -40,9 +40,15 @@ def test_assign_json_and_text() -> None:
     assert res.stdout == "bucket 8234\narm experiment\n"
 
 
-def test_assign_refuses_colon() -> None:
-    assert "must not contain ':'" in one_line_error(
-        run_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "a:b", "--user", "u"))
+def test_assign_accepts_colons_in_ids() -> None:
+    res = run_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "a:b", "--user", "c",
+                  "--json")
+    other = run_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "a", "--user",
+                    "b:c", "--json")
+    assert res.returncode == other.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["bucket"] == json.loads(other.stdout)["bucket"]
+    assert "must be a non-empty" in one_line_error(
+        run_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "", "--user", "u"))
 
 
 @pytest.mark.parametrize(("scenario", "code", "verdict"),
@@ -78,7 +84,7 @@ def test_ingest_then_verdict_from_db(files: dict[str, Path], tmp_path: Path) -> 
     db = tmp_path / "c.duckdb"
     res = run_cli("canary", "ingest", str(files["healthy"]), "--db", str(db), "--json")
     assert res.returncode == 0, res.stderr
-    assert json.loads(res.stdout)["rows"] == 6_000
+    assert json.loads(res.stdout)["rows"] == 40_000
     res = run_cli("canary", "ingest", str(files["healthy"]), "--db", str(db), "--json")
     assert json.loads(res.stdout)["skipped_duplicates"] == 1
     res = run_cli("canary", "verdict", "--db", str(db), "--experiment", EXP, "--format", "md")
@@ -129,3 +135,67 @@ def test_synth_cli_writes_jsonl(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert len(out.read_text().splitlines()) == 1000
     assert "unknown" not in res.stderr
+
+
+def test_the_three_findings_through_the_cli(tmp_path: Path) -> None:
+    # 1. a 5-point task-success drop at 1,250 requests and 50% used to PROMOTE
+    small = tmp_path / "small.parquet"
+    synthesize(small, 1_250, "small_drop", percent=50, seed=0)
+    res = run_cli("canary", "verdict", "--events", str(small), "--experiment", EXP, "--json")
+    assert res.returncode == 10, res.stderr
+    d = json.loads(res.stdout)
+    task = next(m for m in d["metrics"] if m["name"] == "task_success")
+    assert task["outcome"] == "inconclusive" and d["verdict"] == "HOLD"
+    # 2. rows whose security flag is missing or unparseable used to pass the security gate
+    rows = [json.loads(line) for line in _jsonl(tmp_path, "healthy", 2_000)]
+    rows[10]["tenant_leak"] = "maybe"
+    rows[20]["permission_violation"] = None
+    bad = tmp_path / "unknown.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = run_cli("canary", "verdict", "--events", str(bad), "--experiment", EXP, "--json")
+    d = json.loads(res.stdout)
+    sec = next(g for g in d["gates"] if g["name"] == "security")
+    assert res.returncode == 10 and sec["status"] == "fail" and sec["outcome_if_failed"] == "HOLD"
+    rows[30]["tenant_leak"] = "true"
+    rows[30]["arm"] = "treatment"  # quarantined, but its flag parses true
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = run_cli("canary", "verdict", "--events", str(bad), "--experiment", EXP, "--json")
+    assert res.returncode == 20, res.stdout
+    # 3. the same events written twice used to pass the >= 500-per-arm data gate
+    few = [json.loads(line) for line in _jsonl(tmp_path, "healthy", 1_800)]  # < 500 experiment
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text("".join(json.dumps(r) + "\n" for r in few + few))
+    res = run_cli("canary", "verdict", "--events", str(twice), "--experiment", EXP, "--json")
+    d = json.loads(res.stdout)
+    assert res.returncode == 10
+    assert next(g for g in d["gates"] if g["name"] == "data")["status"] == "fail"
+    assert d["duplicates"]["v2_ids_repeated"] == 1_800
+    v1 = [{k: v for k, v in r.items() if k != "event_id"} | {"schema_version": 1} for r in few]
+    twice.write_text("".join(json.dumps(r) + "\n" for r in v1 + v1))
+    d = json.loads(run_cli("canary", "verdict", "--events", str(twice), "--experiment", EXP,
+                           "--json").stdout)
+    assert d["duplicates"]["v1_rows_removed"] == 1_800
+    assert sum(a["requests"] for a in d["arms"].values()) == 1_800
+
+
+def _jsonl(tmp_path: Path, scenario: str, events: int) -> list[str]:
+    out = tmp_path / f"{scenario}-{events}.jsonl"
+    synthesize(out, events, scenario, percent=25, seed=2)
+    return out.read_text().splitlines()
+
+
+def test_absent_experiment_is_bad_input_and_summary_is_compact(files: dict[str, Path],
+                                                                tmp_path: Path) -> None:
+    line = one_line_error(run_cli("canary", "verdict", "--events", str(files["slow"]),
+                                  "--experiment", "indexed-retrieval-v2"))
+    assert "no rows for experiment 'indexed-retrieval-v2'; experiments present: " \
+           "indexed-retrieval-v1" in line
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    res = run_cli("canary", "verdict", "--events", str(files["healthy"]), "--experiment", EXP,
+                  "--summary", str(summary))
+    assert res.returncode == 0, res.stderr
+    text = summary.read_text()
+    assert text.startswith("earlier step\n## Canary PROMOTE: indexed-retrieval-v1\n")
+    assert "| task | pass |" in text and "| task_success | non_inferior |" in text
+    assert "{" not in text  # no JSON blobs

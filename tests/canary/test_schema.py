@@ -13,8 +13,9 @@ def test_json_schema_matches_the_column_contract() -> None:
     schema = load_json_schema(EVENT_SCHEMA)
     jsonschema.Draft202012Validator.check_schema(schema)
     assert list(schema["properties"]) == list(EVENT_SCHEMA.names)
-    assert schema["required"] == list(EVENT_SCHEMA.names)
-    assert schema["x-schema-version"] == 1
+    assert schema["required"] == list(EVENT_SCHEMA.required)
+    assert schema["x-schema-version"] == EVENT_SCHEMA.version == 2
+    assert schema["properties"]["schema_version"]["enum"] == list(EVENT_SCHEMA.versions)
     assert all(p["description"] for p in schema["properties"].values())
 
 
@@ -24,6 +25,8 @@ def test_synthetic_rows_validate_against_the_json_schema(tmp_path: Path) -> None
     validator = jsonschema.Draft202012Validator(schema)
     for row in pq.read_table(tmp_path / "a.parquet").to_pylist():
         row["ts"] = row["ts"].isoformat()
+        row["event_id"] = str(row["event_id"]) if not isinstance(row["event_id"], bytes) else \
+            str(__import__("uuid").UUID(bytes=row["event_id"]))
         assert not list(validator.iter_errors(row))
 
 

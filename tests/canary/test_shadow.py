@@ -9,6 +9,8 @@ from tooldisc.canary.events import load_json_schema
 from tooldisc.canary.shadow import SHADOW_SCHEMA
 from tooldisc.canary.verdict import run_verdict
 
+from tooldisc.errors import DataError
+
 EXP = "capability-planner-v1"
 
 
@@ -72,10 +74,11 @@ def test_each_condition_holds(tmp_path: Path, data: list[dict], gate: str) -> No
     assert failing(report) == {gate}
 
 
-def test_empty_shadow_report_holds(tmp_path: Path) -> None:
-    report = run(tmp_path, [golden("a")])  # another experiment only
-    report2 = run(tmp_path, [{**golden("a"), "experiment": "other"}])
-    assert report["verdict"] == report2["verdict"] == "HOLD"
+def test_thin_shadow_report_holds_and_an_absent_experiment_is_bad_input(tmp_path: Path) -> None:
+    report = run(tmp_path, [golden("a")])  # one golden run, no turns
+    assert report["verdict"] == "HOLD"
+    with pytest.raises(DataError, match="experiments present: other"):
+        run(tmp_path, [{**golden("a"), "experiment": "other"}])
 
 
 def test_rows_validate_against_shipped_schema() -> None:
@@ -84,3 +87,4 @@ def test_rows_validate_against_shipped_schema() -> None:
         jsonschema.validate(r, schema)
     assert set(schema["properties"]) == set(SHADOW_SCHEMA.names)
     assert all(p["description"] for p in schema["properties"].values())
+

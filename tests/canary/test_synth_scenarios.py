@@ -9,16 +9,22 @@ from tooldisc.canary.events import EVENT_SCHEMA
 from tooldisc.canary.synth import SCENARIOS, synthesize
 from tooldisc.canary.verdict import run_verdict
 
-EXPECTED = {  # written out, not read from SCENARIOS
-    "healthy": ("PROMOTE", None),
-    "too_few": ("HOLD", "data"),
-    "srm": ("HOLD", "sample_ratio"),
-    "security_leak": ("ROLLBACK", "security"),
-    "task_regression": ("ROLLBACK", "task"),
-    "high_fallback": ("HOLD", "fallback"),
-    "slow": ("HOLD", "latency"),
-    "kill_switch": ("HOLD", "kill_switch"),
-    "corrupt_rows": ("HOLD", "quarantine"),
+# (events, percent, verdict, failing gate) — written out, not read from SCENARIOS
+EXPECTED = {
+    "healthy": (40_000, 50, "PROMOTE", None),
+    "duplicated": (40_000, 50, "PROMOTE", None),
+    "too_few": (20_000, 10, "HOLD", "data"),
+    "srm": (20_000, 10, "HOLD", "sample_ratio"),
+    "security_leak": (20_000, 10, "ROLLBACK", "security"),
+    "task_regression": (20_000, 10, "ROLLBACK", "task"),
+    "high_fallback": (20_000, 10, "HOLD", "fallback"),
+    "slow": (20_000, 10, "HOLD", "latency"),
+    "kill_switch": (20_000, 10, "HOLD", "kill_switch"),
+    "corrupt_rows": (20_000, 10, "HOLD", "quarantine"),
+    "unknown_security": (40_000, 50, "HOLD", "security"),
+    "small_drop": (1_250, 50, "HOLD", None),  # the finding: never PROMOTE
+    "margin_regression": (5_000, 50, "HOLD", None),
+    "segment_regression": (40_000, 50, "ROLLBACK", "task"),
 }
 
 
@@ -28,19 +34,26 @@ def test_every_scenario_is_listed() -> None:
 
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))
 def test_scenario_verdict(tmp_path: Path, scenario: str) -> None:
+    events, percent, want, gate = EXPECTED[scenario]
     out = tmp_path / f"{scenario}.parquet"
-    synthesize(out, 20_000, scenario, percent=10, seed=3)
+    synthesize(out, events, scenario, percent=percent, seed=3)
     verdict, report = run_verdict(EVENT_SCHEMA, "indexed-retrieval-v1", events=str(out))
-    want, gate = EXPECTED[scenario]
     assert verdict.verdict == want
     failing = {g.name for g in verdict.gates if g.status == "fail"}
     if gate is None:
         assert failing == set()
     else:
         assert gate in failing
-        if scenario != "too_few":  # too few requests also leaves gate B unjudged
+        if scenario != "too_few":  # too few requests also leaves the comparisons unjudged
             assert failing == {gate}
     assert report["verdict"] == want
+    if scenario == "duplicated":
+        assert report["duplicates"]["v2_ids_repeated"] == events
+        assert sum(a["requests"] for a in report["arms"].values()) == events
+    if scenario == "segment_regression":
+        task = next(m for m in report["metrics"] if m["name"] == "task_success")
+        assert {"segment": "mutation", "value": "unknown"} in [
+            {k: w[k] for k in ("segment", "value")} for w in task["shown_worse"]]
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
@@ -52,6 +65,7 @@ def test_text_formats_give_the_same_numbers_as_parquet(tmp_path: Path, suffix: s
     _, b = run_verdict(EVENT_SCHEMA, "indexed-retrieval-v1", events=str(txt))
     assert a["arms"] == b["arms"]
     assert a["quarantined"] == b["quarantined"] > 0
+    assert a == b
 
 
 def test_synth_is_deterministic(tmp_path: Path) -> None:

@@ -173,7 +173,7 @@ def test_canary_experiment_named_like_a_url_renders(tmp_path: Path) -> None:
     from tooldisc.reports import render
 
     events = tmp_path / "e.parquet"
-    synthesize(events, 3_000, "healthy", percent=25, seed=5, experiment="http-cache-v2")
+    synthesize(events, 40_000, "healthy", percent=50, seed=5, experiment="http-cache-v2")
     out = tmp_path / "v.html"
     res = run_cli("canary", "verdict", "--events", str(events), "--experiment", "http-cache-v2",
                   "--format", "html", "--out", str(out))
@@ -183,10 +183,11 @@ def test_canary_experiment_named_like_a_url_renders(tmp_path: Path) -> None:
     outs = [out.read_text("utf-8"), render(doc, "verdict", "md")]
     page = _Page(outs[0])
     assert page.headings == ["h1 Canary verdict (canary): http-cache-v2", "h2 Gates",
-                             "h2 Per-arm rates (Wilson 95% intervals)", "h2 Arms (rate [Wilson 95%] (k/n))",
+                             "h2 Guarded metrics", "h2 Segments", "h2 Arms (rate [Wilson 95%] (k/n))",
                              "h2 Gate numbers"]
     assert external_references(outs[0]) == [] and "<svg" in outs[0]
     assert _md_headings(outs[1]) == ["h1 Canary verdict (canary): http-cache-v2", "h2 Gates",
+                                     "h2 Guarded metrics", "h2 Segments",
                                      "h2 Arms (rate [Wilson 95%] (k/n))", "h2 Gate numbers"]
     assert "- **verdict**: PROMOTE\n" in outs[1]
 

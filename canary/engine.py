@@ -1,0 +1,151 @@
+"""The engine seam: one small interface between telemetry storage and the gates.
+
+Gates and reports judge numbers, never rows, and never know which engine computed
+them. An :class:`Engine` reads telemetry where it lives (DuckDB here; Spark is the
+second implementation), validates every row with the schema's declarative rules
+(:func:`tooldisc.canary.validation.checks`, rendered for the engine's SQL), and hands
+back only aggregates (:class:`AggregateResult`): counts, sums, exact order statistics,
+quarantine counts and reasons, de-duplication counts. No row, id or request text
+leaves the engine.
+
+What every engine computes, exactly (the parity contract):
+
+1. **Attribution.** A valid row counts when ``experiment`` equals the one judged and
+   ``since <= ts < until``. A quarantined row counts unless it can be shown to belong
+   elsewhere: its ``experiment`` is the one judged, NULL or empty, and its ``ts`` is
+   NULL or inside the window (fail closed).
+2. **De-duplication** (among attributed rows). Key: a row's ``event_id`` when it parsed
+   (schema v2, valid or quarantined), else — for a row whose ``schema_version`` parsed
+   (v1) — all of its schema columns and its reason; other rows have no key. Rows
+   sharing a key and identical in every schema column and reason count once. Rows sharing an ``event_id`` but differing anywhere
+   become one quarantined row with reason :data:`CONFLICT_REASON`, whose security flags
+   are true if any copy's is, else unknown (NULL) if any copy's is, else false.
+   Counts: ``rows_removed``, ``v1_rows_removed``, ``v2_ids_repeated`` (ids seen more than
+   once), ``v2_ids_conflicting``.
+3. **Cells.** Valid rows grouped by ``group_by`` + ``segments`` columns, each
+   :class:`Measure` computed per cell (the caller adds cells up into segments).
+4. **Quantiles.** Per ``group_by`` group over valid rows, the nearest-rank order
+   statistic ``X_(max(1, ceil(k·n/10000)))`` of the column at each level ``k`` (basis
+   points) — SQL's ``percentile_disc``.
+5. **Quarantine.** Attributed quarantined rows: count per reason, and each quarantine
+   measure over all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from tooldisc.canary.conditions import Cond
+from tooldisc.canary.events import RowSchema
+
+CONFLICT_REASON = "event_id: repeated with different content"
+OPS = ("count", "count_if", "count_nonnull", "sum", "sum_sq", "min", "max", "last", "distinct")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One aggregate, named. ``op`` is one of :data:`OPS`.
+
+    ``count`` rows (where ``where`` holds, if given); ``count_if`` rows where ``where``
+    holds; ``count_nonnull`` non-null ``column``; ``sum``/``sum_sq``/``min``/``max`` of
+    ``column`` (0 for an empty sum); ``last`` the pair (max ``order_by``, max ``column``
+    among rows at that ``order_by``); ``distinct`` the sorted distinct non-null values.
+    """
+
+    name: str
+    op: str
+    column: str | None = None
+    where: Cond | None = None
+    order_by: str | None = None
+
+
+@dataclass(frozen=True)
+class QuantileSpec:
+    column: str
+    levels: tuple[int, ...]  # basis points, ascending
+    where: Cond | None = None
+
+
+@dataclass(frozen=True)
+class AggregateQuery:
+    """What the gates of one profile need, for one experiment and window."""
+
+    schema: RowSchema
+    experiment: str
+    since: datetime | None
+    until: datetime | None
+    group_by: tuple[str, ...]
+    segments: tuple[str, ...]
+    measures: tuple[Measure, ...]
+    quarantine_measures: tuple[Measure, ...] = ()
+    quantile: QuantileSpec | None = None
+    dedup: bool = True
+
+
+@dataclass(frozen=True)
+class Duplicates:
+    rows_removed: int = 0
+    v1_rows_removed: int = 0
+    v2_ids_repeated: int = 0
+    v2_ids_conflicting: int = 0
+
+
+@dataclass(frozen=True)
+class AggregateResult:
+    """Aggregates only. ``cells`` key: values of ``group_by`` + ``segments``."""
+
+    cells: tuple[tuple[tuple[str | None, ...], Mapping[str, Any]], ...]
+    quantiles: Mapping[tuple[str | None, ...], tuple[float | None, ...]]
+    quarantine_reasons: Mapping[str, int]
+    quarantine_values: Mapping[str, Any]
+    duplicates: Duplicates = field(default_factory=Duplicates)
+
+
+class Engine(Protocol):
+    """Where telemetry is read and aggregated. Implementations: DuckDB (default), Spark."""
+
+    name: str
+
+    def experiments(self) -> dict[str, int]:
+        """Rows per experiment name among rows whose ``experiment`` parsed."""
+        ...
+
+    def aggregate(self, query: AggregateQuery) -> AggregateResult: ...
+
+    def close(self) -> None: ...
+
+
+def merge(op: str, a: Any, b: Any) -> Any:
+    """Combine one measure of two cells (how segments and totals are built from cells)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if op in ("count", "count_if", "count_nonnull", "sum", "sum_sq"):
+        return a + b
+    if op == "min":
+        return min(a, b)
+    if op == "max":
+        return max(a, b)
+    if op == "last":
+        return max(tuple(a), tuple(b))
+    if op == "distinct":
+        return sorted(set(a) | set(b))
+    raise ValueError(f"unknown measure op {op!r}")
+
+
+def empty(op: str) -> Any:
+    return 0 if op in ("count", "count_if", "count_nonnull", "sum", "sum_sq") else (
+        [] if op == "distinct" else None)
+
+
+def total(measures: tuple[Measure, ...], rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Measures added up over cells (or quarantine groups)."""
+    out: dict[str, Any] = {m.name: empty(m.op) for m in measures}
+    for r in rows:
+        for m in measures:
+            out[m.name] = merge(m.op, out[m.name], r.get(m.name))
+    return out

@@ -1,0 +1,307 @@
+"""The DuckDB engine: telemetry files or an ingested database, aggregated in-process.
+
+Implements :class:`tooldisc.canary.engine.Engine`. Rows are typed and validated by the
+SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules; the
+aggregation is one scan with ``GROUPING SETS`` (cells, and per-group quantiles),
+preceded by one de-duplication scan over the row keys. Only aggregates are fetched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from tooldisc.canary.conditions import Any_, IsNull, IsTrue
+from tooldisc.canary.engine import (
+    CONFLICT_REASON,
+    AggregateQuery,
+    AggregateResult,
+    Duplicates,
+    Measure,
+)
+from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
+from tooldisc.canary.sql import DUCKDB, sql_literal
+
+from tooldisc.errors import DataError
+
+D = DUCKDB
+
+
+def window_condition(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
+    """SQL for ``since <= ts < until`` (either bound optional) and its parameters."""
+    conds, params = [], []
+    if since is not None:
+        conds.append("ts >= ?")
+        params.append(since)
+    if until is not None:
+        conds.append("ts < ?")
+        params.append(until)
+    return " AND ".join(conds) or "TRUE", params
+
+
+class DuckDBEngine:
+    """An open DuckDB relation of typed rows with ``_reason`` (NULL for a valid row)."""
+
+    name = "duckdb"
+
+    def __init__(self, con: Any, relation: str, schema: RowSchema):
+        self.con = con
+        self.relation = relation
+        self.schema = schema
+
+    @classmethod
+    def from_events(cls, pattern: str, schema: RowSchema,
+                    on_file: Callable[[str], None] | None = None) -> DuckDBEngine:
+        from tooldisc.canary.ingest import connect, open_rows
+
+        con = connect()
+        open_rows(con, pattern, schema, on_file)
+        return cls(con, "rows_all", schema)
+
+    @classmethod
+    def from_db(cls, db: str, schema: RowSchema) -> DuckDBEngine:
+        import duckdb
+        from tooldisc.canary.ingest import connect
+
+        if not os.path.isfile(db):
+            raise DataError("no such database", file=db)
+        try:
+            con = connect(db)
+            tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        except duckdb.Error as exc:
+            raise DataError(f"cannot be opened as DuckDB: {' '.join(str(exc).split())[:200]}",
+                            file=db) from exc
+        if schema.table not in tables or f"{schema.table}_quarantine" not in tables:
+            con.close()
+            raise DataError(f"has no {schema.table} table; run `tooldisc canary ingest` first", file=db)
+        present = {r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [schema.table]).fetchall()}
+        names = ", ".join(
+            D.ident(c.name) if c.name in present else f"{D.null(c.kind)} AS {D.ident(c.name)}"
+            for c in schema.columns)
+        con.execute(
+            f"CREATE TEMP VIEW rows_all AS SELECT {names}, NULL::VARCHAR AS _reason FROM {schema.table} "
+            f"UNION ALL SELECT {names}, _reason FROM {schema.table}_quarantine"
+        )
+        return cls(con, "rows_all", schema)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def experiments(self) -> dict[str, int]:
+        rows = self.con.execute(
+            f"SELECT experiment, count(*) FROM {self.relation} WHERE experiment IS NOT NULL "
+            "AND experiment <> '' GROUP BY experiment ORDER BY experiment").fetchall()
+        return {str(e): int(n) for e, n in rows}
+
+    # -- aggregation --------------------------------------------------------------------
+
+    def aggregate(self, query: AggregateQuery) -> AggregateResult:
+        in_window, bounds = window_condition(query.since, query.until)
+        attributed = (f"(experiment = ? OR experiment IS NULL OR experiment = '') "
+                      f"AND (ts IS NULL OR ({in_window}))")
+        params: list[Any] = [query.experiment, *bounds]
+        source, dups = self._deduplicated(query, attributed, params)
+        try:
+            return self._aggregate(query, source, params, dups)
+        finally:
+            self.con.execute("DROP TABLE IF EXISTS __dedup_rows")
+
+    def _deduplicated(self, query: AggregateQuery, attributed: str,
+                      params: list[Any]) -> tuple[str, Duplicates]:
+        """The attributed rows with duplicates resolved (see the engine contract).
+
+        Two cheap scans find candidates — ids seen twice (grouped as UUIDs), and a hash
+        of v1 rows seen twice (computed only on v1 rows) — and only candidate rows are
+        compared exactly. Neither scan reads ``_reason``, so they skip validation.
+        """
+        plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
+        if not query.dedup:
+            return plain, Duplicates()
+        names = query.schema.names
+        has_id = "event_id" in names
+        cols = ", ".join(D.ident(c) for c in names)
+        v1_cond = "event_id IS NULL AND schema_version = 1" if has_id else "schema_version IS NOT NULL"
+        v1_hash = f"hash({', '.join(D.ident(c) for c in names if c != 'event_id')})"
+        parts = []
+        if has_id:
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE __dup_ids AS SELECT event_id FROM {self.relation} "
+                f"WHERE {attributed} AND event_id IS NOT NULL GROUP BY event_id HAVING count(*) > 1",
+                params)
+            if self.con.execute("SELECT count(*) FROM __dup_ids").fetchone()[0]:
+                parts.append("event_id IN (SELECT event_id FROM __dup_ids)")
+        self.con.execute(
+            f"CREATE OR REPLACE TEMP TABLE __dup_v1 AS SELECT k FROM (SELECT {v1_hash} AS k FROM "
+            f"{self.relation} WHERE {attributed} AND {v1_cond}) GROUP BY k HAVING count(*) > 1", params)
+        if self.con.execute("SELECT count(*) FROM __dup_v1").fetchone()[0]:
+            parts.append(f"({v1_cond} AND {v1_hash} IN (SELECT k FROM __dup_v1))")
+        if not parts:
+            return plain, Duplicates()
+        dup_pred = " OR ".join(parts)
+        self.con.execute(
+            f"CREATE OR REPLACE TEMP TABLE __dup_rows AS SELECT {cols}, _reason FROM {self.relation} "
+            f"WHERE {attributed} AND ({dup_pred})", params)
+        conflicts = "SELECT NULL::UUID AS event_id WHERE FALSE"
+        if has_id:
+            conflicts = (f"SELECT event_id FROM __dup_rows WHERE event_id IS NOT NULL GROUP BY event_id "
+                         f"HAVING count(DISTINCT struct_pack({cols}, _reason)) > 1")
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE __conflicts AS {conflicts}")
+        flags = [f for f in SECURITY_FLAGS if f in names]
+        conflict_cols = []
+        for c in query.schema.columns:
+            if c.name in flags:
+                f = D.ident(c.name)
+                conflict_cols.append(f"CASE WHEN bool_or({f}) THEN TRUE WHEN count({f}) < count(*) "
+                                     f"THEN NULL ELSE FALSE END AS {f}")
+            elif c.name == "experiment":
+                conflict_cols.append(f"{sql_literal(query.experiment)} AS experiment")
+            elif c.name == "event_id":
+                conflict_cols.append("event_id")
+            else:
+                conflict_cols.append(f"{D.null(c.kind)} AS {D.ident(c.name)}")
+        if has_id:
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE __dedup_rows AS SELECT DISTINCT {cols}, _reason "
+                f"FROM __dup_rows WHERE event_id IS NULL OR "
+                f"NOT (event_id IN (SELECT event_id FROM __conflicts))")
+            self.con.execute(
+                f"INSERT INTO __dedup_rows SELECT {', '.join(conflict_cols)}, "
+                f"{sql_literal(CONFLICT_REASON)} AS _reason FROM __dup_rows "
+                f"WHERE event_id IN (SELECT event_id FROM __conflicts) GROUP BY event_id")
+        else:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE __dedup_rows AS "
+                             f"SELECT DISTINCT {cols}, _reason FROM __dup_rows")
+
+        def one(sql: str) -> int:
+            return int(self.con.execute(sql).fetchone()[0])
+
+        dup_rows, kept_rows = one("SELECT count(*) FROM __dup_rows"), one("SELECT count(*) FROM __dedup_rows")
+        repeated = conflicting = 0
+        if has_id:
+            v1_removed = (one("SELECT count(*) FROM __dup_rows WHERE event_id IS NULL")
+                          - one("SELECT count(*) FROM __dedup_rows WHERE event_id IS NULL"))
+            repeated = one("SELECT count(*) FROM (SELECT event_id FROM __dup_rows WHERE event_id IS NOT "
+                           "NULL GROUP BY event_id HAVING count(*) > 1)")
+            conflicting = one("SELECT count(*) FROM __conflicts")
+        else:
+            v1_removed = dup_rows - kept_rows
+        self.con.execute("DROP TABLE IF EXISTS __dup_rows")
+        source = (f"(SELECT {cols}, _reason FROM {self.relation} WHERE {attributed} "
+                  f"AND NOT coalesce({dup_pred}, FALSE) "
+                  f"UNION ALL SELECT {cols}, _reason FROM __dedup_rows)")
+        return source, Duplicates(rows_removed=dup_rows - kept_rows, v1_rows_removed=v1_removed,
+                                  v2_ids_repeated=repeated, v2_ids_conflicting=conflicting)
+
+    def _measure_sql(self, m: Measure) -> str:
+        col = D.ident(m.column) if m.column else None
+        where = D.render(m.where) if m.where is not None else None
+        if m.op == "count":
+            return f"count(*) FILTER (WHERE {where})" if where else "count(*)"
+        if m.op == "count_if":
+            return D.count_if(where or "TRUE")
+        filt = f" FILTER (WHERE {where})" if where else ""
+        if m.op == "count_nonnull":
+            return f"count({col}){filt}"
+        if m.op == "sum":
+            return f"coalesce(sum({col}){filt}, 0)"
+        if m.op == "sum_sq":
+            return f"coalesce(sum({col} * {col}){filt}, 0)"
+        if m.op in ("min", "max"):
+            return f"{m.op}({col}){filt}"
+        if m.op == "last":
+            # (max order, max value at it) packed into one HUGEINT: epoch µs × 10,001 + value
+            # in 0.01 steps (a percent), so one cheap max() replaces a struct comparison
+            o = D.ident(m.order_by or "ts")
+            return (f"max(epoch_us({o})::HUGEINT * 10001 + CAST(round({col} * 100) AS HUGEINT))"
+                    f"{filt}")
+        if m.op == "distinct":
+            return f"list(DISTINCT {col} ORDER BY {col}){filt}"
+        raise ValueError(f"unknown measure op {m.op!r}")
+
+    def _aggregate(self, query: AggregateQuery, source: str, params: list[Any],
+                   dups: Duplicates) -> AggregateResult:
+        from tooldisc.canary.engine import total
+
+        measures = (*query.measures, *query.quarantine_measures)
+        keys = (*query.group_by, *query.segments)
+        sel = [f"{self._measure_sql(m)} AS {D.ident('m_' + m.name)}" for m in measures]
+        q = query.quantile
+        if q is not None:
+            levels = ", ".join(f"{lv / 10_000!r}" for lv in q.levels)
+            filt = f" FILTER (WHERE {D.render(q.where)})" if q.where is not None else ""
+            sel.append(f"quantile_disc({D.ident(q.column)}, [{levels}]){filt} AS __q")
+        cell_set = ", ".join(["_reason", *(D.ident(k) for k in keys)])
+        if q is not None and query.segments:
+            # cells for the additive measures, and per-group rows for the quantiles
+            group_set = ", ".join(["_reason", *(D.ident(k) for k in query.group_by)])
+            grouping = f"GROUPING({', '.join(D.ident(k) for k in keys)})"
+            clause = f"GROUP BY GROUPING SETS (({cell_set}), ({group_set}))"
+        else:
+            grouping = "0"
+            clause = f"GROUP BY {cell_set}"
+        key_cols = "".join(f"{D.ident(k)}, " for k in keys)
+        cur = self.con.execute(
+            f"SELECT {key_cols}_reason, {grouping} AS __g, {', '.join(sel)} FROM {source} {clause}",
+            params)
+        names = [d[0] for d in cur.description]
+        cells: list[tuple[tuple[str | None, ...], dict[str, Any]]] = []
+        quantiles: dict[tuple[str | None, ...], tuple[float | None, ...]] = {}
+        reasons: dict[str, int] = {}
+        quarantine_rows: list[dict[str, Any]] = []
+        count_name = _count_name(query)
+        n_group = len(query.group_by)
+        for values in cur.fetchall():
+            row = dict(zip(names, values, strict=True))
+            key = tuple(None if row[k] is None else str(row[k]) for k in keys)
+            vals = {m.name: _plain(m, row["m_" + m.name]) for m in measures}
+            is_cell = row["__g"] == 0
+            if row["_reason"] is not None:
+                if is_cell:
+                    reasons[row["_reason"]] = reasons.get(row["_reason"], 0) + int(vals[count_name])
+                    quarantine_rows.append(vals)
+                continue
+            if is_cell:
+                cells.append((key, {m.name: vals[m.name] for m in query.measures}))
+            if q is not None and (not query.segments or not is_cell):
+                quantiles[key[:n_group]] = tuple(None if v is None else float(v)
+                                                 for v in (row["__q"] or []))
+        cells.sort(key=lambda kv: tuple("" if x is None else x for x in kv[0]))
+        return AggregateResult(cells=tuple(cells), quantiles=dict(sorted(
+                                   quantiles.items(), key=lambda kv: tuple("" if x is None else x for x in kv[0]))),
+                               quarantine_reasons=dict(sorted(reasons.items())),
+                               quarantine_values=total(query.quarantine_measures, quarantine_rows),
+                               duplicates=dups)
+
+
+def _count_name(query: AggregateQuery) -> str:
+    for m in (*query.measures, *query.quarantine_measures):
+        if m.op == "count" and m.where is None:
+            return m.name
+    raise ValueError("an aggregate query needs a plain row count measure")
+
+
+def _plain(m: Measure, v: Any) -> Any:
+    if m.op == "last":
+        if v is None:
+            return None
+        from datetime import UTC, datetime, timedelta
+
+        us, pct = divmod(int(v), 10001)
+        return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us), pct / 100)
+    if m.op == "distinct":
+        return [str(x) for x in (v or [])]
+    if m.op in ("count", "count_if", "count_nonnull"):
+        return int(v or 0)
+    return v
+
+
+def security_unknown() -> Any_:
+    """A security flag that is missing or did not parse (never counts as "no incident")."""
+    return Any_(tuple(IsNull(f) for f in SECURITY_FLAGS))
+
+
+def security_true() -> Any_:
+    return Any_(tuple(IsTrue(f) for f in SECURITY_FLAGS))

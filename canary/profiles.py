@@ -1,0 +1,81 @@
+"""Gate profiles as data: one record per profile, so a profile or a gate is added in one place.
+
+A :class:`Profile` names its row schema, how it asks an engine for evidence, its
+gates (functions over frozen evidence) and its synthetic scenarios. The CLI and
+:func:`tooldisc.canary.verdict.run_verdict` look profiles up here and never branch
+on a profile's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tooldisc.canary.config import GateConfig
+from tooldisc.canary.engine import Engine
+from tooldisc.canary.events import EVENT_SCHEMA, RowSchema
+from tooldisc.canary.gates import GATE_NAMES, Verdict
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    schema: RowSchema
+    # (engine, experiment, since, until, config) → frozen evidence
+    evidence: Callable[[Engine, str, datetime | None, datetime | None, GateConfig], Any]
+    judge: Callable[[Any, str, GateConfig], Verdict]
+    gate_names: tuple[str, ...]
+    scenarios: Mapping[str, Any]
+    default_experiment: str
+
+
+def _canary_evidence(engine: Engine, experiment: str, since: datetime | None,
+                     until: datetime | None, cfg: GateConfig) -> Any:
+    from tooldisc.canary.aggregate import aggregate
+
+    return aggregate(engine, experiment, since, until, segments=cfg.segments,
+                     latency_p_bp=round(cfg.latency_quantile * 10_000))
+
+
+def _canary_judge(ev: Any, experiment: str, cfg: GateConfig) -> Verdict:
+    from tooldisc.canary.gates import judge
+
+    return judge(ev, cfg)
+
+
+def _shadow_evidence(engine: Engine, experiment: str, since: datetime | None,
+                     until: datetime | None, cfg: GateConfig) -> Any:
+    from tooldisc.canary.shadow import shadow_evidence
+
+    return shadow_evidence(engine, experiment, since, until)
+
+
+def _shadow_judge(ev: Any, experiment: str, cfg: GateConfig) -> Verdict:
+    from tooldisc.canary.shadow import judge_shadow
+
+    return judge_shadow(ev, experiment, cfg)
+
+
+def profiles() -> dict[str, Profile]:
+    """Every profile, by name (built on call: nothing happens at import)."""
+    from tooldisc.canary.shadow import SHADOW_GATES, SHADOW_SCHEMA
+    from tooldisc.canary.shadow_synth import SHADOW_SCENARIOS
+    from tooldisc.canary.synth import SCENARIOS
+
+    return {
+        "canary": Profile("canary", EVENT_SCHEMA, _canary_evidence, _canary_judge, GATE_NAMES,
+                          SCENARIOS, "indexed-retrieval-v1"),
+        "shadow": Profile("shadow", SHADOW_SCHEMA, _shadow_evidence, _shadow_judge, SHADOW_GATES,
+                          SHADOW_SCENARIOS, "capability-planner-v1"),
+    }
+
+
+def profile(name: str) -> Profile:
+    from tooldisc.errors import UsageError
+
+    found = profiles().get(name)
+    if found is None:
+        raise UsageError(f"--profile must be one of {', '.join(profiles())}; got {name!r}")
+    return found

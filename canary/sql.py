@@ -1,0 +1,182 @@
+"""Rendering canary rules and measures to SQL: the DuckDB dialect, and the seam for others.
+
+Rules and aggregate filters are data (:mod:`tooldisc.canary.conditions`,
+:func:`tooldisc.canary.events.checks`); this module turns them into SQL text. What
+differs between engines — type names, how a raw string becomes a typed value, regular
+expressions, finiteness — lives in the few methods of :class:`Dialect`; another engine
+(Spark SQL) subclasses it and overrides those, and every rule, reason text and check
+order comes along unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from tooldisc.canary.conditions import (
+    All,
+    Any_,
+    Cond,
+    Eq,
+    Gt,
+    In,
+    IsNull,
+    IsTrue,
+    Lt,
+    Not,
+    NotFinite,
+    OffStep,
+    Valid,
+)
+from tooldisc.canary.events import INT_RE, ISO_TS, UUID_RE, Column
+
+_INT_TYPES = {
+    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+    "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
+}
+
+
+def sql_literal(text: str) -> str:
+    """A SQL string literal (single quotes doubled)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+class Dialect:
+    """DuckDB SQL. Subclass and override the methods marked *engine-specific*."""
+
+    name = "duckdb"
+    types: ClassVar[dict[str, str]] = {
+        "int": "BIGINT", "version": "BIGINT", "number": "DOUBLE", "percent": "DOUBLE",
+        "bool": "BOOLEAN", "string": "VARCHAR", "enum": "VARCHAR", "ts": "TIMESTAMPTZ",
+        "uuid": "UUID",
+    }
+
+    # -- engine-specific -------------------------------------------------------------
+    def ident(self, name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
+    def full_match(self, expr: str, regex: str) -> str:
+        return f"regexp_full_match({expr}, {sql_literal(regex)})"
+
+    def not_finite(self, expr: str) -> str:
+        return f"NOT isfinite({expr})"
+
+    def category(self, source_type: str) -> str:
+        """Coarse class of a source column type: str, bool, int, float, tstz, ts, uuid, null, other."""
+        t = source_type.upper()
+        if t == "VARCHAR" or t.startswith("VARCHAR"):
+            return "str"
+        if t == "BOOLEAN":
+            return "bool"
+        if t in _INT_TYPES:
+            return "int"
+        if t in {"FLOAT", "DOUBLE", "REAL"} or t.startswith("DECIMAL"):
+            return "float"
+        if t in {"TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"}:
+            return "tstz"
+        if t.startswith("TIMESTAMP"):
+            return "ts"
+        if t == "UUID":
+            return "uuid"
+        if t in {'"NULL"', "NULL"}:
+            return "null"
+        return "other"
+
+    def parse(self, col: Column, raw: str, cat: str) -> tuple[str, bool]:
+        """(typed expression, whether a non-null raw value can fail to convert)."""
+        kind = col.kind
+        sql_type = self.types[kind]
+        if cat == "null":
+            return self.null(kind), False
+        if kind == "bool":
+            if cat == "bool":
+                return raw, False
+            if cat == "str":
+                return (f"CASE lower(trim({raw})) WHEN 'true' THEN TRUE WHEN '1' THEN TRUE "
+                        f"WHEN 'false' THEN FALSE WHEN '0' THEN FALSE END"), True
+            if cat in {"int", "float"}:
+                return f"CASE WHEN {raw} = 1 THEN TRUE WHEN {raw} = 0 THEN FALSE END", True
+            return self.null(kind), True
+        if kind in {"int", "version"}:
+            if cat == "int":
+                return f"TRY_CAST({raw} AS BIGINT)", True
+            if cat == "str":
+                return (f"CASE WHEN {self.full_match(f'trim({raw})', INT_RE)} "
+                        f"THEN TRY_CAST(trim({raw}) AS BIGINT) END"), True
+            if cat == "float":
+                return (f"CASE WHEN isfinite({raw}) AND {raw} = floor({raw}) "
+                        f"THEN TRY_CAST({raw} AS BIGINT) END"), True
+            return self.null(kind), True
+        if kind in {"number", "percent"}:
+            if cat in {"int", "float"}:
+                return f"CAST({raw} AS DOUBLE)", False
+            if cat == "str":
+                return f"TRY_CAST(trim({raw}) AS DOUBLE)", True
+            return self.null(kind), True
+        if kind in {"string", "enum"}:
+            if cat == "str":
+                return raw, False
+            if cat in {"int", "float", "bool"}:
+                return f"CAST({raw} AS VARCHAR)", False
+            return self.null(kind), True
+        if kind == "ts":
+            if cat == "tstz":
+                return raw, False
+            if cat == "str":
+                return (f"CASE WHEN {self.full_match(f'trim({raw})', ISO_TS)} "
+                        f"THEN TRY_CAST(trim({raw}) AS TIMESTAMPTZ) END"), True
+            return self.null(kind), True
+        if kind == "uuid":
+            if cat == "uuid":
+                return raw, False
+            if cat == "str":
+                return (f"CASE WHEN {self.full_match(f'trim({raw})', UUID_RE)} "
+                        f"THEN TRY_CAST(lower(trim({raw})) AS {sql_type}) END"), True
+            return self.null(kind), True
+        raise ValueError(f"unknown column kind {kind!r}")
+
+    def count_if(self, cond: str) -> str:
+        return f"count_if({cond})"
+
+    # -- shared ----------------------------------------------------------------------
+    def null(self, kind: str) -> str:
+        return f"CAST(NULL AS {self.types[kind]})"
+
+    def literal(self, value: str | int | float | bool) -> str:
+        if isinstance(value, bool):
+            return "TRUE" if value else "FALSE"
+        if isinstance(value, int | float):
+            return repr(value)
+        return sql_literal(value)
+
+    def render(self, cond: Cond, reason_col: str = "_reason") -> str:
+        """SQL boolean for a condition over typed columns (NULL-safe where it matters)."""
+        c = self.ident(cond.column) if hasattr(cond, "column") else ""
+        if isinstance(cond, IsTrue):
+            return c
+        if isinstance(cond, IsNull):
+            return f"{c} IS NULL"
+        if isinstance(cond, Eq):
+            return f"{c} = {self.literal(cond.value)}"
+        if isinstance(cond, Lt):
+            return f"{c} < {self.literal(cond.value)}"
+        if isinstance(cond, Gt):
+            return f"{c} > {self.literal(cond.value)}"
+        if isinstance(cond, In):
+            return f"{c} IN ({', '.join(self.literal(v) for v in cond.values)})"
+        if isinstance(cond, NotFinite):
+            return self.not_finite(c)
+        if isinstance(cond, OffStep):
+            inv = round(1 / cond.step)
+            return f"abs({c} * {inv} - round({c} * {inv})) > 1e-6"
+        if isinstance(cond, Not):
+            return f"NOT ({self.render(cond.cond, reason_col)})"
+        if isinstance(cond, All):
+            return "(" + " AND ".join(self.render(x, reason_col) for x in cond.conds) + ")" if cond.conds else "TRUE"
+        if isinstance(cond, Any_):
+            return "(" + " OR ".join(self.render(x, reason_col) for x in cond.conds) + ")" if cond.conds else "FALSE"
+        if isinstance(cond, Valid):
+            return f"{reason_col} IS NULL"
+        raise TypeError(f"not a condition: {cond!r}")
+
+
+DUCKDB = Dialect()

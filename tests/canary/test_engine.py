@@ -1,0 +1,81 @@
+"""The DuckDB engine against its contract (tooldisc.canary.engine): quantiles, de-duplication,
+old databases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tooldisc.canary.aggregate import aggregate
+from tooldisc.canary.engine_duckdb import DuckDBEngine
+from tooldisc.canary.events import EVENT_SCHEMA
+from tooldisc.canary.ingest import connect, ingest
+from tooldisc.canary.sequential import rank
+from tooldisc.canary.synth import synthesize
+
+EXP = "indexed-retrieval-v1"
+
+
+def test_quantiles_are_nearest_rank_order_statistics(tmp_path: Path) -> None:
+    src = tmp_path / "a.parquet"
+    synthesize(src, 30_011, "healthy", percent=37, seed=8)
+    t = pq.read_table(src)
+    rng = np.random.default_rng(0)  # high-resolution latencies, many ties removed
+    lat = np.round(rng.lognormal(5, 0.7, t.num_rows), 6)
+    t = t.set_column(t.schema.get_field_index("latency_ms"), "latency_ms", pa.array(lat))
+    pq.write_table(t, src)
+    engine = DuckDBEngine.from_events(str(src), EVENT_SCHEMA)
+    try:
+        ev = aggregate(engine, EXP)
+    finally:
+        engine.close()
+    arms = np.array(t.column("arm").to_pylist())
+    for name, stats in ev.arms.items():
+        xs = np.sort(lat[arms == name])
+        os = stats.latency_order
+        assert os is not None and os.n == xs.size == stats.requests
+        assert list(os.values) == [float(xs[rank(k, xs.size) - 1]) for k in os.levels]
+
+
+def test_segments_add_up_to_the_arms(tmp_path: Path) -> None:
+    src = tmp_path / "a.parquet"
+    synthesize(src, 8_000, "corrupt_rows", percent=25, seed=2)
+    engine = DuckDBEngine.from_events(str(src), EVENT_SCHEMA)
+    try:
+        ev = aggregate(engine, EXP)
+    finally:
+        engine.close()
+    for seg, values in ev.segments.items():
+        for arm, stats in ev.arms.items():
+            parts = [v[arm] for v in values.values() if arm in v]
+            assert sum(p.requests for p in parts) == stats.requests, seg
+            assert sum(p.task_successes for p in parts) == stats.task_successes
+            assert abs(sum(p.latency_sum for p in parts) - stats.latency_sum) < 1e-6 * stats.latency_sum
+
+
+def test_an_old_database_without_event_id_still_ingests_and_judges(tmp_path: Path) -> None:
+    db = tmp_path / "old.duckdb"
+    con = connect(db)
+    cols = ", ".join(f'"{c.name}" VARCHAR' if c.kind == "uuid" else f'"{c.name}" '
+                     + {"int": "BIGINT", "version": "BIGINT", "number": "DOUBLE",
+                        "percent": "DOUBLE", "bool": "BOOLEAN", "string": "VARCHAR",
+                        "enum": "VARCHAR", "ts": "TIMESTAMPTZ"}[c.kind]
+                     for c in EVENT_SCHEMA.columns if c.name != "event_id")
+    con.execute(f"CREATE TABLE events ({cols}, _file VARCHAR)")
+    con.execute(f"CREATE TABLE events_quarantine ({cols}, _reason VARCHAR, _file VARCHAR, _raw VARCHAR)")
+    con.close()
+    src = tmp_path / "e.jsonl"
+    synthesize(src, 2_000, "healthy", percent=50, seed=1)
+    res = ingest(db, str(src), EVENT_SCHEMA)
+    assert res.rows == 2_000 and res.quarantined == 0
+    engine = DuckDBEngine.from_db(str(db), EVENT_SCHEMA)
+    try:
+        ev = aggregate(engine, EXP)
+    finally:
+        engine.close()
+    assert sum(a.requests for a in ev.arms.values()) == 2_000
+    assert json.dumps(ev.duplicates.__dict__) == json.dumps(
+        {"rows_removed": 0, "v1_rows_removed": 0, "v2_ids_repeated": 0, "v2_ids_conflicting": 0})
