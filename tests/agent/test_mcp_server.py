@@ -30,7 +30,7 @@ def test_list_search_and_guarded_calls(catalog_path):
     from tooldisc.agent.mcp_server import AgentService, CatalogSource
 
     events = []
-    svc = AgentService(CatalogSource(catalog_path))
+    svc = AgentService(CatalogSource(catalog_path), allow_default_context=True)
 
     async def scenario(c):
         listed = await c.list_tools()
@@ -69,7 +69,7 @@ def test_catalog_reloads_atomically(catalog_path, catalog_doc):
 
     reports: list[str] = []
     source = CatalogSource(catalog_path, report=reports.append)
-    svc = AgentService(source)
+    svc = AgentService(source, allow_default_context=True)
     h1 = svc.list_tools().meta["tooldisc/catalog_hash"]
     doc = dict(catalog_doc)
     doc["tools"] = [*doc["tools"], {"name": "new_core_tool", "description": "x", "side_effect": "none",
@@ -101,7 +101,8 @@ def test_serve_over_stdio(catalog_path, tmp_path):
 
     events = tmp_path / "events.jsonl"
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "tooldisc.cli", "serve", "--catalog", str(catalog_path), "--events", str(events)],
+        "-m", "tooldisc.cli", "serve", "--catalog", str(catalog_path), "--events", str(events),
+        "--allow-default-context"],
         env={**os.environ})
 
     async def main():
