@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from tooldisc.discovery.model import Context, Offer, Tool
@@ -114,14 +115,17 @@ class ToolSession:
     def __init__(self, discoverer: Discoverer, context: Context, offer: Offer | None = None):
         self.discoverer = discoverer
         self.context = context
-        # One map over the whole catalog (plus the meta-tool) keeps names stable across rounds.
-        self.names = NameMap([*(t.name for t in discoverer.catalog.tools), META_TOOL_NAME])
         self._shown: dict[str, str] = {}
         self._returned: list[str] = []
         self.current: Offer | None = None
         self.offers: list[Offer] = []
         if offer is not None:
             self.add_offer(offer)
+
+    @cached_property
+    def names(self) -> NameMap:
+        """One map over the whole catalog (plus the meta-tool): names stay stable across rounds."""
+        return NameMap([*(t.name for t in self.discoverer.catalog.tools), META_TOOL_NAME])
 
     @property
     def mutation(self) -> str:
