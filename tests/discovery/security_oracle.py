@@ -53,6 +53,12 @@ def oracle_allows(tool: Tool, ctx: Context, mutation: str) -> bool:
 
 
 text = st.lists(st.integers(0, len(WORDS) - 1), max_size=6).map(lambda ix: " ".join(WORDS[i] for i in ix))
+
+
+def uniform_bits(n_bytes: int) -> st.SearchStrategy[int]:
+    """An integer whose every bit is a fair coin: hypothesis draws ``st.integers`` mostly
+    small, which would leave the high bits (roles, tenant, search...) almost always 0."""
+    return st.binary(min_size=n_bytes, max_size=n_bytes).map(lambda b: int.from_bytes(b, "little"))
 SIDE_EFFECTS = (*COLUMNS, None)
 
 
@@ -88,10 +94,10 @@ def decode_context(code: int, names: list[str]) -> Context:
     )
 
 
-tools = st.lists(st.tuples(st.integers(0, 2**30 - 1), st.lists(st.integers(0, len(WORDS) - 1), max_size=5)),
+tools = st.lists(st.tuples(uniform_bits(4), st.lists(st.integers(0, len(WORDS) - 1), max_size=5)),
                  min_size=1, max_size=10)
 requests = st.lists(
-    st.tuples(st.integers(0, 2**26 - 1), text, st.lists(text, max_size=2), st.sampled_from((1, 3, 15, "auto"))),
+    st.tuples(uniform_bits(4), text, st.lists(text, max_size=2), st.sampled_from((1, 3, 15, "auto"))),
     min_size=1, max_size=3,
 )
 
@@ -141,13 +147,24 @@ def _session_tool(i: int) -> Tool:
 
 SESSION_TOOLS = tuple(_session_tool(i) for i in range(36))
 
-# One turn: (forced bits, request text, calls as (tool index, approved), search texts)
-turns = st.lists(
-    st.tuples(st.integers(0, 2**12 - 1), text,
-              st.lists(st.tuples(st.integers(0, len(SESSION_TOOLS) - 1), st.booleans()), max_size=4),
-              st.lists(text, max_size=1)),
-    min_size=1, max_size=3,
-)
+# One turn: an integer decoded into forced names, calls and a search (cheap to draw and
+# shrink), and the request text.
+turns = st.lists(st.tuples(uniform_bits(6), text), min_size=1, max_size=3)
+
+
+def decode_turn(code: int, names: list[str]) -> tuple[frozenset[str], list[tuple[int, bool]], str | None]:
+    """Forced names (one turn in four), up to three (target, approved) calls, and maybe a search text.
+
+    A call's target (0–63) names a tool already shown when it is even (the case that
+    matters: shown earlier, called now), any catalog tool when it is odd.
+    """
+    def bits(offset: int, width: int) -> int:
+        return (code >> offset) & ((1 << width) - 1)
+
+    forced = frozenset(n for j, n in enumerate(names[:12]) if bits(j, 1)) if bits(12, 2) == 0 else frozenset()
+    calls = [(bits(16 + 7 * j, 6), bool(bits(22 + 7 * j, 1))) for j in range(bits(14, 2))]
+    search = " ".join((WORDS[bits(37, 5) % len(WORDS)], WORDS[bits(42, 5) % len(WORDS)])) if bits(47, 1) else None
+    return forced, calls, search
 
 
 def session_engine() -> Discoverer:
@@ -171,21 +188,23 @@ def check_session(engine: Discoverer, ctx_code: int, session_turns: list) -> Non
     by_name = engine.catalog.by_name
     shown: set[str] = set()
     history: list[str] = []
-    for forced_bits, query, calls, searches in session_turns:
-        forced = frozenset(n for j, n in enumerate(names[:12]) if forced_bits >> j & 1 and forced_bits % 3 == 0)
+    for code, query in session_turns:
+        forced, calls, search = decode_turn(code, names)
         offer = session.request(query, 3, history=tuple(history[-2:]), forced=forced)
         ctx, mutation = session.request_context, offer.mutation
         assert ctx.forced == forced and session.mutation == mutation
         for name in offer.names:
             assert oracle_allows(by_name[name], ctx, mutation), ("offer", name, ctx, query, mutation)
         shown.update(offer.names)
-        for search_text in searches:
-            result = session.search(search_text or "tool", limit=4)
+        if search is not None:
+            result = session.search(search, limit=4)
             for hit in result.hits:
                 assert oracle_allows(by_name[hit.name], ctx, mutation), ("search", hit.name, ctx, query, mutation)
             shown.update(h.name for h in result.hits)
-        for index, approved in calls:
-            tool = SESSION_TOOLS[index]
+        for target, approved in calls:
+            seen = sorted(shown)
+            name = seen[(target // 2) % len(seen)] if seen and target % 2 == 0 else names[target % len(names)]
+            tool = by_name[name]
             key = approval_key(tool.name, {})
             decision = guard(ToolCall(tool.name, {}, key if approved else None), session, ctx, engine.catalog,
                              approvals={key} if approved else ())

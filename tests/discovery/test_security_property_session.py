@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from tests.discovery.security_oracle import SESSION_EXAMPLES, check_session, session_engine, turns
+from tests.discovery.security_oracle import (
+    SESSION_EXAMPLES,
+    check_session,
+    session_engine,
+    turns,
+    uniform_bits,
+)
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +26,7 @@ def engine():
 
 @settings(max_examples=SESSION_EXAMPLES, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(ctx_code=st.integers(0, 2**12 - 1), session_turns=turns)
+@given(ctx_code=uniform_bits(4), session_turns=turns)
 def test_sessions_only_ever_use_what_the_current_request_authorizes(engine, ctx_code: int,
                                                                     session_turns: list) -> None:
     check_session(engine, ctx_code, session_turns)
