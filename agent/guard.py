@@ -4,14 +4,19 @@ Discovery decided what the model may *see*; the guard decides whether one concre
 call may *run*, now. Its steps are fixed and ordered, and the order is the rule:
 
 1. ``resolve``   — the name exists in the current catalog, else ``unknown_tool``;
-2. ``visible``   — it was in the offer or in returned search results (or is a
-   ``forced`` name of a pending approval turn), else ``not_offered`` — unless the
-   caller is not authorized for it either, in which case the refusal is the very
-   same ``unknown_tool`` an absent name gets: a removed tool must look absent;
-3. ``authorize`` — :func:`check_tool` re-run for the context *now*, with the
-   mutation of the request under which the tool was shown, else ``unauthorized``;
+2. ``visible``   — the model was shown it in this session (offered, or returned by
+   ``search_tools``, in any turn) or it is a ``forced`` name of a pending approval
+   turn, else ``not_offered`` — unless the current request does not authorize it
+   either, in which case the refusal is the very same ``unknown_tool`` an absent
+   name gets: a removed tool must look absent;
+3. ``authorize`` — the §4 filter (:func:`check_tool`) for the context *now* and the
+   mutation class of the *current* request (the session's latest offer), else
+   ``unauthorized``. Being shown in an earlier turn never authorizes: history may
+   rank, it never authorizes;
 4. ``validate``  — the arguments are valid for the tool's full ``parameters``
-   schema (JSON Schema 2020-12), else ``invalid_arguments``;
+   schema (JSON Schema 2020-12, evaluated by :mod:`tooldisc.discovery.schema_check`:
+   RE2 for patterns, bounded depth, no remote ``$ref``), else ``invalid_arguments``
+   — a schema that cannot be evaluated safely refuses too, it never raises;
 5. ``approve``   — ``requires_approval`` / ``always_confirm`` tools need an approval
    token bound to this exact call (:func:`approval_key`), else ``approval_required``.
 
@@ -28,7 +33,10 @@ from typing import Any
 from tooldisc.agent.search_tools import ToolSession
 from tooldisc.discovery.catalog import Catalog, canonical_json
 from tooldisc.discovery.model import Context, Offer
+from tooldisc.discovery.schema_check import MAX_ARGUMENT_DEPTH, json_depth_exceeds, validate
 from tooldisc.discovery.security import check_tool
+
+from tooldisc.errors import UsageError
 
 REFUSAL_CODES: tuple[str, ...] = (
     "unknown_tool", "not_offered", "unauthorized", "invalid_arguments", "approval_required",
@@ -80,7 +88,13 @@ class GuardDecision:
 
 
 def approval_key(name: str, arguments: Mapping[str, Any]) -> str:
-    """The token that approves exactly this call: SHA-256 of the name and canonical arguments."""
+    """The token that approves exactly this call: SHA-256 of the name and canonical arguments.
+
+    Arguments nested deeper than the guard accepts have no key (a UsageError, never
+    a RecursionError): the guard refuses such a call before it asks for approval.
+    """
+    if json_depth_exceeds(arguments, MAX_ARGUMENT_DEPTH):
+        raise UsageError(f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels; no approval key")
     body = canonical_json({"tool": name, "arguments": dict(arguments)})
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
@@ -91,36 +105,33 @@ def _refuse(call: ToolCall, code: str, reason: str, step: str, mutation: str | N
     return GuardDecision(call, GuardRefusal(code, message, reason, step), mutation)
 
 
-def _shown_mutation(source: Offer | ToolSession, name: str, context: Context) -> str | None:
-    if isinstance(source, ToolSession):
-        mutation = source.mutation_for(name)
-        fallback = source.mutation
-    else:
-        mutation = source.mutation if name in source.names else None
-        fallback = source.mutation
-    if mutation is None and name in context.forced:
-        return fallback  # a pending approval turn: the host forced this name
-    return mutation
+def _visible(source: Offer | ToolSession, name: str, context: Context) -> bool:
+    if name in context.forced:
+        return True  # a pending approval turn: the host forced this name
+    return source.visible(name) if isinstance(source, ToolSession) else name in source.names
 
 
 def guard(call: ToolCall, offer_or_session: Offer | ToolSession, context: Context, catalog: Catalog,
           *, approvals: Collection[str] = ()) -> GuardDecision:
-    """Decide whether ``call`` may run now. See the module docstring for the order."""
+    """Decide whether ``call`` may run now. See the module docstring for the order.
+
+    ``offer_or_session`` is the current request: a bare :class:`Offer`, or a
+    :class:`ToolSession` whose latest offer is the current request.
+    """
     tool = catalog.by_name.get(call.name)
     if tool is None:
         return _refuse(call, "unknown_tool", "no tool of that name in the catalog", "resolve", None)
-    source_mutation = offer_or_session.mutation
-    mutation = _shown_mutation(offer_or_session, call.name, context)
-    if mutation is None:
-        refusal = check_tool(tool, context, source_mutation)
-        if refusal is not None:
-            return _refuse(call, "unknown_tool", f"never offered and not authorized: {refusal.reason}",
-                           "visible", None)
-        return _refuse(call, "not_offered", "authorized but neither offered nor returned by search_tools",
-                       "visible", source_mutation)
+    mutation = offer_or_session.mutation  # the current request's class, never an earlier turn's
     refusal = check_tool(tool, context, mutation)
+    if not _visible(offer_or_session, call.name, context):
+        if refusal is not None:
+            return _refuse(call, "unknown_tool", f"never shown and not authorized: {refusal.reason}",
+                           "visible", mutation)
+        return _refuse(call, "not_offered", "authorized but neither offered nor returned by search_tools",
+                       "visible", mutation)
     if refusal is not None:
-        return _refuse(call, "unauthorized", f"{refusal.step}: {refusal.reason}", "authorize", mutation)
+        return _refuse(call, "unauthorized", f"{refusal.step}: {refusal.reason} (current request: {mutation})",
+                       "authorize", mutation)
     problem = argument_problem(tool.parameters, call.arguments)
     if problem is not None:
         return _refuse(call, "invalid_arguments", problem, "validate", mutation, detail=problem)
@@ -133,21 +144,24 @@ def guard(call: ToolCall, offer_or_session: Offer | ToolSession, context: Contex
     return GuardDecision(call, None, mutation)
 
 
+def unissued(call: ToolCall, mutation: str | None) -> GuardDecision:
+    """A name the host never issued (e.g. a raw catalog name in MCP): refused exactly like an absent tool."""
+    return _refuse(call, "unknown_tool", "a name this server never issued", "resolve", mutation)
+
+
 def argument_problem(schema: Mapping[str, Any] | None, arguments: Any) -> str | None:
     """The first schema violation of ``arguments`` (path and message), or None when valid.
 
     Arguments must be a JSON object; an absent schema accepts any object (DESIGN §3).
+    A hostile schema or argument (deep nesting, an unresolvable ``$ref``, a pattern
+    RE2 cannot compile) is a problem too, never an exception.
     """
-    import jsonschema
-
     if not isinstance(arguments, Mapping):
         return f"arguments must be an object; got {type(arguments).__name__}"
-    if schema is None:
+    result = validate(schema, dict(arguments))
+    if result.unusable is not None:
+        return result.unusable
+    if not result.violations:
         return None
-    validator = jsonschema.Draft202012Validator(dict(schema))
-    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: [str(p) for p in e.absolute_path])
-    if not errors:
-        return None
-    first = errors[0]
-    where = ".".join(str(p) for p in first.absolute_path) or "(root)"
-    return f"{where}: {first.message}"
+    first = result.violations[0]
+    return f"{first.where}: {first.message}"

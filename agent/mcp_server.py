@@ -2,15 +2,21 @@
 
 :class:`AgentService` is the whole behaviour in plain Python (no ``mcp`` import):
 
-* ``tools/list`` returns ``search_tools`` plus an offer from :meth:`Discoverer.discover`
-  for the caller's context. A client may pass the user's request as
-  ``_meta["tooldisc/query"]``; without one the offer is the catalog's core tools
-  drawn from the chokepoint's authorized set, sorted by name and capped at the
-  default K. Tools returned by ``search_tools`` are listed too (progressive loading:
+* ``tools/list`` starts a new *current request*: the user's request text comes as
+  ``_meta["tooldisc/query"]`` and the offer is :meth:`Discoverer.discover` for it
+  in the server's context. Without text the request is empty (READ) and the offer
+  is the catalog's core tools drawn from the chokepoint's authorized set, sorted by
+  name and capped at the default K. ``_meta["tooldisc/forced"]`` (names this
+  server issued) marks a pending approval turn: those tools skip only the mutation
+  step. Tools returned by ``search_tools`` are listed too (progressive loading:
   re-list after a search). ``_meta`` of the result carries the offer hash and names.
-* ``tools/call search_tools`` searches the authorized set (:class:`ToolSession`).
-* any other call passes :func:`guard` and then goes to the handler (by default a
-  documented no-op echo: nothing is executed).
+* ``tools/call search_tools`` searches the current request's authorized set
+  (:class:`ToolSession`); a ``_meta["tooldisc/query"]`` on it starts a new request
+  first, exactly as a ``tools/list`` would. The search text itself never does.
+* any other call must name a tool this server issued (a listed or searched
+  provider name, never a raw catalog name), passes :func:`guard` against the
+  current request, and then goes to the handler (by default a documented no-op
+  echo: nothing is executed).
 
 The catalog file is re-checked on every request; a changed file is loaded into a
 new engine and swapped in whole. A bad new file is reported (stderr and
@@ -27,11 +33,11 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tooldisc.agent.guard import GuardDecision, ToolCall, guard
+from tooldisc.agent.guard import GuardDecision, ToolCall, guard, unissued
 from tooldisc.agent.schemas import SchemaCache, load_schemas, offer_tokens
 from tooldisc.agent.search_tools import META_TOOL, META_TOOL_NAME, ToolSession
 from tooldisc.agent.sink import Telemetry
@@ -45,6 +51,7 @@ from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.errors import ToolDiscError, UsageError
 
 QUERY_META_KEY = "tooldisc/query"
+FORCED_META_KEY = "tooldisc/forced"
 APPROVAL_META_KEY = "tooldisc/approval"
 SERVER_NAME = "tooldisc"
 
@@ -137,21 +144,32 @@ class CallResult:
 
 @dataclass
 class AgentService:
-    """The MCP behaviour of tooldisc for one connection (one conversation)."""
+    """The MCP behaviour of tooldisc for one connection (one conversation).
+
+    ``context`` is who the client acts for. ``None`` (the catalog's default context:
+    every role and permission, autonomous) widens access, so it needs
+    ``allow_default_context=True`` (fail closed).
+    """
 
     source: CatalogSource
-    context: Context | None = None  # None: the catalog's default context (DESIGN §5)
+    context: Context | None = None
     handler: Handler = echo_handler
     telemetry: Telemetry | None = None
     k: int | str | None = None
     expose_output_schema: bool = False
     approvals: frozenset[str] = frozenset()  # approval keys the host granted (guard.approval_key)
+    allow_default_context: bool = False
     _session: ToolSession | None = field(default=None, init=False)
     _engine: Engine | None = field(default=None, init=False)
-    _last_offer: Offer | None = field(default=None, init=False)
+    _issued: dict[str, str] = field(default_factory=dict, init=False)  # provider name → tool name
     _cache: SchemaCache = field(default_factory=SchemaCache, init=False)
 
-    def _state(self) -> tuple[Engine, Context, ToolSession]:
+    def __post_init__(self) -> None:
+        if self.context is None and not self.allow_default_context:
+            raise UsageError("AgentService needs a context (or allow_default_context=True, which serves "
+                             "every role and permission of the catalog in autonomous mode)")
+
+    def _state(self) -> tuple[Engine, ToolSession]:
         engine = self.source.engine()
         if engine is not self._engine or self._session is None:
             ctx = self.context or default_context(engine.catalog)
@@ -160,11 +178,14 @@ class AgentService:
             if old is not None:
                 self._session.carry_over(old)
             self._engine = engine
-        return engine, self._session.context, self._session
+        return engine, self._session
 
-    def offer(self, query: str | None) -> Offer:
+    def offer(self, query: str | None, forced: frozenset[str] = frozenset()) -> Offer:
         """The offer for ``query`` through the chokepoint (the core-tools offer when empty)."""
-        engine, ctx, _ = self._state()
+        engine, session = self._state()
+        ctx = session.context
+        if forced:
+            ctx = replace(ctx, forced=ctx.forced | forced)
         offer = engine.discoverer.discover(query or "", ctx, self.k)
         if query:
             return offer
@@ -174,16 +195,31 @@ class AgentService:
         core = sorted(engine.catalog.tools[int(i)].name for i in allowed if engine.catalog.tools[int(i)].is_core)
         return _names_offer(offer, tuple(core[: offer.k]))
 
-    def list_tools(self, query: str | None = None) -> ListResult:
-        engine, _ctx, session = self._state()
-        offer = self.offer(query)
+    def _issue(self, session: ToolSession, names: list[str]) -> None:
+        for name in names:
+            self._issued[session.names.to_provider(name)] = name
+
+    def _forced_names(self, provider_names: Any) -> frozenset[str]:
+        """Names of a pending approval turn: only tools this server issued count."""
+        if not isinstance(provider_names, list):
+            return frozenset()
+        return frozenset(self._issued[n] for n in provider_names if isinstance(n, str) and n in self._issued)
+
+    def begin_request(self, query: str | None, forced: Any = None) -> tuple[Engine, ToolSession, Offer]:
+        """Make ``query`` the current request: every later call is authorized against it."""
+        offer = self.offer(query, self._forced_names(forced))
+        engine, session = self._state()
         session.add_offer(offer)
-        self._last_offer = offer
+        return engine, session, offer
+
+    def list_tools(self, query: str | None = None, forced: Any = None) -> ListResult:
+        engine, session, offer = self.begin_request(query, forced)
         names = list(dict.fromkeys([*offer.names, *session.returned]))
         schemas = load_schemas(names, engine.catalog, self._cache)
         from tooldisc.discovery.exporters import to_mcp
 
         listed = to_mcp([META_TOOL, *(s.tool for s in schemas)], names=session.names)["tools"]
+        self._issue(session, [s.tool.name for s in schemas])
         if not self.expose_output_schema:
             for entry in listed:
                 entry.pop("outputSchema", None)
@@ -192,28 +228,37 @@ class AgentService:
             self.telemetry.record_discovery(offer, engine.catalog, schema_tokens=tokens)
         meta = {"tooldisc/offer": list(offer.names), "tooldisc/offer_hash": offer.offer_hash,
                 "tooldisc/catalog_hash": offer.catalog_hash, "tooldisc/k": offer.k,
-                "tooldisc/mutation": offer.mutation, "tooldisc/schema_tokens": tokens}
+                "tooldisc/mutation": offer.mutation, "tooldisc/schema_tokens": tokens,
+                "tooldisc/forced": sorted(offer.context.forced)}
         return ListResult(listed, meta)
 
     def call_tool(self, provider_name: str, arguments: Mapping[str, Any] | None,
-                  approval: str | None = None) -> CallResult:
-        engine, ctx, session = self._state()
+                  approval: str | None = None, query: str | None = None) -> CallResult:
+        """One ``tools/call``. ``query`` (the call's ``_meta`` request text) only matters for search_tools."""
         args = dict(arguments or {})
         if provider_name == META_TOOL_NAME:
+            _engine, session = self.begin_request(query)[:2] if query is not None else self._state()
             try:
                 found = session.call_search(args)
             except UsageError as exc:
                 return CallResult(True, {"error": "invalid_arguments", "message": exc.one_line()})
+            self._issue(session, [h.name for h in found.hits])
             return CallResult(False, found.to_model(session.names))
-        name = session.names.from_provider(provider_name) or provider_name
-        call = ToolCall(name, args, approval=approval)
-        decision = guard(call, session, ctx, engine.catalog, approvals=self.approvals)
-        offer = self._last_offer or self.offer(None)
+        engine, session = self._state()
+        if session.current is None:  # a call before any tools/list: the request is empty (READ)
+            engine, session, _ = self.begin_request(None)
+        offer = session.current
+        name = self._issued.get(provider_name)
+        if name is None:  # never issued by this server (a raw catalog name included): looks absent
+            decision = unissued(ToolCall(provider_name, args, approval=approval), session.mutation)
+        else:
+            call = ToolCall(name, args, approval=approval)
+            decision = guard(call, session, session.request_context, engine.catalog, approvals=self.approvals)
         if decision.refusal is not None:
             if self.telemetry is not None:
                 self.telemetry.record_guard(decision, offer, engine.catalog)
             return CallResult(True, decision.refusal.to_model(), decision)
-        result = self.handler(name, args)
+        result = self.handler(decision.call.name, args)
         if self.telemetry is not None:
             self.telemetry.record_guard(decision, offer, engine.catalog, tool_execution_success=True)
         return CallResult(False, result, decision)
@@ -249,15 +294,18 @@ def build_server(service: AgentService) -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         meta = (getattr(params, "meta", None) or {}) if params is not None else {}
-        query = meta.get(QUERY_META_KEY) if isinstance(meta, Mapping) else None
-        out = service.list_tools(query if isinstance(query, str) else None)
+        meta = meta if isinstance(meta, Mapping) else {}
+        query = meta.get(QUERY_META_KEY)
+        out = service.list_tools(query if isinstance(query, str) else None, meta.get(FORCED_META_KEY))
         tools = [types.Tool.model_validate(t) for t in out.tools]
         return types.ListToolsResult(tools=tools, _meta=out.meta)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         meta = getattr(params, "meta", None) or {}
-        approval = meta.get(APPROVAL_META_KEY) if isinstance(meta, Mapping) else None
-        res = service.call_tool(params.name, params.arguments, approval if isinstance(approval, str) else None)
+        meta = meta if isinstance(meta, Mapping) else {}
+        approval, query = meta.get(APPROVAL_META_KEY), meta.get(QUERY_META_KEY)
+        res = service.call_tool(params.name, params.arguments, approval if isinstance(approval, str) else None,
+                                query if isinstance(query, str) else None)
         payload = await _maybe_await(res.payload)
         text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, sort_keys=True)
         structured = payload if isinstance(payload, dict) else None

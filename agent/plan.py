@@ -252,7 +252,7 @@ def _replace(arguments: Any, location: tuple[str | int, ...], value: Any) -> Any
 
 def validate_plan(plan: Plan | Mapping[str, Any], catalog: Catalog, routed: Sequence[str] = ()) -> PlanReport:
     """Run every check and report all findings, ordered by :data:`CHECKS` then action."""
-    import jsonschema
+    from tooldisc.discovery.schema_check import validate
 
     if not isinstance(plan, Plan):
         plan = parse_plan(plan)
@@ -306,11 +306,13 @@ def validate_plan(plan: Plan | Mapping[str, Any], catalog: Catalog, routed: Sequ
             args = _replace(args, ref.location, value)
             type_only.append(ref.location)
         if tool is not None and tool.parameters is not None:
-            validator = jsonschema.Draft202012Validator(dict(tool.parameters))
-            errors = sorted(validator.iter_errors(args), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
-            for err in errors:
-                loc = tuple(err.absolute_path)
-                if loc in type_only and (err.validator != "type" or _placeholder_unknown(args, loc)):
+            # The same safe evaluation as the guard: RE2 patterns, bounded depth, no remote $ref.
+            result = validate(tool.parameters, args)
+            if result.unusable is not None:
+                add("arguments_schema_invalid", i, _where(i, ()), result.unusable)
+            for err in result.violations:
+                loc = err.path
+                if loc in type_only and (err.keyword != "type" or _placeholder_unknown(args, loc)):
                     continue  # the real value is unknown; only a declared type mismatch counts
                 add("arguments_schema_invalid", i, _where(i, loc), err.message)
     if plan.decision == "insufficient" and routed:

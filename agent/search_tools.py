@@ -2,24 +2,25 @@
 
 The model always gets a small, stable ``search_tools`` schema next to its offer
 (seed 003 §11, option C). A search runs through the one chokepoint
-(:meth:`Discoverer.discover`) for the caller's context, so it only ever sees the
-authorized set; results are then narrowed by capability/domain, and by the side
-effects the *user's* request allows (the model's search text must not widen a read
-request into a write one). Each result is recorded in the :class:`ToolSession`, so
-the execution guard can refuse a call to any name outside the offer and the
-results actually returned.
+(:meth:`Discoverer.discover`) for the current request's context, with the user's
+request class as the pipeline's mutation cap, so it only ever sees the set the
+*user's* request authorizes (the model's search text can narrow it, never widen a
+read request into a write one); results are then narrowed by capability/domain.
+Each result is recorded in the :class:`ToolSession`, so the execution guard can
+refuse a call to any name the model was never shown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from tooldisc.discovery.model import Context, Offer, Tool
 from tooldisc.discovery.names import NameMap
 from tooldisc.discovery.pipeline import Discoverer
-from tooldisc.discovery.security import READ, check_tool
+from tooldisc.discovery.security import READ
 
 from tooldisc.errors import UsageError
 
@@ -100,45 +101,76 @@ def parse_search_arguments(arguments: Mapping[str, Any]) -> tuple[str, str | Non
 
 
 class ToolSession:
-    """One conversation's record of what its model was shown.
+    """One conversation: what its model was shown, and the request it is in now.
 
-    ``shown`` maps each visible tool name to the query mutation under which it was
-    authorized; the guard re-checks authorization with that mutation at call time.
-    The session itself never grants anything: a name in it is only *eligible*.
+    Two things are kept apart on purpose. *Visibility* grows over the conversation:
+    a name offered or returned by ``search_tools`` in any turn stays known to the
+    model. *Authorization* belongs to the current request only: :attr:`current` is
+    the offer of the latest user request, and the guard re-checks every call
+    against its context and mutation class, so a delete tool shown for "delete
+    invoice 5" is not callable once the user asks "show my invoices". History may
+    rank; it never authorizes. The session itself never grants anything.
     """
 
     def __init__(self, discoverer: Discoverer, context: Context, offer: Offer | None = None):
         self.discoverer = discoverer
         self.context = context
-        # One map over the whole catalog (plus the meta-tool) keeps names stable across rounds.
-        self.names = NameMap([*(t.name for t in discoverer.catalog.tools), META_TOOL_NAME])
         self._shown: dict[str, str] = {}
         self._returned: list[str] = []
-        self.mutation = READ
+        self.current: Offer | None = None
         self.offers: list[Offer] = []
         if offer is not None:
             self.add_offer(offer)
 
+    @cached_property
+    def names(self) -> NameMap:
+        """One map over the whole catalog (plus the meta-tool): names stay stable across rounds."""
+        return NameMap([*(t.name for t in self.discoverer.catalog.tools), META_TOOL_NAME])
+
+    @property
+    def mutation(self) -> str:
+        """The current request's mutation class (READ before any request)."""
+        return self.current.mutation if self.current is not None else READ
+
+    @property
+    def request_context(self) -> Context:
+        """The current request's context: the session's, plus ``forced`` names of an approval turn."""
+        return self.current.context if self.current is not None else self.context
+
     def add_offer(self, offer: Offer) -> None:
-        """Record an offer decided for this conversation's context."""
-        if offer.context != self.context:
+        """Start a new request: ``offer`` was decided for it and now governs every call.
+
+        The offer's context must be the session's; only ``forced`` may differ (a
+        pending approval turn names the tools the user is confirming).
+        """
+        if replace(offer.context, forced=frozenset()) != replace(self.context, forced=frozenset()):
             raise UsageError("an offer for another context cannot join this session")
         self.offers.append(offer)
-        self.mutation = offer.mutation
+        self.current = offer
         for name in offer.names:
             self._shown.setdefault(name, offer.mutation)
 
+    def request(self, query: str, k: int | str | None = None, history: Any = (),
+                forced: frozenset[str] = frozenset()) -> Offer:
+        """Discover for a new user request through the chokepoint and make it the current one."""
+        ctx = replace(self.context, forced=frozenset(forced)) if forced else self.context
+        offer = self.discoverer.discover(query, ctx, k, history)
+        self.add_offer(offer)
+        return offer
+
     def carry_over(self, old: ToolSession) -> None:
-        """Keep what an earlier session (before a catalog reload) showed; the guard re-checks it all."""
+        """Keep an earlier session's state (before a catalog reload); the guard re-checks it all."""
         for name, mutation in old._shown.items():
             self._shown.setdefault(name, mutation)
         for name in old._returned:
             if name not in self._returned:
                 self._returned.append(name)
-        self.mutation = old.mutation
+        if old.current is not None and self.current is None:
+            self.current = old.current  # its mutation and context stay the current request's
 
     @property
     def shown(self) -> Mapping[str, str]:
+        """Every name the model was shown, with the mutation of the request that showed it first."""
         return dict(self._shown)
 
     @property
@@ -146,25 +178,30 @@ class ToolSession:
         """Names returned by search_tools, in the order first returned."""
         return tuple(self._returned)
 
+    def visible(self, name: str) -> bool:
+        """Whether the model was ever shown ``name`` in this session (eligibility, never authorization)."""
+        return name in self._shown
+
     def mutation_for(self, name: str) -> str | None:
         return self._shown.get(name)
 
     def search(self, query: str, capability: str | None = None, domain: str | None = None,
                limit: int = DEFAULT_LIMIT) -> SearchResult:
-        """Search the authorized set through the chokepoint and record what was returned."""
+        """Search the current request's authorized set through the chokepoint; record what was returned.
+
+        ``mutation=`` lets the pipeline narrow the search text's class by the user's
+        request: the model's words can never widen what the user asked for.
+        """
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SCHEMAS_PER_CALL:
             raise UsageError(f"The 'limit' parameter must be an int in the range [1, {MAX_SCHEMAS_PER_CALL}]. "
                              f"Got {limit!r} instead.")
         filtered = bool(capability or domain)
         depth = max(len(self.discoverer.catalog), 1) if filtered else limit
-        offer = self.discoverer.discover(query, self.context, depth)
+        offer = self.discoverer.discover(query, self.request_context, depth, mutation=self.mutation)
         catalog = self.discoverer.catalog.by_name
         hits: list[SearchHit] = []
         for cand in offer.candidates:
             tool = catalog[cand.name]
-            # The user's request decides which side effects are allowed, not the model's search text.
-            if check_tool(tool, self.context, self.mutation) is not None:
-                continue
             if capability and not _capability_match(tool.capability, capability):
                 continue
             if domain and domain not in tool.domains:
@@ -175,7 +212,7 @@ class ToolSession:
         new = []
         for h in hits:
             if h.name not in self._shown:
-                self._shown[h.name] = self.mutation
+                self._shown[h.name] = offer.mutation
                 new.append(h.name)
             if h.name not in self._returned:
                 self._returned.append(h.name)

@@ -46,7 +46,9 @@ def discover_command(
 
     out = resolve_format(fmt, json_, ("table", "json"))
     cat = load_catalog_option(catalog)
-    ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file))
+    # The table always prints the effective context itself; JSON carries it under "context".
+    ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
+                             quiet=out == "table")
     engine = Discoverer(cat, load_config(config))
     kk = parse_k(k)
     offer = engine.discover(query, ctx, kk, tuple(history or ()))
@@ -60,10 +62,29 @@ def discover_command(
     _render_table(offer, explanation, timings)
 
 
+def context_line(ctx) -> str:
+    """The effective context in one line, saying plainly what is absent (no tenant, no permissions).
+
+    A partial context (``--role warehouse`` alone) has no permissions and no tenant,
+    which silently narrows the offer; this line makes that visible.
+    """
+    if ctx.is_default:
+        return (f"context: default — every role ({len(ctx.roles)}) and permission ({len(ctx.permissions)}) "
+                f"the catalog names, tenant {ctx.tenant!r}, mode {ctx.mode}")
+
+    def listed(values, none: str) -> str:
+        return ", ".join(sorted(values)) if values else none
+
+    return (f"context: tenant {ctx.tenant!r}" if ctx.tenant else "context: no tenant") + (
+        f"; roles {listed(ctx.roles, 'none')}; permissions {listed(ctx.permissions, 'none')}; mode {ctx.mode}"
+        + (f"; forced {listed(ctx.forced, 'none')}" if ctx.forced else ""))
+
+
 def _render_table(offer, explanation, timings: bool) -> None:
     from rich.table import Table
 
     console = stdout_console()
+    console.print(context_line(offer.context), markup=False)
     features = sorted({f for c in offer.candidates for f in c.features})
     table = Table(title=f"{len(offer.candidates)} of {offer.authorized_count} authorized tools "
                         f"(K={offer.k}, mutation {offer.mutation}, confidence {offer.confidence.level})")

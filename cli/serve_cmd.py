@@ -4,6 +4,11 @@
 ``tools/call`` passes the execution guard, then goes to the handler (a no-op echo
 unless ``--handler module:function`` names one). The catalog reloads when its file
 changes; a bad new file is reported on stderr and the old catalog keeps serving.
+
+Fail closed: a server answers any client, so it never falls back to DESIGN §5's
+default context (every role and permission, autonomous) on its own. It needs a
+context (``--context-file`` or context flags) or the explicit opt-in
+``--allow-default-context``; otherwise it exits 2 saying how.
 """
 
 from __future__ import annotations
@@ -40,14 +45,28 @@ def serve_command(
     tenant: TenantOption = None,
     forced: ForcedOption = None,
     config: ConfigOption = None,
+    allow_default_context: Annotated[bool, typer.Option(
+        "--allow-default-context",
+        help="Serve with the default context (every role and permission the catalog names, tenant "
+             "'default', autonomous) when no context is given. Off by default: serve needs a context.")] = False,
 ) -> None:
-    """Serve the catalog over MCP (stdio): offers per request, guarded calls, search_tools."""
-    from tooldisc.errors import MissingExtraError
+    """Serve the catalog over MCP (stdio): offers per request, guarded calls, search_tools.
+
+    Needs a context: --context-file, context flags, or --allow-default-context.
+    """
+    from tooldisc.errors import MissingExtraError, UsageError
 
     try:
         import mcp  # noqa: F401
     except ImportError:
         raise MissingExtraError("tooldisc serve", "mcp", "mcp") from None
+    given = any((tenant, role, permission, mode, forced, context_file))
+    if not given and not allow_default_context:
+        raise UsageError("tooldisc serve needs a context: pass --context-file FILE or context flags (--tenant, "
+                         "--role, --permission, --mode), or --allow-default-context to serve every role and "
+                         "permission of the catalog in autonomous mode")
+    if given and allow_default_context:
+        raise UsageError("give a context (--context-file or context flags) or --allow-default-context, not both")
     from tooldisc.agent.mcp_server import AgentService, CatalogSource, echo_handler, serve_stdio
     from tooldisc.agent.sink import JsonlSink, Telemetry
     from tooldisc.discovery.catalog_io import default_catalog_path
@@ -55,13 +74,13 @@ def serve_command(
 
     cat = load_catalog_option(catalog)  # fail fast (exit 2) on a bad catalog
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    given = any((tenant, role, permission, mode, forced, context_file))
-    ctx = build_context_from(cat, flags) if given else None
-    if ctx is None:
-        build_context_from(cat, flags)  # says on stderr that the default context is used
+    ctx = build_context_from(cat, flags)  # the default one says so on stderr
     source = CatalogSource(catalog or default_catalog_path(), load_config(config))
     telemetry = Telemetry(JsonlSink(events), channel="mcp") if events else None
-    service = AgentService(source, ctx, _load_handler(handler) if handler else echo_handler, telemetry, parse_k(k))
+    # The default context follows catalog reloads (None: recomputed from each new catalog).
+    service = AgentService(source, None if ctx.is_default else ctx,
+                           _load_handler(handler) if handler else echo_handler, telemetry, parse_k(k),
+                           allow_default_context=allow_default_context)
     serve_stdio(service)
 
 

@@ -160,7 +160,8 @@ def _schema_message(error: Any) -> str:
 
 
 def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[Issue]:
-    import jsonschema
+    """Quarantine a tool whose embedded schema cannot be evaluated safely (see schema_check)."""
+    from tooldisc.discovery.schema_check import schema_problem
 
     issues: list[Issue] = []
     label = f"tool {name!r}" if isinstance(name, str) else "tool"
@@ -170,15 +171,10 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[I
     for key in ("parameters", "compact_parameters", "output_schema"):
         schema = raw.get(key)
         if isinstance(schema, Mapping):
-            # check_schema's best_match depends on set order (PYTHONHASHSEED); the first
-            # meta-schema error by path is deterministic across runs.
-            meta = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
-            errors = sorted(meta.iter_errors(schema), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
-            if errors:
-                exc = errors[0]
-                sub = _json_path(exc.absolute_path)
-                place = f"{where}.{key}" + ("" if sub == "(root)" else f".{sub}")
-                issues.append(Issue("quarantine", place, f"not a valid JSON Schema: {exc.message}"))
+            problem = schema_problem(schema)
+            if problem is not None:
+                place = f"{where}.{key}" + ("" if problem.path == "(root)" else f".{problem.path}")
+                issues.append(Issue("quarantine", place, problem.message))
     compact = raw.get("compact_parameters")
     if isinstance(params, Mapping) and isinstance(compact, Mapping):
         required = params.get("required") or []

@@ -3,12 +3,19 @@
 Word lists live in ``data/mutation.yaml`` (Persian and English), not in code.
 Priority DESTRUCTIVE > EXECUTE > EXPORT > WRITE > READ; nothing recognised is
 UNKNOWN, which the filter treats as READ.
+
+A last step only ever narrows (:class:`Narrowing`): text that does not ask for the
+change — a negated clause ("I don't want to delete, list invoices"), quoted text
+(``show the 'delete' button help``) and how-to / what-is questions ("how do I export
+customers?") — is set aside and the rest classified again. When that gives
+another class the request is READ; it can never become a wider or different one.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -30,6 +37,76 @@ class _Rules:
     clause_start: frozenset[str] = frozenset()
 
 
+# Quoted spans: straight and typographic double quotes, guillemets, backticks, and single
+# quotes that are not an apostrophe inside a word (don't, invoice's).
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|`[^`\n]*`|‘[^’\n]*’|(?<![\w\'])\'[^\'\n]+\'(?![\w\'])')
+# Clause ends: these always; a comma, period, Persian comma or colon only before a space (not 1,200 or 2.5).
+_CLAUSE_END = re.compile(r"[;!?؛؟\n]|[,.،:](?=\s|$)")
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """Word lists for the narrowing step; empty lists turn it off.
+
+    ``breaks`` end a clause (besides punctuation); ``negate_rest`` negate the rest of
+    their clause (English: the negation precedes the verb); ``negate_clause`` negate
+    the whole clause (Persian is verb-final: "حذفش نکن", "فایل نمی‌خوام");
+    ``negate_prefixes`` mark a token as such a negated verb (نمی…); a clause that
+    opens with ``question_openers`` or holds a ``question_phrases`` sequence is a
+    question and asks for nothing.
+    """
+
+    breaks: frozenset[str] = frozenset()
+    negate_rest: frozenset[str] = frozenset()
+    negate_clause: frozenset[str] = frozenset()
+    negate_prefixes: tuple[str, ...] = ()
+    question_openers: frozenset[str] = frozenset()
+    question_phrases: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.breaks or self.negate_rest or self.negate_clause or self.negate_prefixes
+                    or self.question_openers or self.question_phrases)
+
+    def _is_question(self, tokens: list[str]) -> bool:
+        if tokens[0] in self.question_openers:
+            return True
+        return any(tuple(tokens[i:i + len(p)]) == p for p in self.question_phrases for i in range(len(tokens)))
+
+    def _negates_clause(self, token: str) -> bool:
+        return token in self.negate_clause or any(token.startswith(p) for p in self.negate_prefixes)
+
+    def kept_clauses(self, query: str) -> tuple[list[list[str]], bool]:
+        """The clauses that still ask for something, as tokens, and whether anything was set aside."""
+        dropped = False
+        unquoted = _QUOTED.sub(" ", query)
+        if unquoted != query and tokenize(unquoted):  # a fully quoted request stays as it is
+            dropped = bool(tokenize(" ".join(_QUOTED.findall(query))))
+            query = unquoted
+        kept: list[list[str]] = []
+        for part in _CLAUSE_END.split(query):
+            clause: list[str] = []
+            for tok in [*tokenize(part), None]:
+                if tok is not None and tok not in self.breaks:
+                    clause.append(tok)
+                    continue
+                if clause:
+                    rest, cut = self._narrow_clause(clause)
+                    dropped = dropped or cut
+                    if rest:
+                        kept.append(rest)
+                clause = []
+        return kept, dropped
+
+    def _narrow_clause(self, tokens: list[str]) -> tuple[list[str], bool]:
+        if self._is_question(tokens) or any(self._negates_clause(t) for t in tokens):
+            return [], True
+        for i, tok in enumerate(tokens):
+            if tok in self.negate_rest:
+                return tokens[:i], True
+        return tokens, False
+
+
 @dataclass(frozen=True)
 class MutationClassifier:
     """Word lists compiled into lookup tables, so classifying costs one pass over tokens.
@@ -47,6 +124,7 @@ class MutationClassifier:
     clause_openers: frozenset[str] = frozenset()
     question_words: frozenset[str] = frozenset()
     question_openers: frozenset[str] = frozenset()
+    narrowing: Narrowing = field(default_factory=Narrowing)
 
     def __post_init__(self) -> None:
         single: dict[str, int] = {}
@@ -85,8 +163,21 @@ class MutationClassifier:
             return True
         return any(token.endswith(sfx) and token[: -len(sfx)] in self.read_stems for sfx in _PRONOUN_SUFFIXES)
 
-    def classify(self, query: str) -> str:
-        return self.classify_tokens(tokenize(query))
+    def classify(self, query: str, tokens: list[str] | None = None) -> str:
+        """The request's class: the word rules, then the narrowing step (which only narrows).
+
+        ``tokens`` are ``tokenize(query)`` when the caller already has them.
+        """
+        base = self.classify_tokens(tokenize(query) if tokens is None else list(tokens))
+        if base in (READ, UNKNOWN) or not self.narrowing.enabled:
+            return base
+        kept, dropped = self.narrowing.kept_clauses(query)
+        if not dropped:
+            return base
+        ranks = [PRIORITY.index(c) for c in map(self.classify_tokens, kept) if c != UNKNOWN]
+        narrowed = PRIORITY[min(ranks)] if ranks else UNKNOWN
+        # Setting text aside may expose a different verb; only "the same class" or READ is a narrowing.
+        return base if narrowed == base else READ
 
     def classify_tokens(self, tokens: list[str]) -> str:
         if not tokens:
@@ -164,7 +255,24 @@ def classifier_from_mapping(data: object, file: str = "mutation.yaml") -> Mutati
     suffixes = tuple(_tok_list(data.get("object_suffixes"), "object_suffixes", file))
     return MutationClassifier(tuple(rules), words("light_verbs"), suffixes, words("negations"),
                               words("not_imperative_after"), words("generic_write_light_verbs"), words("read_stems"),
-                              words("clause_openers"), words("question_words"), words("question_openers"))
+                              words("clause_openers"), words("question_words"), words("question_openers"),
+                              _narrowing(data.get("narrowing"), file))
+
+
+def _narrowing(data: object, file: str) -> Narrowing:
+    """The ``narrowing`` block; absent means no narrowing step (a user's older word list)."""
+    if data is None:
+        return Narrowing()
+    if not isinstance(data, dict):
+        raise ConfigError("must be a mapping", file=file, where="narrowing")
+
+    def words(key: str) -> frozenset[str]:
+        return frozenset(" ".join(tokenize(v)) for v in _tok_list(data.get(key), f"narrowing.{key}", file))
+
+    phrases = tuple(tuple(tokenize(p)) for p in _tok_list(data.get("question_phrases"), "narrowing.question_phrases", file))
+    prefixes = tuple(" ".join(tokenize(p)) for p in _tok_list(data.get("negate_prefixes"), "narrowing.negate_prefixes", file))
+    return Narrowing(words("breaks"), words("negate_rest"), words("negate_clause"), tuple(p for p in prefixes if p),
+                     words("question_openers"), tuple(p for p in phrases if p))
 
 
 @lru_cache(maxsize=8)

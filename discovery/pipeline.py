@@ -35,7 +35,7 @@ from tooldisc.errors import UsageError
 
 def authorize(req: Request, ix: Index) -> Authorized:
     """Security first: the query's mutation class, then the §4 filter for this context."""
-    mutation = ix.classifier.classify_tokens(list(req.tokens))
+    mutation = ix.classifier.classify(req.query, list(req.tokens))  # word rules, then narrowing
     if req.mutation_cap is not None and mutation != req.mutation_cap:
         mutation = READ  # the intersection of two different mutation rows is read-only
     return Authorized(req, mutation, ix.authorized(req.context, mutation))

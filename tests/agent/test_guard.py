@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tooldisc.agent.guard import MODEL_TEXT, ToolCall, approval_key, guard
 from tooldisc.agent.search_tools import ToolSession
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.model import Context, Offer, Tool
+
+from tooldisc.errors import UsageError
 
 ACCOUNTANT = Context(tenant="t1", roles=frozenset({"accountant"}),
                      permissions=frozenset({"invoices.write", "invoices.delete"}))
@@ -157,3 +160,138 @@ def test_no_unauthorized_call_passes(tool, ctx, offer_mutation, offered, approve
         assert approved or not tool.requires_approval
     elif not offered and "t" not in ctx.forced and not oracle(tool, ctx, offer_mutation):
         assert decision.refusal.code == "unknown_tool"
+
+
+# --- calls are authorized against the current request (issue 10, item 2) ------------
+
+OWNER = Context(tenant="t1", roles=frozenset({"accountant"}),
+                permissions=frozenset({"invoices.write", "invoices.delete"}))
+
+
+def test_a_tool_shown_in_an_earlier_turn_is_not_callable_under_a_narrower_request(discoverer, catalog):
+    session = ToolSession(discoverer, OWNER)
+    assert "delete_invoice" in session.request("delete invoice 5").names
+    assert "export_invoices" in session.request("export invoices to csv").names
+    current = session.request("show my invoices")
+    assert current.mutation == "READ" and "delete_invoice" not in current.names
+    key = approval_key("delete_invoice", {"id": 5})
+    for name, args in (("delete_invoice", {"id": 5}), ("export_invoices", {})):
+        decision = guard(ToolCall(name, args, key), session, session.request_context, catalog, approvals={key})
+        assert _codes(decision) == "unauthorized", name
+        assert decision.mutation == "READ" and decision.refusal.step == "authorize"
+    assert guard(ToolCall("list_invoices", {}), session, session.request_context, catalog).allowed
+    # The same name becomes callable again only when the *current* request allows it.
+    session.request("remove invoice 5")
+    allowed = guard(ToolCall("delete_invoice", {"id": 5}, key), session, session.request_context, catalog,
+                    approvals={key})
+    assert allowed.allowed and allowed.mutation == "DESTRUCTIVE"
+
+
+def test_an_approval_turn_works_through_forced_and_skips_only_the_mutation_step(discoverer, catalog):
+    session = ToolSession(discoverer, OWNER)
+    session.request("delete invoice 5")
+    args, key = {"id": 5}, approval_key("delete_invoice", {"id": 5})
+    assert _codes(guard(ToolCall("delete_invoice", args), session, session.request_context, catalog)) \
+        == "approval_required"
+    turn = session.request("yes, go ahead", forced=frozenset({"delete_invoice"}))
+    assert turn.mutation in ("READ", "UNKNOWN")
+    assert guard(ToolCall("delete_invoice", args, key), session, session.request_context, catalog,
+                 approvals={key}).allowed
+    # forced names one tool; everything else keeps the current (read) request's rules
+    assert _codes(guard(ToolCall("export_invoices", {}), session, session.request_context, catalog)) \
+        == "unknown_tool"
+    # and the next ordinary turn drops it again
+    session.request("show invoices")
+    assert _codes(guard(ToolCall("delete_invoice", args, key), session, session.request_context, catalog,
+                        approvals={key})) == "unauthorized"
+    # forced never skips the policy: without the permission the approval turn does not help
+    weak = ToolSession(discoverer, Context(tenant="t1", roles=frozenset({"accountant"})))
+    weak.request("yes", forced=frozenset({"delete_invoice"}))
+    assert _codes(guard(ToolCall("delete_invoice", args, key), weak, weak.request_context, catalog,
+                        approvals={key})) == "unauthorized"
+
+
+def test_a_session_refuses_an_offer_for_another_user(discoverer):
+    session = ToolSession(discoverer, OWNER)
+    with pytest.raises(UsageError):
+        session.add_offer(discoverer.discover("show invoices", Context(tenant="t2")))
+
+
+# --- hostile schemas and arguments are refusals, never exceptions (items 3 and 4) -----
+
+def _one_tool(parameters, **kw):
+    from tooldisc.discovery.catalog import catalog_from_tools
+
+    tool = Tool(name="t", side_effect="none", parameters=parameters, **kw)
+    catalog = catalog_from_tools([tool])  # in memory: no quarantine, the guard must hold on its own
+    from tooldisc.discovery.model import Candidate, Confidence
+
+    offer = Offer("q", ACCOUNTANT, "READ", 15, "fixed K", (Candidate("t", 1.0, {}),), Confidence(1, 1, "high"), 1,
+                  "full", catalog.hash, "h")
+    return catalog, offer
+
+
+def _nested(depth: int):
+    value = "leaf"
+    for _ in range(depth):
+        value = {"x": value}
+    return value
+
+
+def test_a_backtracking_pattern_is_refused_in_linear_time():
+    import time
+
+    catalog, offer = _one_tool({"type": "object", "properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}})
+    t0 = time.perf_counter()
+    decision = guard(ToolCall("t", {"code": "a" * 5000 + "!"}), offer, ACCOUNTANT, catalog)
+    assert time.perf_counter() - t0 < 1.0  # a backtracking engine would not finish this year
+    assert _codes(decision) == "invalid_arguments" and "does not match" in decision.refusal.reason
+    assert guard(ToolCall("t", {"code": "a" * 5000}), offer, ACCOUNTANT, catalog).allowed
+
+
+def test_hostile_schemas_and_arguments_are_typed_refusals(monkeypatch):
+    import urllib.request
+
+    def no_network(*a, **kw):
+        raise AssertionError("a $ref was fetched")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    recursive = {"type": "object", "properties": {"x": {"$ref": "#"}}}
+    cases = [
+        (recursive, {"x": _nested(2000)}, "nest deeper"),
+        ({"$ref": "#"}, {"a": 1}, "$ref cycle"),
+        ({"type": "object", "properties": {"x": {"$ref": "#/nope"}}}, {"x": 1}, "does not resolve"),
+        ({"type": "object", "properties": {"x": {"$ref": "http://127.0.0.1:9/x.json"}}}, {"x": 1}, "never resolved"),
+        ({"type": "object", "properties": {"x": {"type": "string", "pattern": "(("}}}, {"x": "a"}, "RE2"),
+        ({"type": "object", "properties": []}, {"x": 1}, "cannot be evaluated"),
+        (None, _nested(2000), "nest deeper"),  # no schema: any object, but never a deep one
+    ]
+    for schema, args, words in cases:
+        catalog, offer = _one_tool(schema)
+        decision = guard(ToolCall("t", args), offer, ACCOUNTANT, catalog)
+        assert _codes(decision) == "invalid_arguments", schema
+        assert words in decision.refusal.reason, (schema, decision.refusal.reason)
+    # A legitimate recursive schema still validates arguments of ordinary depth.
+    catalog, offer = _one_tool(recursive)
+    assert guard(ToolCall("t", {"x": {"x": {}}}), offer, ACCOUNTANT, catalog).allowed
+    assert _codes(guard(ToolCall("t", {"x": {"x": 3}}), offer, ACCOUNTANT, catalog)) == "invalid_arguments"
+
+
+def test_deep_arguments_never_reach_the_approval_key():
+    catalog, offer = _one_tool(None, requires_approval=True)
+    deep = _nested(2000)
+    decision = guard(ToolCall("t", deep, "token"), offer, ACCOUNTANT, catalog, approvals={"token"})
+    assert _codes(decision) == "invalid_arguments"
+    with pytest.raises(UsageError, match="deeper"):
+        approval_key("t", deep)
+
+
+def test_a_quarantined_tool_looks_absent(tmp_path):
+    from tooldisc.discovery.catalog import build_catalog
+
+    doc = {"tools": [{"name": "t", "side_effect": "none",
+                      "parameters": {"type": "object", "properties": {"x": {"pattern": "(("}}}}]}
+    catalog = build_catalog(doc)
+    assert catalog.by_name["t"].quarantine
+    _, offer = _one_tool(None)
+    assert _codes(guard(ToolCall("t", {"x": "a"}), offer, ACCOUNTANT, catalog)) == "unauthorized"

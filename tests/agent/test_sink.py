@@ -59,7 +59,8 @@ def test_served_events_ingest_with_canary_tooling(tmp_path, catalog_path):
     from tooldisc.agent.mcp_server import AgentService, CatalogSource
 
     path = tmp_path / "events.jsonl"
-    svc = AgentService(CatalogSource(catalog_path), telemetry=Telemetry(JsonlSink(path), channel="mcp"))
+    svc = AgentService(CatalogSource(catalog_path), telemetry=Telemetry(JsonlSink(path), channel="mcp"),
+                       allow_default_context=True)
     svc.list_tools("show invoices")
     svc.list_tools(None)
     svc.call_tool("list_invoices", {"status": "paid"})

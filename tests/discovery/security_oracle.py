@@ -53,6 +53,12 @@ def oracle_allows(tool: Tool, ctx: Context, mutation: str) -> bool:
 
 
 text = st.lists(st.integers(0, len(WORDS) - 1), max_size=6).map(lambda ix: " ".join(WORDS[i] for i in ix))
+
+
+def uniform_bits(n_bytes: int) -> st.SearchStrategy[int]:
+    """An integer whose every bit is a fair coin: hypothesis draws ``st.integers`` mostly
+    small, which would leave the high bits (roles, tenant, search...) almost always 0."""
+    return st.binary(min_size=n_bytes, max_size=n_bytes).map(lambda b: int.from_bytes(b, "little"))
 SIDE_EFFECTS = (*COLUMNS, None)
 
 
@@ -88,10 +94,10 @@ def decode_context(code: int, names: list[str]) -> Context:
     )
 
 
-tools = st.lists(st.tuples(st.integers(0, 2**30 - 1), st.lists(st.integers(0, len(WORDS) - 1), max_size=5)),
+tools = st.lists(st.tuples(uniform_bits(4), st.lists(st.integers(0, len(WORDS) - 1), max_size=5)),
                  min_size=1, max_size=10)
 requests = st.lists(
-    st.tuples(st.integers(0, 2**26 - 1), text, st.lists(text, max_size=2), st.sampled_from((1, 3, 15, "auto"))),
+    st.tuples(uniform_bits(4), text, st.lists(text, max_size=2), st.sampled_from((1, 3, 15, "auto"))),
     min_size=1, max_size=3,
 )
 
@@ -112,3 +118,100 @@ def check_requests(tool_codes: list, reqs: list) -> None:
             assert oracle_allows(by_name[name], ctx, offer.mutation), (name, ctx, query, offer.mutation)
         # Every authorized tool is counted, and nothing else.
         assert offer.authorized_count == sum(oracle_allows(t, ctx, offer.mutation) for t in catalog_tools)
+
+
+# --- multi-turn sessions: offers, search_tools and the guard (issue 10, item 2) ---------
+
+SESSION_EXAMPLES = 5_000 if os.environ.get("CI") == "true" else 300  # per file; two files
+
+
+def _session_tool(i: int) -> Tool:
+    """A fixed small catalog that still crosses every policy dimension (a Latin-square-like spread)."""
+    role_sets = ((), ("owner",), ("clerk", "admin"))
+    perm_sets = ((), ("a.read",), ("b.delete", "c.run"))
+    words = [WORDS[(i * 7 + j * 5) % len(WORDS)] for j in range(4)]
+    return Tool(
+        name=f"s{i}_{WORDS[i % 12]}",
+        description=" ".join(words),
+        keywords=(WORDS[(i * 3) % len(WORDS)],),
+        side_effect=SIDE_EFFECTS[i % len(SIDE_EFFECTS)],
+        roles=role_sets[(i // 6) % 3],
+        permissions=perm_sets[(i // 2) % 3],
+        tenant_required=i % 4 == 3,
+        enabled=i % 11 != 10,
+        requires_approval=i % 5 == 4,
+        is_core=i % 3 == 0,
+        parameters=None if i % 2 else {"type": "object"},
+    )
+
+
+SESSION_TOOLS = tuple(_session_tool(i) for i in range(36))
+
+# One turn: an integer decoded into forced names, calls and a search (cheap to draw and
+# shrink), and the request text.
+turns = st.lists(st.tuples(uniform_bits(6), text), min_size=1, max_size=3)
+
+
+def decode_turn(code: int, names: list[str]) -> tuple[frozenset[str], list[tuple[int, bool]], str | None]:
+    """Forced names (one turn in four), up to three (target, approved) calls, and maybe a search text.
+
+    A call's target (0–63) names a tool already shown when it is even (the case that
+    matters: shown earlier, called now), any catalog tool when it is odd.
+    """
+    def bits(offset: int, width: int) -> int:
+        return (code >> offset) & ((1 << width) - 1)
+
+    forced = frozenset(n for j, n in enumerate(names[:12]) if bits(j, 1)) if bits(12, 2) == 0 else frozenset()
+    calls = [(bits(16 + 7 * j, 6), bool(bits(22 + 7 * j, 1))) for j in range(bits(14, 2))]
+    search = " ".join((WORDS[bits(37, 5) % len(WORDS)], WORDS[bits(42, 5) % len(WORDS)])) if bits(47, 1) else None
+    return forced, calls, search
+
+
+def session_engine() -> Discoverer:
+    return Discoverer(catalog_from_tools(SESSION_TOOLS), CONFIG)
+
+
+def check_session(engine: Discoverer, ctx_code: int, session_turns: list) -> None:
+    """Play a conversation; every offer, search hit and allowed call must pass the literal §4 oracle.
+
+    Authorization is judged against the *current* request only: a tool shown in an
+    earlier turn counts as visible, never as authorized. The guard must also not
+    refuse a call the oracle allows for a visible tool with valid arguments and consent.
+    """
+    from tooldisc.agent.guard import ToolCall, approval_key, guard
+    from tooldisc.agent.search_tools import ToolSession
+
+    names = [t.name for t in SESSION_TOOLS]
+    base = decode_context(ctx_code, names)
+    base = Context(base.tenant, base.roles, base.permissions, base.mode)  # forced comes per turn
+    session = ToolSession(engine, base)
+    by_name = engine.catalog.by_name
+    shown: set[str] = set()
+    history: list[str] = []
+    for code, query in session_turns:
+        forced, calls, search = decode_turn(code, names)
+        offer = session.request(query, 3, history=tuple(history[-2:]), forced=forced)
+        ctx, mutation = session.request_context, offer.mutation
+        assert ctx.forced == forced and session.mutation == mutation
+        for name in offer.names:
+            assert oracle_allows(by_name[name], ctx, mutation), ("offer", name, ctx, query, mutation)
+        shown.update(offer.names)
+        if search is not None:
+            result = session.search(search, limit=4)
+            for hit in result.hits:
+                assert oracle_allows(by_name[hit.name], ctx, mutation), ("search", hit.name, ctx, query, mutation)
+            shown.update(h.name for h in result.hits)
+        for target, approved in calls:
+            seen = sorted(shown)
+            name = seen[(target // 2) % len(seen)] if seen and target % 2 == 0 else names[target % len(names)]
+            tool = by_name[name]
+            key = approval_key(tool.name, {})
+            decision = guard(ToolCall(tool.name, {}, key if approved else None), session, ctx, engine.catalog,
+                             approvals={key} if approved else ())
+            allowed = oracle_allows(tool, ctx, mutation)
+            visible = tool.name in shown or tool.name in ctx.forced
+            expected = allowed and visible and (approved or not tool.requires_approval)
+            assert decision.allowed == expected, ("call", tool.name, ctx, query, mutation, decision.refusal)
+            if not allowed and not visible:
+                assert decision.refusal.code == "unknown_tool"  # looks exactly like an absent name
+        history.append(query)

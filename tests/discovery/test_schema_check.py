@@ -1,0 +1,81 @@
+"""Safe JSON Schema evaluation: the static check, and parity with jsonschema on ordinary schemas."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+from tooldisc.discovery.schema_check import (
+    MAX_ARGUMENT_DEPTH,
+    json_depth_exceeds,
+    schema_problem,
+    validate,
+)
+
+PROBLEMS = [
+    ({"properties": {"s": {"pattern": "(("}}}, "properties.s.pattern", "missing )"),
+    ({"properties": {"s": {"pattern": "(?=a)"}}}, "properties.s.pattern", "RE2"),
+    ({"patternProperties": {"(a)\\1": {}}}, "patternProperties", "RE2"),
+    ({"$ref": "#"}, "(root)", "$ref cycle"),
+    ({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}]}}, "properties": {"x": {"$ref": "#/$defs/a"}}},
+     "$defs.a", "$ref cycle"),
+    ({"properties": {"x": {"$ref": "#/nope"}}}, "properties.x", "does not resolve"),
+    ({"properties": {"x": {"$ref": "#/properties"}}}, "properties.x", "does not resolve"),  # not a subschema
+    ({"properties": {"x": {"$ref": "https://example.org/s.json"}}}, "properties.x", "never resolved"),
+    ({"properties": {"x": {"$ref": "#anchor"}}}, "properties.x", "never resolved"),
+    ({"properties": {"x": {"$dynamicRef": "#meta"}}}, "properties.x", "$dynamicRef"),
+    ({"properties": {"x": {"$schema": "http://json-schema.org/draft-04/schema#"}}}, "properties.x", "$schema"),
+    ({"patternProperties": {"^a": {}}, "unevaluatedProperties": False}, "(root)", "unevaluatedProperties"),
+    ({"type": "object", "properties": {"x": {"type": 5}}}, "properties.x.type", "not a valid JSON Schema"),
+]
+
+
+@pytest.mark.parametrize(("schema", "path", "words"), PROBLEMS)
+def test_schema_problems_name_the_place(schema, path, words):
+    problem = schema_problem(schema)
+    assert problem is not None and problem.path == path and words in problem.message
+
+
+OK_SCHEMAS = [
+    {"type": "object", "properties": {"x": {"$ref": "#"}}},  # recursion that descends into the arguments
+    {"$schema": "http://json-schema.org/draft-07/schema#", "$id": "https://example.org/t", "type": "object",
+     "definitions": {"id": {"type": "integer"}}, "properties": {"id": {"$ref": "#/definitions/id"}}},
+    {"$defs": {"a b": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a%20b"}}},
+    {"properties": {"x": {"pattern": "^\\p{L}+$"}}},  # RE2 knows Unicode classes
+    {"if": {"properties": {"k": {"const": 1}}}, "then": {"required": ["v"]}, "else": True},
+]
+
+
+@pytest.mark.parametrize("schema", OK_SCHEMAS)
+def test_ordinary_schemas_pass(schema):
+    assert schema_problem(schema) is None
+
+
+PARITY = [
+    ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^x[0-9]+$"}}, "required": ["a"]},
+     [{"a": "x12"}, {"a": "y1"}, {}, {"a": 3}]),
+    ({"type": "object", "patternProperties": {"^n_": {"type": "integer"}}, "additionalProperties": False},
+     [{"n_a": 1}, {"n_a": "1"}, {"other": 1}, {"n_a": 1, "b": 2, "c": 3}]),
+    ({"type": "object", "properties": {"a": {}}, "patternProperties": {"^p": {"type": "string"}},
+      "additionalProperties": {"type": "boolean"}}, [{"a": 1, "p1": "s", "z": True}, {"p1": 1, "z": "no"}]),
+    ({"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}}, [{"abc": 1}, {"aB": 1}]),
+    ({"type": "array", "items": {"type": "string", "pattern": "a+"}}, [["a", "b"], []]),
+]
+
+
+@pytest.mark.parametrize(("schema", "instances"), PARITY)
+def test_same_verdicts_as_jsonschema_on_ordinary_schemas(schema, instances):
+    reference = jsonschema.Draft202012Validator(schema)
+    for instance in instances:
+        ours = validate(schema, instance)
+        assert ours.unusable is None
+        theirs = sorted(tuple(e.absolute_path) for e in reference.iter_errors(instance))
+        assert sorted(v.path for v in ours.violations) == theirs, instance
+
+
+def test_depth_is_measured_without_recursion():
+    deep: object = 1
+    for _ in range(100_000):
+        deep = [deep]
+    assert json_depth_exceeds(deep, MAX_ARGUMENT_DEPTH)
+    assert not json_depth_exceeds({"a": [{"b": 1}]}, 3) and json_depth_exceeds({"a": [{"b": [1]}]}, 3)
+    assert validate(None, {"a": deep}).unusable is not None
