@@ -42,6 +42,9 @@ BASE_CONF: dict[str, str] = {
     # Hive partition values stay strings, as DuckDB reads them (no 10 → int guessing).
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
     "spark.sql.adaptive.enabled": "true",
+    # The validation SELECT is one wide CASE per row; Catalyst's constraint inference over
+    # it grows combinatorially (minutes of planning) and buys nothing for one scan.
+    "spark.sql.constraintPropagation.enabled": "false",
 }
 
 T = TypeVar("T")
