@@ -137,3 +137,111 @@ def test_cli_local_mode_is_quiet_and_matches_duckdb(spark_handle: SparkHandle) -
     assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
     assert a == b
     assert local.stderr == ""
+
+
+# -- the verdict: both engines, byte for byte ---------------------------------------------
+
+def _write(profile: str, scenario: str, path: Path) -> Path:
+    if profile == "canary":
+        from tooldisc.canary.synth import synthesize
+
+        synthesize(path, 3_000, scenario, percent=25, seed=3)
+    else:
+        from tooldisc.canary.shadow_synth import synthesize_shadow
+
+        synthesize_shadow(path, 300, scenario, seed=3)
+    return path
+
+
+def _both(spark, profile: str, location: str) -> tuple[str, str]:
+    """Verdict JSON from DuckDB and from Spark over the same location."""
+    from tooldisc.canary.engine_spark import SparkEngine
+    from tooldisc.canary.profiles import profiles
+    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.verdict import run_verdict
+    from tooldisc.cli.reporting import report_text
+
+    prof = profiles()[profile]
+    _, on_duckdb = run_verdict(prof.schema, prof.default_experiment, events=location,
+                               profile_name=profile)
+    engine = SparkEngine.open(spark, locate(location, None), prof.schema)
+    try:
+        _, on_spark = run_verdict(prof.schema, prof.default_experiment, engine=engine,
+                                  events=location, profile_name=profile)
+    finally:
+        engine.close()
+    return report_text(on_duckdb, "verdict", "json"), report_text(on_spark, "verdict", "json")
+
+
+def _scenarios() -> list[tuple[str, str]]:
+    from tooldisc.canary.profiles import profiles
+
+    return [(name, sc) for name, prof in sorted(profiles().items()) for sc in prof.scenarios]
+
+
+@pytest.mark.parametrize(("profile", "scenario"), _scenarios())
+def test_every_scenario_same_verdict_json_parquet(spark, tmp_path: Path, profile: str,
+                                                  scenario: str) -> None:
+    path = _write(profile, scenario, tmp_path / f"{scenario}.parquet")
+    on_duckdb, on_spark = _both(spark, profile, str(path))
+    assert on_spark == on_duckdb
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize(("profile", "scenario"), [("canary", "corrupt_rows"),
+                                                    ("canary", "duplicated")])
+def test_two_scenarios_in_text_formats(spark, tmp_path: Path, profile: str, scenario: str,
+                                       fmt: str) -> None:
+    path = _write(profile, scenario, tmp_path / f"{scenario}.{fmt}")
+    on_duckdb, on_spark = _both(spark, profile, str(path))
+    assert on_spark == on_duckdb
+
+
+def test_hive_partitioned_directory(spark, tmp_path: Path) -> None:
+    """``percent=25/day=N/part.parquet``: the percent column comes from the folder names."""
+    import pyarrow.parquet as pq
+
+    whole = pq.read_table(_write("canary", "corrupt_rows", tmp_path / "all.parquet"))
+    root = tmp_path / "events"
+    rows = whole.num_rows
+    for day, start in enumerate(range(0, rows, rows // 3)):
+        part = whole.slice(start, rows // 3).drop(["percent"])
+        folder = root / "percent=25" / f"day={day}"
+        folder.mkdir(parents=True)
+        pq.write_table(part, folder / "part.parquet")
+    on_duckdb, on_spark = _both(spark, "canary", str(root))
+    assert on_spark == on_duckdb
+
+
+def test_cli_verdict_through_spark_connect(spark_handle: SparkHandle, tmp_path: Path) -> None:
+    """The real command, both engines: same JSON bar ``engine``, same exit code; a table too."""
+    path = _write("canary", "slow", tmp_path / "slow.parquet")
+    args = ["canary", "verdict", "--experiment", "indexed-retrieval-v1", "--json"]
+    duck = run_cli(*args, "--events", str(path))
+    remote = run_cli(*args, "--events", str(path), "--engine", "spark",
+                     "--spark-remote", spark_handle.remote)
+    assert duck.returncode == remote.returncode == 10, remote.stderr
+    a, b = json.loads(duck.stdout), json.loads(remote.stdout)
+    assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
+    assert a == b and remote.stderr == ""
+    spark_handle.session.read.parquet(str(path)).createOrReplaceGlobalTempView("slow_events")
+    table = run_cli(*args, "--table", "global_temp.slow_events", "--engine", "spark",
+                    "--spark-remote", spark_handle.remote)
+    assert table.returncode == 10, table.stderr
+    c = json.loads(table.stdout)
+    c.pop("engine")
+    assert c == a
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--table", "nosuch.events"), "nosuch.events: Spark cannot read it"),
+    (("--events", "file:///nonexistent-tooldisc/events/*.parquet"),
+     "file:///nonexistent-tooldisc/events/*.parquet: Spark cannot read it"),
+])
+def test_cli_verdict_unreadable_source(spark_handle: SparkHandle, args: tuple[str, ...],
+                                       needle: str) -> None:
+    res = run_cli("canary", "verdict", "--experiment", "x", *args, "--engine", "spark",
+                  "--spark-remote", spark_handle.remote)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and len(lines[0].encode()) <= 300, lines
