@@ -168,7 +168,7 @@ def _start_classic(target: SparkTarget, conf: Mapping[str, str], log_path: str) 
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
-    if "PYSPARK_GATEWAY_PORT" in os.environ:  # under spark-submit: its JVM, its master
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # under spark-submit: its JVM and settings
         builder = SparkSession.builder.appName(APP_NAME)
         if target.master is not None:
             builder = builder.master(target.master)
@@ -201,7 +201,10 @@ def start(target: SparkTarget, extra_conf: Mapping[str, str] | None = None,
     """
     _import_pyspark()
     check_reachable(target)
-    local = target.remote is None and _LOCAL.fullmatch(target.master or DEFAULT_MASTER)
+    # Under spark-submit the master is the one it gave (maybe a cluster): never pin loopback.
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ and target.master is None
+    local = (target.remote is None and not submitted
+             and _LOCAL.fullmatch(target.master or DEFAULT_MASTER))
     # Local mode listens on loopback only: nothing outside this machine needs the driver.
     loopback = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
     conf = {**BASE_CONF, **(loopback if local else {}), **(extra_conf or {}), **dict(target.conf)}
