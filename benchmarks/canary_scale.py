@@ -1,8 +1,9 @@
 """Benchmark: the canary verdict at 10M and 100M events, DuckDB and Spark side by side.
 
 Writes N synthetic events (scenario healthy, 5 %) as hive-partitioned Parquet, one
-million rows per ``shard=NNN/part.parquet`` file, by calling ``canary synth`` once per
-shard, so no step ever holds more than one shard in memory. Then times the whole
+million rows per ``shard=NNNN/part.parquet`` file, by calling ``canary synth`` once per
+shard (each with its own seed), so no step ever holds more than one shard in memory;
+event ids are stored as text (Spark 4 does not read Parquet's UUID type). Then times the whole
 ``tooldisc canary verdict --format json`` process per engine (median of --repeats)
 with the peak memory of its process tree (the Spark JVM is a child of the CLI, so
 the tree's summed RSS is sampled from /proc), and the growth from the smallest to the
@@ -99,9 +100,28 @@ def generate(data: Path, events: int) -> Path:
                                "--percent", "5", "--seed", str(i), "--out", str(out)))
         if res["exit_code"] != 0:
             raise SystemExit(f"synth failed: {res['stderr']}")
+        uuid_as_text(out)
         print(f"generated shard {i + 1}/{shards} of {events:,}", file=sys.stderr)
     done.write_text("")
     return target
+
+
+UUID_AS_TEXT = """
+import sys, duckdb
+src, dst = sys.argv[1], sys.argv[2]
+con = duckdb.connect()
+cols = [r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [src]).fetchall()]
+sel = "* REPLACE (CAST(event_id AS VARCHAR) AS event_id)" if "event_id" in cols else "*"
+con.execute(f"COPY (SELECT {sel} FROM read_parquet('{src}')) TO '{dst}' (FORMAT parquet)")
+"""
+
+
+def uuid_as_text(path: Path) -> None:
+    """Spark 4 cannot read Parquet's UUID logical type: store event ids as text (both
+    engines then read the same files; DuckDB parses the text as a UUID)."""
+    tmp = path.with_name(path.name + ".tmp")
+    subprocess.run([sys.executable, "-c", UUID_AS_TEXT, str(path), str(tmp)], check=True)
+    tmp.replace(path)
 
 
 def verdict_cmd(engine: str, events_dir: Path, args: argparse.Namespace) -> list[str]:

@@ -141,6 +141,21 @@ def test_cli_local_mode_is_quiet_and_matches_duckdb(spark_handle: SparkHandle) -
 
 # -- the verdict: both engines, byte for byte ---------------------------------------------
 
+def uuid_as_text(path: Path) -> None:
+    """Parquet's UUID logical type is not read by Spark 4: event ids as text instead."""
+    import pyarrow.parquet as pq
+    from tooldisc.canary.ingest import connect
+
+    if path.suffix != ".parquet" or "event_id" not in pq.read_schema(path).names:
+        return
+    con = connect()
+    tmp = path.with_suffix(".tmp.parquet")
+    con.execute(f"COPY (SELECT * REPLACE (CAST(event_id AS VARCHAR) AS event_id) FROM "
+                f"read_parquet('{path}')) TO '{tmp}' (FORMAT parquet)")
+    con.close()
+    tmp.replace(path)
+
+
 def _write(profile: str, scenario: str, path: Path) -> Path:
     if profile == "canary":
         from tooldisc.canary.synth import synthesize
@@ -150,6 +165,7 @@ def _write(profile: str, scenario: str, path: Path) -> Path:
         from tooldisc.canary.shadow_synth import synthesize_shadow
 
         synthesize_shadow(path, 300, scenario, seed=3)
+    uuid_as_text(path)
     return path
 
 
