@@ -214,9 +214,9 @@ class SparkEngine:
                       views: list[str]) -> tuple[str, Duplicates]:
         """Rows with duplicates resolved, exactly as the engine contract says.
 
-        A row's key is its ``event_id``, or for a valid v1 row a 64-bit hash of all its
-        columns (as DuckDB's ``hash``; rows that collide stay apart, because only rows
-        identical in every column are merged). Keys seen more than once are found with
+        A row's key is its ``event_id``, or for a v1 row a 64-bit hash of all its columns
+        (as DuckDB's ``hash``; rows that collide stay apart, because only rows identical
+        in every column and reason are merged). Keys seen more than once are found with
         one hash aggregation; the few rows behind them are cached, counted in one
         query, and resolved inside the aggregation; every other row streams through.
         Rows identical in every column share a key, so per-key distinct contents are
@@ -227,13 +227,13 @@ class SparkEngine:
         names = query.schema.names
         has_id = "event_id" in names
         cols = ", ".join(D.ident(c) for c in names)
+        v1 = ", ".join(D.ident(c) for c in names if c != "event_id")
         if has_id:
-            v1 = ", ".join(D.ident(c) for c in names if c != "event_id")
             key = (f"CASE WHEN event_id IS NOT NULL THEN concat('i', event_id) "
-                   f"WHEN schema_version = 1 AND _reason IS NULL "
-                   f"THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END")
+                   f"WHEN schema_version = 1 THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END")
         else:
-            key = f"CASE WHEN _reason IS NULL THEN concat('h', CAST(xxhash64({cols}) AS STRING)) END"
+            key = (f"CASE WHEN schema_version IS NOT NULL "
+                   f"THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END")
         keyed = self._view(views, f"SELECT *, {key} AS __k FROM {attributed}")
         dup_keys = self._view(views, f"SELECT __k FROM {keyed} WHERE __k IS NOT NULL "
                                      "GROUP BY __k HAVING count(*) > 1", cache=True)
@@ -307,8 +307,9 @@ class SparkEngine:
         if m.op in ("min", "max"):
             return f"{m.op}({_orderable(self.schema, m.column)}){filt}"
         if m.op == "last":
+            # as DuckDB's: the value at the latest order, in 0.01 steps (a percent)
             order = _orderable(self.schema, m.order_by or "ts")
-            return f"max(struct({order} AS o, {col} AS v)){filt}"
+            return f"max(struct({order} AS o, CAST(round({col} * 100) AS BIGINT) AS v)){filt}"
         if m.op == "distinct":
             return f"array_sort(collect_set({col}){filt})"
         raise ValueError(f"unknown measure op {m.op!r}")
@@ -317,7 +318,7 @@ class SparkEngine:
         if m.op == "last":
             if v is None or v["o"] is None:
                 return None
-            return (self._from_orderable(m.order_by or "ts", v["o"]), v["v"])
+            return (self._from_orderable(m.order_by or "ts", v["o"]), int(v["v"]) / 100)
         if m.op in ("min", "max"):
             return self._from_orderable(m.column, v)
         if m.op == "distinct":

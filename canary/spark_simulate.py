@@ -77,8 +77,7 @@ def simulate_spark(spark: Any, salts: list[tuple[str, float]], ids: int | None =
     frame, label, _ = _ids(spark, ids, ids_file)
     if ids_file is not None:
         t, u = F.col("tenant_id"), F.col("user_id")
-        bad_row = (F.coalesce(t, F.lit("")) == "") | (F.coalesce(u, F.lit("")) == "") \
-            | t.contains(SEPARATOR) | u.contains(SEPARATOR)
+        bad_row = (F.coalesce(t, F.lit("")) == "") | (F.coalesce(u, F.lit("")) == "")
         flags = [bad_row.alias("bad")]
     else:
         flags = [F.lit(False).alias("bad")]
@@ -89,7 +88,6 @@ def simulate_spark(spark: Any, salts: list[tuple[str, float]], ids: int | None =
         counted = frame.select(*flags, *arms).groupBy("bad", *group).count().collect()
     bad = sum(r["count"] for r in counted if r["bad"])
     if bad:
-        raise DataError(f"{bad} row(s) have an empty id or one containing ':' (ids are refused, "
-                        "keys would be ambiguous)", file=ids_file)
+        raise DataError(f"{bad} row(s) have an empty tenant_id or user_id", file=ids_file)
     rows = [(*(r[g] for g in group), r["count"]) for r in counted]
     return summarize(salts, thresholds, rows, label, ids_file, confidence, engine="spark")

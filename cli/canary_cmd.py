@@ -252,6 +252,16 @@ def verdict_cmd(
     summary: Annotated[str | None, typer.Option(
         "--summary", help="Append a compact Markdown summary to this file (e.g. "
                           "$GITHUB_STEP_SUMMARY).")] = None,
+    table: Annotated[str | None, typer.Option(
+        "--table", help="A catalog table (db.events) instead of --events (--engine spark).")] = None,
+    events_format: Annotated[str | None, typer.Option(
+        "--events-format", help="jsonl, csv or parquet, when --events does not tell "
+                                "(--engine spark; e.g. an s3a:// folder).")] = None,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
+    spark_remote: SparkRemoteOption = None,
+    spark_timeout: SparkTimeoutOption = None,
+    spark_conf: SparkConfOption = None,
 ) -> None:
     """PROMOTE (exit 0), HOLD (10) or ROLLBACK (20), with every gate's numbers and reason."""
     from tooldisc.canary.verdict import run_verdict
@@ -259,14 +269,35 @@ def verdict_cmd(
     from tooldisc.errors import UsageError
 
     chosen = resolve_format(fmt, json_flag, ("table", "json", "md", "html"))
-    if (db is None) == (events is None):
-        raise UsageError("give exactly one of --db or --events")
+    target = spark_target(engine, spark_master, spark_remote, spark_timeout, spark_conf)
     if out is not None and chosen == "table":
         raise UsageError("--out needs --format json, md or html")
     schema = _schema(profile)
-    with _progress("judging", None):
-        verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
-                                      since=since, until=until, profile_name=profile)
+    if target is None:
+        if table is not None or events_format is not None:
+            raise UsageError("--table and --events-format need --engine spark")
+        if (db is None) == (events is None):
+            raise UsageError("give exactly one of --db or --events")
+        with _progress("judging", None):
+            verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
+                                          since=since, until=until, profile_name=profile)
+    else:
+        from tooldisc.canary.engine_spark import SparkEngine
+        from tooldisc.canary.spark_read import locate
+        from tooldisc.canary.spark_session import session
+
+        if db is not None:
+            raise UsageError("--db is a DuckDB database; with --engine spark give --events or --table")
+        location = locate(events, table, events_format)  # a local typo fails before Spark starts
+        with _progress(f"judging on {target.describe()}", None), session(target) as spark:
+            spark_engine = SparkEngine.open(spark, location, schema)
+            try:
+                verdict, report = run_verdict(schema, experiment, events=location.label,
+                                              gates=gates, since=since, until=until,
+                                              engine=spark_engine, profile_name=profile)
+            finally:
+                spark_engine.close()
+    report = {**report, "engine": engine}
     from tooldisc.cli.reporting import report_text
 
     if summary is not None:
