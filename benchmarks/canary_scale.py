@@ -14,8 +14,7 @@ says so or fails. Writes one JSON (see --out).
         --engines duckdb,spark --data /var/tmp/tooldisc-scale --out scale.json
 
 Generated data is kept in --data for the next run (it is deterministic per size).
-DuckDB runs out of core within --duckdb-memory (spilling to a temp directory);
-Spark runs local[2] with --spark-driver-memory.
+DuckDB runs with its defaults; Spark runs local[2] with --spark-driver-memory.
 """
 
 from __future__ import annotations
@@ -142,8 +141,6 @@ def main() -> None:
     ap.add_argument("--engines", default="duckdb,spark")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "tooldisc-scale"))
-    ap.add_argument("--duckdb-memory", default="1.5GB",
-                    help="DuckDB memory_limit (TOOLDISC_DUCKDB_MEMORY_LIMIT) for the verdict")
     ap.add_argument("--spark-driver-memory", default="2g")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "tooldisc-canary-scale.json"))
     args = ap.parse_args()
@@ -161,8 +158,7 @@ def main() -> None:
         per_engine: dict[str, object] = {}
         answers = {}
         for engine in engines:
-            env = {"TOOLDISC_DUCKDB_MEMORY_LIMIT": args.duckdb_memory} if engine == "duckdb" else {}
-            runs = [run_measured(verdict_cmd(engine, events_dir, args), env)
+            runs = [run_measured(verdict_cmd(engine, events_dir, args))
                     for _ in range(args.repeats)]
             codes = sorted({int(r["exit_code"]) for r in runs})
             if any(c not in (0, 10, 20) for c in codes):
@@ -198,7 +194,6 @@ def main() -> None:
         "commit": commit,
         "config": {"sizes": sizes, "engines": engines, "repeats": args.repeats,
                    "scenario": "healthy", "percent": 5, "layout": "shard=NNNN/part.parquet",
-                   "duckdb_memory_limit": args.duckdb_memory,
                    "spark": {"master": "local[2]", "driver_memory": args.spark_driver_memory}},
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(), "loadavg_1m": round(os.getloadavg()[0], 2)},
