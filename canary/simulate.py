@@ -1,8 +1,10 @@
 """Offline check of an assignment: arm shares, sample-ratio test, independence of salts.
 
 Hashing runs in DuckDB SQL (vectorised ``sha256``) with the exact layout of
-:mod:`tooldisc.canary.assignment`, over synthetic ids (``--ids N``) or a CSV of real
-ones (``tenant_id,user_id``). Only counts leave the database. With two salts the
+:mod:`tooldisc.canary.assignment`, over synthetic ids (``--ids N``) or a CSV or
+Parquet file of real ones (``tenant_id,user_id``). Only counts leave the database;
+:func:`summarize` turns them into the report, so the Spark engine
+(:mod:`tooldisc.canary.spark_simulate`) reports the same numbers. With two salts the
 2×2 table of arms is tested for independence: two experiments sharing users must
 not select the same users.
 """
@@ -36,11 +38,12 @@ class Simulation:
     source: str
     salts: tuple[SaltResult, ...]
     independence: dict[str, Any] | None
+    engine: str = "duckdb"
 
 
 def _source(con: Any, ids: int | None, ids_file: str | None) -> tuple[str, str]:
     if (ids is None) == (ids_file is None):
-        raise UsageError("give exactly one of --ids N or --ids-file F.csv")
+        raise UsageError("give exactly one of --ids N or --ids-file F.csv|F.parquet")
     if ids is not None:
         if ids < 1:
             raise UsageError(f"--ids must be an integer >= 1; got {ids}")
@@ -54,16 +57,20 @@ def _source(con: Any, ids: int | None, ids_file: str | None) -> tuple[str, str]:
     assert ids_file is not None
     if not os.path.isfile(ids_file) or not os.access(ids_file, os.R_OK):
         raise DataError("cannot be read", file=ids_file)
-    src = f"read_csv({sql_literal(ids_file)}, header = true, all_varchar = true)"
+    parquet = ids_file.lower().endswith((".parquet", ".pq"))
+    kind = "Parquet" if parquet else "CSV"
+    src = (f"read_parquet({sql_literal(ids_file)})" if parquet else
+           f"read_csv({sql_literal(ids_file)}, header = true, all_varchar = true)")
     try:
         cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()]
     except duckdb.Error as exc:
-        raise DataError(f"cannot be read as CSV: {' '.join(str(exc).split())[:200]}",
+        raise DataError(f"cannot be read as {kind}: {' '.join(str(exc).split())[:200]}",
                         file=ids_file) from exc
     missing = [c for c in ("tenant_id", "user_id") if c not in cols]
     if missing:
         raise DataError(f"lacks required columns: {', '.join(missing)} (header must be "
                         "tenant_id,user_id)", file=ids_file)
+    src = f"(SELECT tenant_id::VARCHAR AS tenant_id, user_id::VARCHAR AS user_id FROM {src})"
     bad = con.execute(
         f"SELECT count(*) FROM {src} WHERE coalesce(tenant_id, '') = '' OR coalesce(user_id, '') = ''"
     ).fetchone()[0]
@@ -72,11 +79,8 @@ def _source(con: Any, ids: int | None, ids_file: str | None) -> tuple[str, str]:
     return f"(SELECT tenant_id, user_id FROM {src})", os.path.basename(ids_file)
 
 
-def simulate(salts: list[tuple[str, float]], ids: int | None = None, ids_file: str | None = None,
-             confidence: float = 0.95) -> Simulation:
-    """Assign every id under each (salt, percent); report shares and tests."""
-    from tooldisc.canary.ingest import connect
-
+def check_salts(salts: list[tuple[str, float]]) -> list[int]:
+    """The experiment threshold of each (salt, percent); refuses what no engine should hash."""
     if not 1 <= len(salts) <= 2:
         raise UsageError("simulate takes one or two salts")
     thresholds = []
@@ -86,6 +90,15 @@ def simulate(salts: list[tuple[str, float]], ids: int | None = None, ids_file: s
         if not 0 < thr < BUCKETS:
             raise UsageError(f"--percent must be strictly between 0 and 100; got {pct}")
         thresholds.append(thr)
+    return thresholds
+
+
+def simulate(salts: list[tuple[str, float]], ids: int | None = None, ids_file: str | None = None,
+             confidence: float = 0.95) -> Simulation:
+    """Assign every id under each (salt, percent); report shares and tests."""
+    from tooldisc.canary.ingest import connect
+
+    thresholds = check_salts(salts)
     con = connect()
     try:
         source, label = _source(con, ids, ids_file)
@@ -99,6 +112,17 @@ def simulate(salts: list[tuple[str, float]], ids: int | None = None, ids_file: s
         ).fetchall()
     finally:
         con.close()
+    return summarize(salts, thresholds, rows, label, ids_file, confidence, engine="duckdb")
+
+
+def summarize(salts: list[tuple[str, float]], thresholds: list[int],
+              rows: list[tuple[Any, ...]], label: str, ids_file: str | None,
+              confidence: float = 0.95, engine: str = "duckdb") -> Simulation:
+    """Shares, sample-ratio and independence tests from the engine's counts.
+
+    ``rows`` are ``(in_experiment_0[, in_experiment_1], count)``: the only thing an
+    engine computes, so every engine reports the same numbers from the same ids.
+    """
     total = sum(r[-1] for r in rows)
     if total == 0:
         raise DataError("holds no ids", file=ids_file)
@@ -130,4 +154,5 @@ def simulate(salts: list[tuple[str, float]], ids: int | None = None, ids_file: s
                                                        / BUCKETS / BUCKETS, 3)}
         except ValueError:
             indep = {"table": table, "chi_square": None, "p_value": None}
-    return Simulation(ids=total, source=label, salts=tuple(results), independence=indep)
+    return Simulation(ids=total, source=label, salts=tuple(results), independence=indep,
+                      engine=engine)

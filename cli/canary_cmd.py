@@ -22,6 +22,14 @@ from tooldisc.cli.common import (
     resolve_format,
     write_atomic,
 )
+from tooldisc.cli.engine_options import (
+    EngineOption,
+    SparkConfOption,
+    SparkMasterOption,
+    SparkRemoteOption,
+    SparkTimeoutOption,
+    spark_target,
+)
 
 canary_app = typer.Typer(
     help="Canary: stable SHA-256 arm assignment, telemetry in DuckDB, promotion gates, verdicts.",
@@ -73,26 +81,42 @@ def simulate_cmd(
     salt: Annotated[str, typer.Option("--salt", help="Salt of the first experiment.")],
     percent: Annotated[float, typer.Option("--percent", help="Its rollout percent.")],
     ids: Annotated[int | None, typer.Option("--ids", help="Simulate N synthetic ids.")] = None,
-    ids_file: Annotated[str | None, typer.Option("--ids-file",
-                                                 help="CSV with a tenant_id,user_id header.")] = None,
+    ids_file: Annotated[str | None, typer.Option(
+        "--ids-file", help="CSV or Parquet with tenant_id and user_id columns (with --engine "
+                           "spark: any path Spark reads).")] = None,
     salt2: Annotated[str | None, typer.Option("--salt2", help="Salt of a second experiment.")] = None,
     percent2: Annotated[float | None, typer.Option("--percent2", help="Its rollout percent.")] = None,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
+    spark_remote: SparkRemoteOption = None,
+    spark_timeout: SparkTimeoutOption = None,
+    spark_conf: SparkConfOption = None,
     fmt: FormatOption = "table",
     json_flag: JsonOption = False,
 ) -> None:
     """Arm shares with Wilson intervals, sample-ratio test, independence of two salts."""
     from dataclasses import asdict
 
-    from tooldisc.canary.simulate import simulate
+    from tooldisc.canary.simulate import check_salts, simulate
 
     from tooldisc.errors import UsageError
 
     chosen = resolve_format(fmt, json_flag, ("table", "json"))
+    target = spark_target(engine, spark_master, spark_remote, spark_timeout, spark_conf)
     if (salt2 is None) != (percent2 is None):
         raise UsageError("--salt2 and --percent2 go together")
     salts = [(salt, percent)] + ([(salt2, percent2)] if salt2 is not None and percent2 is not None else [])
-    with _progress("hashing ids in DuckDB", None):
-        result = simulate(salts, ids=ids, ids_file=ids_file)
+    if target is None:
+        with _progress("hashing ids in DuckDB", None):
+            result = simulate(salts, ids=ids, ids_file=ids_file)
+    else:
+        from tooldisc.canary.spark_session import session
+        from tooldisc.canary.spark_simulate import prepare, simulate_spark
+
+        check_salts(salts)
+        prepare(ids, ids_file)  # a missing local file fails before Spark starts
+        with _progress(f"hashing ids on {target.describe()}", None), session(target) as spark:
+            result = simulate_spark(spark, salts, ids=ids, ids_file=ids_file)
     if chosen == "json":
         print_json(asdict(result))
         return
@@ -228,6 +252,16 @@ def verdict_cmd(
     summary: Annotated[str | None, typer.Option(
         "--summary", help="Append a compact Markdown summary to this file (e.g. "
                           "$GITHUB_STEP_SUMMARY).")] = None,
+    table: Annotated[str | None, typer.Option(
+        "--table", help="A catalog table (db.events) instead of --events (--engine spark).")] = None,
+    events_format: Annotated[str | None, typer.Option(
+        "--events-format", help="jsonl, csv or parquet, when --events does not tell "
+                                "(--engine spark; e.g. an s3a:// folder).")] = None,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
+    spark_remote: SparkRemoteOption = None,
+    spark_timeout: SparkTimeoutOption = None,
+    spark_conf: SparkConfOption = None,
 ) -> None:
     """PROMOTE (exit 0), HOLD (10) or ROLLBACK (20), with every gate's numbers and reason."""
     from tooldisc.canary.verdict import run_verdict
@@ -235,14 +269,35 @@ def verdict_cmd(
     from tooldisc.errors import UsageError
 
     chosen = resolve_format(fmt, json_flag, ("table", "json", "md", "html"))
-    if (db is None) == (events is None):
-        raise UsageError("give exactly one of --db or --events")
+    target = spark_target(engine, spark_master, spark_remote, spark_timeout, spark_conf)
     if out is not None and chosen == "table":
         raise UsageError("--out needs --format json, md or html")
     schema = _schema(profile)
-    with _progress("judging", None):
-        verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
-                                      since=since, until=until, profile_name=profile)
+    if target is None:
+        if table is not None or events_format is not None:
+            raise UsageError("--table and --events-format need --engine spark")
+        if (db is None) == (events is None):
+            raise UsageError("give exactly one of --db or --events")
+        with _progress("judging", None):
+            verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
+                                          since=since, until=until, profile_name=profile)
+    else:
+        from tooldisc.canary.engine_spark import SparkEngine
+        from tooldisc.canary.spark_read import locate
+        from tooldisc.canary.spark_session import session
+
+        if db is not None:
+            raise UsageError("--db is a DuckDB database; with --engine spark give --events or --table")
+        location = locate(events, table, events_format)  # a local typo fails before Spark starts
+        with _progress(f"judging on {target.describe()}", None), session(target) as spark:
+            spark_engine = SparkEngine.open(spark, location, schema)
+            try:
+                verdict, report = run_verdict(schema, experiment, events=location.label,
+                                              gates=gates, since=since, until=until,
+                                              engine=spark_engine, profile_name=profile)
+            finally:
+                spark_engine.close()
+    report = {**report, "engine": engine}
     from tooldisc.cli.reporting import report_text
 
     if summary is not None:

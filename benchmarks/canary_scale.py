@@ -1,0 +1,210 @@
+"""Benchmark: the canary verdict at 10M and 100M events, DuckDB and Spark side by side.
+
+Writes N synthetic events (scenario healthy, 5 %) as hive-partitioned Parquet, one
+million rows per ``shard=NNNN/part.parquet`` file, by calling ``canary synth`` once per
+shard (each with its own seed), so no step ever holds more than one shard in memory;
+event ids are stored as text (Spark 4 does not read Parquet's UUID type). Then times the whole
+``tooldisc canary verdict --format json`` process per engine (median of --repeats)
+with the peak memory of its process tree (the Spark JVM is a child of the CLI, so
+the tree's summed RSS is sampled from /proc), and the growth from the smallest to the
+largest size. The JSON of both engines must agree (bar ``engine``); the benchmark
+says so or fails. Writes one JSON (see --out).
+
+    .venv/bin/python benchmarks/canary_scale.py --sizes 10000000,100000000 \
+        --engines duckdb,spark --data /var/tmp/tooldisc-scale --out scale.json
+
+Generated data is kept in --data for the next run (it is deterministic per size).
+DuckDB runs with its defaults; Spark runs local[2] with --spark-driver-memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXP = "indexed-retrieval-v1"
+SHARD = 1_000_000
+
+
+def tree_rss_kib(pid: int) -> int:
+    """Summed VmRSS of ``pid`` and all its descendants (0 once it is gone)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
+    """Wall time, peak tree RSS (sampled every 50 ms), exit code and stdout of one process."""
+    peak = 0
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, **(env or {})})
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss_kib(proc.pid))
+            done.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    done.set()
+    sampler.join()
+    return {"seconds": round(wall, 3), "peak_rss_mib": round(peak / 1024, 1),
+            "exit_code": proc.returncode, "stdout": out.decode(), "stderr": err.decode()[-2000:]}
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tooldisc.cli", *args]
+
+
+def generate(data: Path, events: int) -> Path:
+    """``events`` rows as ``shard=NNN/part.parquet`` (1M rows each), made once and kept."""
+    target = data / f"events-{events}"
+    done = target / "_COMPLETE"
+    if done.exists():
+        return target
+    shards = (events + SHARD - 1) // SHARD
+    for i in range(shards):
+        size = min(SHARD, events - i * SHARD)
+        out = target / f"shard={i:04d}" / "part.parquet"
+        if out.exists():
+            continue
+        res = run_measured(cli("canary", "synth", "--events", str(size), "--scenario", "healthy",
+                               "--percent", "5", "--seed", str(i), "--out", str(out)))
+        if res["exit_code"] != 0:
+            raise SystemExit(f"synth failed: {res['stderr']}")
+        uuid_as_text(out)
+        print(f"generated shard {i + 1}/{shards} of {events:,}", file=sys.stderr)
+    done.write_text("")
+    return target
+
+
+UUID_AS_TEXT = """
+import sys, duckdb
+src, dst = sys.argv[1], sys.argv[2]
+con = duckdb.connect()
+cols = [r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [src]).fetchall()]
+sel = "* REPLACE (CAST(event_id AS VARCHAR) AS event_id)" if "event_id" in cols else "*"
+con.execute(f"COPY (SELECT {sel} FROM read_parquet('{src}')) TO '{dst}' (FORMAT parquet)")
+"""
+
+
+def uuid_as_text(path: Path) -> None:
+    """Spark 4 cannot read Parquet's UUID logical type: store event ids as text (both
+    engines then read the same files; DuckDB parses the text as a UUID)."""
+    tmp = path.with_name(path.name + ".tmp")
+    subprocess.run([sys.executable, "-c", UUID_AS_TEXT, str(path), str(tmp)], check=True)
+    tmp.replace(path)
+
+
+def verdict_cmd(engine: str, events_dir: Path, args: argparse.Namespace) -> list[str]:
+    cmd = cli("canary", "verdict", "--events", str(events_dir), "--experiment", EXP,
+              "--format", "json")
+    if engine == "spark":
+        cmd += ["--engine", "spark", "--spark-master", "local[2]",
+                "--spark-conf", f"spark.driver.memory={args.spark_driver_memory}"]
+    elif engine == "duckdb":
+        cmd += ["--engine", "duckdb"]
+    return cmd
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10000000,100000000",
+                    help="comma-separated event counts (multiples of 1M are fastest)")
+    ap.add_argument("--engines", default="duckdb,spark")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "tooldisc-scale"))
+    ap.add_argument("--spark-driver-memory", default="2g")
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "tooldisc-canary-scale.json"))
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    engines = [e.strip() for e in args.engines.split(",")]
+    data = Path(args.data)
+    data.mkdir(parents=True, exist_ok=True)
+
+    results: dict[str, dict[str, object]] = {}
+    for size in sizes:
+        t0 = time.perf_counter()
+        events_dir = generate(data, size)
+        gen_seconds = round(time.perf_counter() - t0, 3)
+        parquet_bytes = sum(p.stat().st_size for p in events_dir.rglob("*.parquet"))
+        per_engine: dict[str, object] = {}
+        answers = {}
+        for engine in engines:
+            runs = [run_measured(verdict_cmd(engine, events_dir, args))
+                    for _ in range(args.repeats)]
+            codes = sorted({int(r["exit_code"]) for r in runs})
+            if any(c not in (0, 10, 20) for c in codes):
+                raise SystemExit(f"{engine} at {size:,} failed: {runs[-1]['stderr']}")
+            doc = json.loads(str(runs[-1]["stdout"]))
+            doc.pop("engine", None)
+            answers[engine] = doc
+            per_engine[engine] = {
+                "median_seconds": round(statistics.median(float(r["seconds"]) for r in runs), 3),
+                "runs_seconds": [r["seconds"] for r in runs],
+                "peak_rss_mib": max(float(r["peak_rss_mib"]) for r in runs),
+                "exit_codes": codes,
+                "verdict": doc.get("verdict"),
+            }
+        same = len({json.dumps(a, sort_keys=True) for a in answers.values()}) <= 1
+        results[str(size)] = {"engines": per_engine, "identical_json": same,
+                              "parquet_bytes": parquet_bytes, "files": size // SHARD + bool(size % SHARD),
+                              "generate_seconds_if_new": gen_seconds}
+        if not same:
+            raise SystemExit(f"engines disagree at {size:,} events")
+    growth = {}
+    if len(sizes) >= 2:
+        lo, hi = str(min(sizes)), str(max(sizes))
+        for engine in engines:
+            a, b = results[lo]["engines"][engine], results[hi]["engines"][engine]  # type: ignore[index]
+            growth[engine] = {"time_ratio": round(b["median_seconds"] / a["median_seconds"], 2),
+                              "rss_ratio": round(b["peak_rss_mib"] / a["peak_rss_mib"], 2),
+                              "events_ratio": round(int(hi) / int(lo), 2)}
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    result = {
+        "benchmark": "canary_scale",
+        "commit": commit,
+        "config": {"sizes": sizes, "engines": engines, "repeats": args.repeats,
+                   "scenario": "healthy", "percent": 5, "layout": "shard=NNNN/part.parquet",
+                   "spark": {"master": "local[2]", "driver_memory": args.spark_driver_memory}},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform(), "loadavg_1m": round(os.getloadavg()[0], 2)},
+        "results": results,
+        "growth": growth,
+        "budget": {"duckdb_100m_peak_rss_mib": 2048},
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(result, indent=2, sort_keys=True))
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,483 @@
+"""The Spark engine: the same aggregates as DuckDB, computed where the telemetry lives.
+
+Implements :class:`tooldisc.canary.engine.Engine` and its parity contract (read that
+docstring: attribution, de-duplication, cells, quantiles, quarantine). Nothing here
+restates a validation rule: :class:`SparkDialect` overrides only what differs in
+Spark SQL (identifier and literal quoting, regular expressions, finiteness, and how a
+raw string becomes a typed value), and :func:`tooldisc.canary.validation.typed_select`
+renders the schema's one declarative rule list with it.
+
+Only aggregates are collected to the driver: counts, sums, minima and maxima, the
+distinct values of low-cardinality columns, and one value per requested order
+statistic. Rows, ids and request text stay in Spark.
+
+Exact quantiles (the nearest-rank order statistic ``X_(max(1, ceil(k·n/10000)))``)
+are found without sorting rows on one machine: values are counted per group, a
+running total over the sorted distinct values is taken per group, and the value
+whose running total first reaches each rank is kept. The rank is integer arithmetic,
+so no floating-point rounding can pick a neighbour.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+
+from tooldisc.canary.engine import (
+    CONFLICT_REASON,
+    AggregateQuery,
+    AggregateResult,
+    Duplicates,
+    Measure,
+    total,
+)
+from tooldisc.canary.events import INT_RE, ISO_TS, SECURITY_FLAGS, UUID_RE, Column, RowSchema
+from tooldisc.canary.spark_read import CORRUPT, LINE, Location, read_raw, reading
+from tooldisc.canary.sql import Dialect
+
+from tooldisc.errors import DataError
+
+# What DuckDB's TRY_CAST(… AS DOUBLE) accepts (bar digit separators), so a string Spark
+# alone would take (``1.5d``, ``0x1p3``) is refused by both engines.
+NUMBER_RE = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(?i:nan|inf|infinity)"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ISO_FIXES = (
+    (r"^(.{10}.\d{2}:\d{2})([Zz+-])", "$1:00$2"),
+    (r"([+-]\d{2})(\d{2})$", "$1:$2"),
+    ("z$", "Z"),
+)
+
+
+def spark_literal(text: str) -> str:
+    """A Spark SQL string literal: backslash and quote escaped (Spark reads ``\\`` escapes)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class SparkDialect(Dialect):
+    """Spark SQL: the engine-specific half of :class:`tooldisc.canary.sql.Dialect`."""
+
+    name = "spark"
+    types: ClassVar[dict[str, str]] = {
+        "int": "BIGINT", "version": "BIGINT", "number": "DOUBLE", "percent": "DOUBLE",
+        "bool": "BOOLEAN", "string": "STRING", "enum": "STRING", "ts": "TIMESTAMP",
+        "uuid": "STRING",
+    }
+
+    def ident(self, name: str) -> str:
+        return "`" + name.replace("`", "``") + "`"
+
+    def literal(self, value: str | int | float | bool) -> str:
+        if isinstance(value, str):
+            return spark_literal(value)
+        return super().literal(value)
+
+    def full_match(self, expr: str, regex: str) -> str:
+        # RLIKE finds; the anchors make it a whole-string match (\z: no trailing newline).
+        return f"({expr} RLIKE {spark_literal('^(?:' + regex + ')' + chr(92) + 'z')})"
+
+    def not_finite(self, expr: str) -> str:
+        return f"(isnan({expr}) OR abs({expr}) = double('Infinity'))"
+
+    def category(self, source_type: str) -> str:
+        t = source_type.lower()
+        if t == "string" or t.startswith(("varchar", "char")):
+            return "str"
+        if t == "boolean":
+            return "bool"
+        if t in {"tinyint", "smallint", "int", "bigint"}:
+            return "int"
+        if t in {"float", "double"} or t.startswith("decimal"):
+            return "float"
+        if t == "timestamp":
+            return "tstz"  # Spark's TIMESTAMP is an instant (with local time zone)
+        if t == "timestamp_ntz":
+            return "ts"
+        if t == "void":
+            return "null"
+        return "other"
+
+    def parse(self, col: Column, raw: str, cat: str) -> tuple[str, bool]:
+        kind = col.kind
+        if kind in {"number", "percent"} and cat == "str":
+            return (f"CASE WHEN {self.full_match(f'trim({raw})', NUMBER_RE)} "
+                    f"THEN TRY_CAST(trim({raw}) AS DOUBLE) END"), True
+        if kind in {"int", "version"} and cat == "float":
+            return (f"CASE WHEN NOT {self.not_finite(raw)} AND {raw} % 1 = 0 "
+                    f"THEN TRY_CAST({raw} AS BIGINT) END"), True
+        if kind == "ts" and cat == "str":
+            return (f"CASE WHEN {self.full_match(f'trim({raw})', ISO_TS)} "
+                    f"THEN TRY_CAST({self._iso(f'trim({raw})')} AS TIMESTAMP) END"), True
+        if kind == "uuid" and cat == "str":
+            return (f"CASE WHEN {self.full_match(f'trim({raw})', UUID_RE)} "
+                    f"THEN lower(trim({raw})) END"), True
+        if kind in {"int", "version"} and cat == "str":
+            return (f"CASE WHEN {self.full_match(f'trim({raw})', INT_RE)} "
+                    f"THEN TRY_CAST(trim({raw}) AS BIGINT) END"), True
+        return super().parse(col, raw, cat)
+
+    def _iso(self, expr: str) -> str:
+        """An ISO_TS-matching string in the form Spark's cast reads, as DuckDB reads it:
+        seconds added when absent, ``+HHMM`` written ``+HH:MM``, ``z`` as ``Z``."""
+        for pattern, replacement in _ISO_FIXES:
+            expr = f"regexp_replace({expr}, {spark_literal(pattern)}, {spark_literal(replacement)})"
+        return expr
+
+    def count_if(self, cond: str) -> str:
+        return f"count_if({cond})"
+
+
+SPARK = SparkDialect()
+D = SPARK
+
+
+def _micros_to_datetime(value: int | None) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+
+
+class SparkEngine:
+    """Typed rows with ``_reason`` as a Spark temp view; aggregates on request."""
+
+    name = "spark"
+    _views = itertools.count()
+
+    def __init__(self, spark: Any, view: str, schema: RowSchema, label: str):
+        self.spark = spark
+        self.view = view
+        self.schema = schema
+        self.label = label
+
+    @classmethod
+    def open(cls, spark: Any, location: Location, schema: RowSchema) -> SparkEngine:
+        """Read ``location`` and register its typed, validated rows (nothing runs yet,
+        except the per-file column check of JSONL, which must look at every line)."""
+        from tooldisc.canary.validation import typed_select
+
+        raw = read_raw(spark, location)
+        n = next(cls._views)
+        source, types, extra = _source(spark, raw, location, schema, n)
+        body = typed_select(schema, source, types, {}, "", extra_reason=extra, dialect=SPARK)
+        view = f"__tooldisc_rows_{n}"
+        with reading(location.label):
+            spark.sql(body).createOrReplaceTempView(view)
+        return cls(spark, view, schema, location.label)
+
+    def close(self) -> None:
+        import contextlib
+
+        with contextlib.suppress(Exception):
+            self.spark.catalog.dropTempView(self.view)
+
+    def _sql(self, text: str, args: Mapping[str, Any] | None = None) -> Any:
+        return self.spark.sql(text, args=dict(args)) if args else self.spark.sql(text)
+
+    def _collect(self, text: str, args: Mapping[str, Any] | None = None) -> list[Any]:
+        with reading(self.label):
+            return self._sql(text, args).collect()
+
+    def experiments(self) -> dict[str, int]:
+        rows = self._collect(
+            f"SELECT experiment, count(*) AS n FROM {self.view} WHERE experiment IS NOT NULL "
+            "AND experiment <> '' GROUP BY experiment")
+        return {str(r["experiment"]): int(r["n"]) for r in sorted(rows, key=lambda r: r[0])}
+
+    # -- aggregation ------------------------------------------------------------------
+
+    def aggregate(self, query: AggregateQuery) -> AggregateResult:
+        conds = ["(experiment = :experiment OR experiment IS NULL OR experiment = '')"]
+        args: dict[str, Any] = {"experiment": query.experiment}
+        window = []
+        if query.since is not None:
+            window.append("ts >= :since")
+            args["since"] = query.since
+        if query.until is not None:
+            window.append("ts < :until")
+            args["until"] = query.until
+        if window:
+            conds.append(f"(ts IS NULL OR ({' AND '.join(window)}))")
+        cols = ", ".join(D.ident(c) for c in query.schema.names)
+        attributed = f"__tooldisc_attr_{next(self._views)}"
+        with reading(self.label):
+            self._sql(f"SELECT {cols}, _reason FROM {self.view} WHERE {' AND '.join(conds)}",
+                      args).createOrReplaceTempView(attributed)
+        views = [attributed]
+        try:
+            source, dups = self._deduplicated(query, attributed, views)
+            return self._aggregate(query, source, dups)
+        finally:
+            for v in reversed(views):
+                self._sql(f"UNCACHE TABLE IF EXISTS {v}")
+                self.spark.catalog.dropTempView(v)
+
+    def _deduplicated(self, query: AggregateQuery, attributed: str,
+                      views: list[str]) -> tuple[str, Duplicates]:
+        """Rows with duplicates resolved, exactly as the engine contract says.
+
+        A row's key is its ``event_id``, or for a v1 row a 64-bit hash of all its columns
+        (as DuckDB's ``hash``; rows that collide stay apart, because only rows identical
+        in every column and reason are merged). Keys seen more than once are found with
+        one hash aggregation; the few rows behind them are cached, counted in one
+        query, and resolved inside the aggregation; every other row streams through.
+        Rows identical in every column share a key, so per-key distinct contents are
+        the global ones.
+        """
+        if not query.dedup:
+            return attributed, Duplicates()
+        names = query.schema.names
+        has_id = "event_id" in names
+        cols = ", ".join(D.ident(c) for c in names)
+        v1 = ", ".join(D.ident(c) for c in names if c != "event_id")
+        if has_id:
+            key = (f"CASE WHEN event_id IS NOT NULL THEN concat('i', event_id) "
+                   f"WHEN schema_version = 1 THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END")
+        else:
+            key = (f"CASE WHEN schema_version IS NOT NULL "
+                   f"THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END")
+        keyed = self._view(views, f"SELECT *, {key} AS __k FROM {attributed}")
+        dup_keys = self._view(views, f"SELECT __k FROM {keyed} WHERE __k IS NOT NULL "
+                                     "GROUP BY __k HAVING count(*) > 1", cache=True)
+        if self._collect(f"SELECT count(*) AS n FROM {dup_keys}")[0]["n"] == 0:
+            return attributed, Duplicates()
+        flagged = self._view(views, (
+            f"SELECT r.*, d.__k IS NOT NULL AS __dup FROM {keyed} r "
+            f"LEFT JOIN {dup_keys} d ON r.__k = d.__k"))
+        # Each distinct content behind a repeated key, with its multiplicity (few rows).
+        groups = self._view(views, (
+            f"SELECT {cols}, _reason, __k, count(*) AS __n FROM {flagged} WHERE __dup "
+            f"GROUP BY {cols}, _reason, __k"), cache=True)
+        per_key = (f"SELECT {cols}, _reason, __k, __n, substr(__k, 1, 1) = 'i' AS __v2, "
+                   f"count(*) OVER (PARTITION BY __k) AS __dc FROM {groups}")
+        stats = self._collect(f"""
+            SELECT coalesce(sum(n), 0) AS dup, coalesce(sum(IF(v2, 1, dc)), 0) AS kept,
+                   coalesce(sum(IF(v2, 0, n - dc)), 0) AS v1_removed,
+                   count_if(v2) AS repeated, count_if(v2 AND dc > 1) AS conflicting
+            FROM (SELECT __k, first(__v2) AS v2, first(__dc) AS dc, sum(__n) AS n
+                  FROM ({per_key}) GROUP BY __k)""")[0]
+        merged = []
+        for c in query.schema.columns:
+            f = D.ident(c.name)
+            if c.name in SECURITY_FLAGS:
+                merged.append(f"CASE WHEN bool_or({f}) THEN TRUE WHEN count({f}) < count(*) "
+                              f"THEN NULL ELSE FALSE END AS {f}")
+            elif c.name == "experiment":
+                merged.append(f"{D.literal(query.experiment)} AS experiment")
+            elif c.name == "event_id":
+                merged.append("first(event_id) AS event_id")
+            else:
+                merged.append(f"{D.null(c.kind)} AS {f}")
+        resolved = self._view(views, (
+            f"WITH g AS ({per_key}) "
+            f"SELECT {cols}, _reason FROM g WHERE NOT (__v2 AND __dc > 1) "
+            f"UNION ALL SELECT {', '.join(merged)}, {D.literal(CONFLICT_REASON)} AS _reason "
+            f"FROM g WHERE __v2 AND __dc > 1 GROUP BY __k"), cache=True)
+        source = self._view(views, (f"SELECT {cols}, _reason FROM {flagged} WHERE NOT __dup "
+                                    f"UNION ALL SELECT * FROM {resolved}"))
+        return source, Duplicates(rows_removed=int(stats["dup"] - stats["kept"]),
+                                  v1_rows_removed=int(stats["v1_removed"]),
+                                  v2_ids_repeated=int(stats["repeated"]),
+                                  v2_ids_conflicting=int(stats["conflicting"]))
+
+    def _view(self, views: list[str], sql: str, cache: bool = False) -> str:
+        """A temp view of ``sql`` (dropped after the query); ``cache``: small, reused,
+        so computed once now (``CACHE TABLE`` is eager)."""
+        name = f"__tooldisc_v{next(self._views)}"
+        with reading(self.label):
+            if cache:
+                self._sql(f"CACHE TABLE {name} AS {sql}")
+            else:
+                self._sql(sql).createOrReplaceTempView(name)
+        views.append(name)
+        return name
+
+    def _measure_sql(self, m: Measure) -> str:
+        col = D.ident(m.column) if m.column else None
+        where = D.render(m.where) if m.where is not None else None
+        filt = f" FILTER (WHERE {where})" if where else ""
+        if m.op == "count":
+            return f"count(*){filt}"
+        if m.op == "count_if":
+            return f"count(*) FILTER (WHERE {where or 'TRUE'})"
+        if m.op == "count_nonnull":
+            return f"count({col}){filt}"
+        if m.op == "sum":
+            return f"coalesce(sum({col}){filt}, 0)"
+        if m.op == "sum_sq":
+            return f"coalesce(sum({col} * {col}){filt}, 0)"
+        if m.op in ("min", "max"):
+            return f"{m.op}({_orderable(self.schema, m.column)}){filt}"
+        if m.op == "last":
+            # as DuckDB's: the value at the latest order, in 0.01 steps (a percent)
+            order = _orderable(self.schema, m.order_by or "ts")
+            return f"max(struct({order} AS o, CAST(round({col} * 100) AS BIGINT) AS v)){filt}"
+        if m.op == "distinct":
+            return f"array_sort(collect_set({col}){filt})"
+        raise ValueError(f"unknown measure op {m.op!r}")
+
+    def _plain(self, m: Measure, v: Any) -> Any:
+        if m.op == "last":
+            if v is None or v["o"] is None:
+                return None
+            return (self._from_orderable(m.order_by or "ts", v["o"]), int(v["v"]) / 100)
+        if m.op in ("min", "max"):
+            return self._from_orderable(m.column, v)
+        if m.op == "distinct":
+            return [str(x) for x in (v or [])]
+        if m.op in ("count", "count_if", "count_nonnull"):
+            return int(v or 0)
+        return v
+
+    def _from_orderable(self, column: str | None, v: Any) -> Any:
+        if column is not None and _is_ts(self.schema, column):
+            return _micros_to_datetime(v)
+        return v
+
+    def _aggregate(self, query: AggregateQuery, source: str, dups: Duplicates) -> AggregateResult:
+        measures = (*query.measures, *query.quarantine_measures)
+        keys = (*query.group_by, *query.segments)
+        sel = [f"{self._measure_sql(m)} AS {D.ident('m_' + m.name)}" for m in measures]
+        group = ", ".join(["_reason", *(D.ident(k) for k in keys)])
+        key_cols = "".join(f"{D.ident(k)}, " for k in keys)
+        rows = self._collect(f"SELECT {key_cols}_reason, {', '.join(sel)} FROM {source} GROUP BY {group}")
+        cells: list[tuple[tuple[str | None, ...], dict[str, Any]]] = []
+        reasons: dict[str, int] = {}
+        quarantine_rows: list[dict[str, Any]] = []
+        count_name = next(m.name for m in measures if m.op == "count" and m.where is None)
+        groups: set[tuple[str | None, ...]] = set()
+        for row in rows:
+            key = tuple(None if row[k] is None else str(row[k]) for k in keys)
+            vals = {m.name: self._plain(m, row["m_" + m.name]) for m in measures}
+            if row["_reason"] is not None:
+                reasons[row["_reason"]] = reasons.get(row["_reason"], 0) + int(vals[count_name])
+                quarantine_rows.append(vals)
+                continue
+            cells.append((key, {m.name: vals[m.name] for m in query.measures}))
+            groups.add(key[:len(query.group_by)])
+        cells.sort(key=lambda kv: _sort_key(kv[0]))
+        quantiles: dict[tuple[str | None, ...], tuple[float | None, ...]] = {}
+        if query.quantile is not None and groups:
+            found = self._quantiles(query, source)
+            for g in groups:
+                quantiles[g] = found.get(g, ())
+        return AggregateResult(
+            cells=tuple(cells),
+            quantiles=dict(sorted(quantiles.items(), key=lambda kv: _sort_key(kv[0]))),
+            quarantine_reasons=dict(sorted(reasons.items())),
+            quarantine_values=total(query.quarantine_measures, quarantine_rows),
+            duplicates=dups)
+
+    def _quantiles(self, query: AggregateQuery, source: str) -> dict[tuple[str | None, ...],
+                                                                     tuple[float | None, ...]]:
+        """Nearest-rank order statistics per group, from counts of distinct values."""
+        q = query.quantile
+        assert q is not None
+        g = [D.ident(k) for k in query.group_by]
+        gl = "".join(f"{x}, " for x in g)
+        part = f"PARTITION BY {', '.join(g)}" if g else ""
+        v = D.ident(q.column)
+        where = f" AND {D.render(q.where)}" if q.where is not None else ""
+        levels = ", ".join(str(int(lv)) for lv in q.levels)
+        rank = "greatest(1, (l.lv * w.n + 9999) div 10000)"
+        rows = self._collect(f"""
+            WITH h AS (SELECT {gl}{v} AS v, count(*) AS c FROM {source}
+                       WHERE _reason IS NULL AND {v} IS NOT NULL{where} GROUP BY {gl}{v}),
+                 w AS (SELECT {gl}v, c,
+                              sum(c) OVER ({part} ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING
+                                           AND CURRENT ROW) AS cum,
+                              sum(c) OVER ({part}) AS n FROM h),
+                 l AS (SELECT explode(array({levels})) AS lv)
+            SELECT {''.join(f'w.{x}, ' for x in g)}l.lv AS lv, w.v AS v FROM w CROSS JOIN l
+            WHERE w.cum - w.c < {rank} AND {rank} <= w.cum""")
+        by_group: dict[tuple[str | None, ...], dict[int, float]] = {}
+        for row in rows:
+            key = tuple(None if row[k] is None else str(row[k]) for k in query.group_by)
+            by_group.setdefault(key, {})[int(row["lv"])] = float(row["v"])
+        return {key: tuple(found.get(lv) for lv in q.levels) for key, found in by_group.items()}
+
+
+def _sort_key(key: tuple[str | None, ...]) -> tuple[str, ...]:
+    return tuple("" if x is None else x for x in key)
+
+
+def _is_ts(schema: RowSchema, column: str) -> bool:
+    return column in schema.names and schema.column(column).kind == "ts"
+
+
+def _orderable(schema: RowSchema, column: str | None) -> str:
+    """Timestamps leave Spark as epoch microseconds: no Python-side time zone guesswork."""
+    assert column is not None
+    return f"unix_micros({D.ident(column)})" if _is_ts(schema, column) else D.ident(column)
+
+
+def _source(spark: Any, raw: Any, loc: Location, schema: RowSchema,
+            n: int) -> tuple[str, dict[str, str], str | None]:
+    """A temp view of source columns, their Spark types, and the structural-reason column."""
+    fields = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
+    view = f"__tooldisc_raw_{n}"
+    if loc.format == "jsonl":
+        return _json_source(spark, raw, loc, schema, fields, view)
+    present = {c: t for c, t in fields.items() if c in schema.names}
+    missing = [c for c in schema.required if c not in present]
+    if missing:
+        raise DataError(f"lacks required columns: {', '.join(missing)}", file=loc.label)
+    if loc.format == "csv":
+        # A row Spark cannot split into the header's columns: all columns NULL, as DuckDB
+        # rejects it; the reason names too many or too few fields.
+        width = list(fields).index(CORRUPT)  # header columns come first, hive ones after
+        from_csv = (f"from_csv({CORRUPT}, {spark_literal(_csv_probe(width))}, "
+                    "map('escape', '\"'))")
+        cols = ", ".join(f"CASE WHEN {CORRUPT} IS NULL THEN {D.ident(c)} END AS {D.ident(c)}"
+                         for c in present)
+        raw.createOrReplaceTempView(view + "_in")
+        spark.sql(
+            f"SELECT {cols}, CASE WHEN {CORRUPT} IS NOT NULL THEN CASE WHEN "
+            f"{from_csv}.__extra IS NOT NULL THEN 'csv: too many columns' "
+            f"ELSE 'csv: missing columns' END END AS __bad FROM {view}_in"
+        ).createOrReplaceTempView(view)
+        return view, present, "__bad"
+    raw.createOrReplaceTempView(view)
+    return view, present, None
+
+
+def _csv_probe(width: int) -> str:
+    cols = ", ".join(f"c{i} STRING" for i in range(width))
+    return f"{cols}, __extra STRING"
+
+
+def _json_source(spark: Any, raw: Any, loc: Location, schema: RowSchema, fields: Mapping[str, str],
+                 view: str) -> tuple[str, dict[str, str], str | None]:
+    """JSONL lines parsed once into a map; per file, every required key must appear."""
+    hive = [c for c in fields if c != LINE]
+    raw.select("*", "_metadata.file_path").createOrReplaceTempView(view + "_lines")
+    parsed = (f"SELECT from_json({LINE}, 'map<string,string>') AS __m, {LINE}, "
+              f"{''.join(D.ident(h) + ', ' for h in hive)}file_path FROM {view}_lines "
+              f"WHERE {LINE} IS NOT NULL AND trim({LINE}) <> ''")
+    spark.sql(parsed).createOrReplaceTempView(view + "_parsed")
+    has = ", ".join(f"max(map_contains_key(__m, {spark_literal(c)})) AS {D.ident(c)}"
+                    for c in schema.names)
+    with reading(loc.label):
+        per_file = spark.sql(f"SELECT file_path, {has} FROM {view}_parsed GROUP BY file_path").collect()
+    present: set[str] = set()
+    for row in sorted(per_file, key=lambda r: r["file_path"]):
+        keys = {c for c in schema.names if row[c]}
+        missing = [c for c in schema.required if c not in keys and c not in hive]
+        if missing:
+            raise DataError(f"lacks required columns: {', '.join(missing)}",
+                            file=_local_name(row["file_path"]))
+        present |= keys
+    cols = [f"__m[{spark_literal(c)}] AS {D.ident(c)}" for c in schema.names if c in present]
+    cols += [D.ident(h) for h in hive if h in schema.names and h not in present]
+    bad = (f"CASE WHEN __m IS NULL THEN CASE WHEN get_json_object({LINE}, '$') IS NULL "
+           "THEN 'json: unparseable line' ELSE 'json: line is not an object' END END AS __bad")
+    spark.sql(f"SELECT {', '.join([*cols, bad])} FROM {view}_parsed").createOrReplaceTempView(view)
+    types = {c: "string" for c in schema.names if c in present}
+    types |= {h: fields[h] for h in hive if h in schema.names and h not in present}
+    return view, types, "__bad"
+
+
+def _local_name(uri: str) -> str:
+    """``file:///a%20b/x.jsonl`` → ``/a b/x.jsonl``, as a user typed it; other URIs as is."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(uri)
+    return unquote(parts.path) if parts.scheme == "file" else uri

@@ -1,0 +1,263 @@
+"""The Spark engine against the DuckDB/Python one, in ONE SparkSession (tests/canary/conftest.py).
+
+Every test that needs Spark lives in this file, so ``pytest -n 2 --dist loadfile`` starts
+one JVM. CLI tests reach that JVM through Spark Connect (``--spark-remote``); one test
+runs the default local mode end to end in its own process.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from tooldisc.canary.assignment import bucket
+from tooldisc.canary.simulate import simulate
+
+from tests.canary.conftest import SparkHandle
+from tests.conftest import run_cli
+from tooldisc.errors import DataError
+
+ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_.é漢ی '\\\"😀"
+
+
+def _random_ids(n: int, seed: int) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    return [("".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 12))),
+             "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 16)))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def ids_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The same 3,000 ids as CSV and as Parquet."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    d = tmp_path_factory.mktemp("spark_ids")
+    pairs = _random_ids(3_000, seed=11)
+    table = pa.table({"tenant_id": [p[0] for p in pairs], "user_id": [p[1] for p in pairs]})
+    pq.write_table(table, d / "ids.parquet")
+    pacsv.write_csv(table, d / "ids.csv")
+    return {"parquet": d / "ids.parquet", "csv": d / "ids.csv"}
+
+
+def test_bucket_in_spark_sql_equals_python_for_100k_random_ids(spark, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+    from tooldisc.canary.spark_simulate import bucket_column
+
+    salt = "exp-ü'\\"
+    pairs = _random_ids(100_000, seed=7)
+    vectors = [("s1", "t1", "u1", 8817), ("indexed-retrieval-v1", "biz-42", "user-7", 8234),
+               ("تست", "شرکت", "کاربر", 5302)]  # 9db2ff…: first 8 bytes >= 2**63
+    table = pa.table({
+        "salt": [salt] * len(pairs) + [v[0] for v in vectors],
+        "tenant_id": [p[0] for p in pairs] + [v[1] for v in vectors],
+        "user_id": [p[1] for p in pairs] + [v[2] for v in vectors],
+        "expected": [bucket(salt, t, u) for t, u in pairs] + [v[3] for v in vectors],
+    })
+    pq.write_table(table, tmp_path / "pairs.parquet")
+    frame = spark.read.parquet(str(tmp_path / "pairs.parquet"))
+    per_salt = [frame.where(F.col("salt") == s).select(
+        (bucket_column(s, F.col("tenant_id"), F.col("user_id")) == F.col("expected")).alias("ok"))
+        for s in {salt, *(v[0] for v in vectors)}]
+    union = per_salt[0]
+    for other in per_salt[1:]:
+        union = union.unionAll(other)
+    row = union.agg(F.count("*").alias("n"), F.count_if(~F.col("ok")).alias("wrong")).first()
+    assert (row["n"], row["wrong"]) == (len(pairs) + len(vectors), 0)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_simulate_on_spark_equals_duckdb(spark, ids_files: dict[str, Path], fmt: str) -> None:
+    from tooldisc.canary.spark_simulate import simulate_spark
+
+    salts = [("indexed-retrieval-v1", 25.0), ("adaptive-k-v1", 50.0)]
+    on_spark = asdict(simulate_spark(spark, salts, ids_file=str(ids_files[fmt])))
+    on_duckdb = asdict(simulate(salts, ids_file=str(ids_files[fmt])))
+    assert (on_spark.pop("engine"), on_duckdb.pop("engine")) == ("spark", "duckdb")
+    assert on_spark == on_duckdb
+    assert on_spark["ids"] == 3_000
+
+
+def test_synthetic_ids_on_spark_equal_duckdb(spark) -> None:
+    from tooldisc.canary.spark_simulate import simulate_spark
+
+    salts = [("s1", 5.0)]
+    on_spark = asdict(simulate_spark(spark, salts, ids=20_000))
+    on_duckdb = asdict(simulate(salts, ids=20_000))
+    on_spark.pop("engine"), on_duckdb.pop("engine")
+    assert on_spark == on_duckdb
+
+
+def test_a_path_spark_cannot_read_names_it(spark) -> None:
+    from tooldisc.canary.spark_read import locate, read_raw
+
+    missing = "file:///nonexistent-tooldisc/ids/*.parquet"
+    with pytest.raises(DataError) as info:
+        read_raw(spark, locate(missing, None)).columns  # noqa: B018
+    assert str(info.value).startswith(missing + ": Spark cannot read it")
+
+
+def test_cli_simulate_through_spark_connect_matches_duckdb(spark_handle: SparkHandle,
+                                                           ids_files: dict[str, Path]) -> None:
+    args = ["canary", "simulate", "--salt", "indexed-retrieval-v1", "--percent", "10",
+            "--ids-file", str(ids_files["parquet"]), "--json"]
+    duck = run_cli(*args)
+    remote = run_cli(*args, "--engine", "spark", "--spark-remote", spark_handle.remote)
+    assert duck.returncode == 0 and remote.returncode == 0, remote.stderr
+    a, b = json.loads(duck.stdout), json.loads(remote.stdout)
+    assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
+    assert a == b
+    assert remote.stderr == ""
+
+
+def test_cli_unreadable_remote_path_is_one_line_exit_2(spark_handle: SparkHandle) -> None:
+    missing = "file:///nonexistent-tooldisc/ids.parquet"
+    res = run_cli("canary", "simulate", "--salt", "s", "--percent", "10", "--ids-file", missing,
+                  "--engine", "spark", "--spark-remote", spark_handle.remote)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {missing}: Spark cannot read it"), lines
+    assert len(lines[0].encode()) <= 300
+
+
+def test_cli_local_mode_is_quiet_and_matches_duckdb(spark_handle: SparkHandle) -> None:
+    """The default (local[2], a JVM of its own): same JSON, and no JVM noise on stderr."""
+    args = ["canary", "simulate", "--salt", "s1", "--percent", "5", "--ids", "5000", "--json"]
+    duck = run_cli(*args)
+    local = run_cli(*args, "--engine", "spark", "--spark-conf",
+                    "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1", timeout=600)
+    assert local.returncode == 0, local.stderr
+    a, b = json.loads(duck.stdout), json.loads(local.stdout)
+    assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
+    assert a == b
+    assert local.stderr == ""
+
+
+# -- the verdict: both engines, byte for byte ---------------------------------------------
+
+def uuid_as_text(path: Path) -> None:
+    """Parquet's UUID logical type is not read by Spark 4: event ids as text instead."""
+    import pyarrow.parquet as pq
+    from tooldisc.canary.ingest import connect
+
+    if path.suffix != ".parquet" or "event_id" not in pq.read_schema(path).names:
+        return
+    con = connect()
+    tmp = path.with_suffix(".tmp.parquet")
+    con.execute(f"COPY (SELECT * REPLACE (CAST(event_id AS VARCHAR) AS event_id) FROM "
+                f"read_parquet('{path}')) TO '{tmp}' (FORMAT parquet)")
+    con.close()
+    tmp.replace(path)
+
+
+def _write(profile: str, scenario: str, path: Path) -> Path:
+    if profile == "canary":
+        from tooldisc.canary.synth import synthesize
+
+        synthesize(path, 3_000, scenario, percent=25, seed=3)
+    else:
+        from tooldisc.canary.shadow_synth import synthesize_shadow
+
+        synthesize_shadow(path, 300, scenario, seed=3)
+    uuid_as_text(path)
+    return path
+
+
+def _both(spark, profile: str, location: str) -> tuple[str, str]:
+    """Verdict JSON from DuckDB and from Spark over the same location."""
+    from tooldisc.canary.engine_spark import SparkEngine
+    from tooldisc.canary.profiles import profiles
+    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.verdict import run_verdict
+    from tooldisc.cli.reporting import report_text
+
+    prof = profiles()[profile]
+    _, on_duckdb = run_verdict(prof.schema, prof.default_experiment, events=location,
+                               profile_name=profile)
+    engine = SparkEngine.open(spark, locate(location, None), prof.schema)
+    try:
+        _, on_spark = run_verdict(prof.schema, prof.default_experiment, engine=engine,
+                                  events=location, profile_name=profile)
+    finally:
+        engine.close()
+    return report_text(on_duckdb, "verdict", "json"), report_text(on_spark, "verdict", "json")
+
+
+def _scenarios() -> list[tuple[str, str]]:
+    from tooldisc.canary.profiles import profiles
+
+    return [(name, sc) for name, prof in sorted(profiles().items()) for sc in prof.scenarios]
+
+
+@pytest.mark.parametrize(("profile", "scenario"), _scenarios())
+def test_every_scenario_same_verdict_json_parquet(spark, tmp_path: Path, profile: str,
+                                                  scenario: str) -> None:
+    path = _write(profile, scenario, tmp_path / f"{scenario}.parquet")
+    on_duckdb, on_spark = _both(spark, profile, str(path))
+    assert on_spark == on_duckdb
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize(("profile", "scenario"), [("canary", "corrupt_rows"),
+                                                    ("canary", "duplicated")])
+def test_two_scenarios_in_text_formats(spark, tmp_path: Path, profile: str, scenario: str,
+                                       fmt: str) -> None:
+    path = _write(profile, scenario, tmp_path / f"{scenario}.{fmt}")
+    on_duckdb, on_spark = _both(spark, profile, str(path))
+    assert on_spark == on_duckdb
+
+
+def test_hive_partitioned_directory(spark, tmp_path: Path) -> None:
+    """``percent=25/day=N/part.parquet``: the percent column comes from the folder names."""
+    import pyarrow.parquet as pq
+
+    whole = pq.read_table(_write("canary", "corrupt_rows", tmp_path / "all.parquet"))
+    root = tmp_path / "events"
+    rows = whole.num_rows
+    for day, start in enumerate(range(0, rows, rows // 3)):
+        part = whole.slice(start, rows // 3).drop(["percent"])
+        folder = root / "percent=25" / f"day={day}"
+        folder.mkdir(parents=True)
+        pq.write_table(part, folder / "part.parquet")
+    on_duckdb, on_spark = _both(spark, "canary", str(root))
+    assert on_spark == on_duckdb
+
+
+def test_cli_verdict_through_spark_connect(spark_handle: SparkHandle, tmp_path: Path) -> None:
+    """The real command, both engines: same JSON bar ``engine``, same exit code; a table too."""
+    path = _write("canary", "slow", tmp_path / "slow.parquet")
+    args = ["canary", "verdict", "--experiment", "indexed-retrieval-v1", "--json"]
+    duck = run_cli(*args, "--events", str(path))
+    remote = run_cli(*args, "--events", str(path), "--engine", "spark",
+                     "--spark-remote", spark_handle.remote)
+    assert duck.returncode == remote.returncode == 10, remote.stderr
+    a, b = json.loads(duck.stdout), json.loads(remote.stdout)
+    assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
+    assert a == b and remote.stderr == ""
+    spark_handle.session.read.parquet(str(path)).createOrReplaceGlobalTempView("slow_events")
+    table = run_cli(*args, "--table", "global_temp.slow_events", "--engine", "spark",
+                    "--spark-remote", spark_handle.remote)
+    assert table.returncode == 10, table.stderr
+    c = json.loads(table.stdout)
+    c.pop("engine")
+    assert c == a
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--table", "nosuch.events"), "nosuch.events: Spark cannot read it"),
+    (("--events", "file:///nonexistent-tooldisc/events/*.parquet"),
+     "file:///nonexistent-tooldisc/events/*.parquet: Spark cannot read it"),
+])
+def test_cli_verdict_unreadable_source(spark_handle: SparkHandle, args: tuple[str, ...],
+                                       needle: str) -> None:
+    res = run_cli("canary", "verdict", "--experiment", "x", *args, "--engine", "spark",
+                  "--spark-remote", spark_handle.remote)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and len(lines[0].encode()) <= 300, lines

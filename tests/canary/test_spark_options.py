@@ -1,0 +1,103 @@
+"""--engine and --spark-* through the real CLI: bad values and dead addresses fail fast.
+
+None of these starts a JVM (the address is checked before Spark launches, and a
+silent Spark Connect endpoint is bounded by --spark-timeout), so they are cheap.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import run_cli
+
+SIM = ("canary", "simulate", "--salt", "s1", "--percent", "5", "--ids", "100")
+
+
+def one_line_exit_2(res) -> str:
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert len(lines[0].encode()) <= 300
+    return lines[0]
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens once the socket is closed
+
+
+@pytest.fixture()
+def silent_server() -> Iterator[int]:
+    """Accepts TCP connections and never answers (a firewall or a wrong service)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(2)
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--spark-master", "local[4]"), "--spark-master need --engine spark"),
+    (("--engine", "flink"), "--engine must be one of duckdb, spark"),
+    (("--engine", "spark", "--spark-master", "local[2]", "--spark-remote", "sc://h:1"),
+     "at most one of --spark-master and --spark-remote"),
+    (("--engine", "spark", "--spark-remote", "http://host:15002"), "must look like sc://host:15002"),
+    (("--engine", "spark", "--spark-master", "mars://x"), "--spark-master must be local[N]"),
+    (("--engine", "spark", "--spark-conf", "novalue"), "--spark-conf must be KEY=VALUE"),
+    (("--engine", "spark", "--spark-timeout", "0"), "--spark-timeout must be"),
+])
+def test_bad_engine_options(args: tuple[str, ...], needle: str) -> None:
+    assert needle in one_line_exit_2(run_cli(*SIM, *args))
+
+
+@pytest.mark.parametrize("flag", ["--spark-master", "--spark-remote"])
+def test_unreachable_master_or_remote_fails_fast(pyspark_installed: None, flag: str) -> None:
+    port = closed_port()
+    url = f"spark://127.0.0.1:{port}" if flag == "--spark-master" else f"sc://127.0.0.1:{port}"
+    t0 = time.monotonic()
+    line = one_line_exit_2(run_cli(*SIM, "--engine", "spark", flag, url, timeout=60))
+    assert time.monotonic() - t0 < 30
+    assert "is unreachable" in line and f"127.0.0.1:{port}" in line
+
+
+def test_silent_connect_endpoint_is_bounded_by_the_timeout(pyspark_installed: None,
+                                                            silent_server: int) -> None:
+    t0 = time.monotonic()
+    line = one_line_exit_2(run_cli(*SIM, "--engine", "spark", "--spark-remote",
+                                   f"sc://127.0.0.1:{silent_server}", "--spark-timeout", "3",
+                                   timeout=60))
+    assert time.monotonic() - t0 < 40
+    assert "did not answer within 3 s" in line
+
+
+def test_missing_pyspark_names_the_extra(tmp_path) -> None:
+    # A stand-in package that fails to import, as if pyspark were not installed.
+    (tmp_path / "pyspark").mkdir()
+    (tmp_path / "pyspark" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    res = run_cli(*SIM, "--engine", "spark", env={"PYTHONPATH": str(tmp_path)})
+    assert "pip install 'tooldisc[spark]'" in one_line_exit_2(res)
