@@ -8,7 +8,9 @@ so pytest-xdist runs them on both cores.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.config import load_config
@@ -34,6 +36,14 @@ WORDS = ("invoice", "customer", "report", "فاکتور", "مشتری", "گزا�
          "add", "بزن", "pay", "the", "of", "۱۲۳")
 
 CONFIG = load_config()
+
+
+def _property(run: Callable, name: str, examples: int, **strategies: st.SearchStrategy) -> Callable:
+    """One property test under its own name: ``derandomize`` seeds from the name, so each file draws its own examples."""
+    run.__name__ = run.__qualname__ = name
+    return settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])(
+        given(**strategies)(run))
 
 
 def oracle_allows(tool: Tool, ctx: Context, mutation: str) -> bool:
@@ -215,3 +225,19 @@ def check_session(engine: Discoverer, ctx_code: int, session_turns: list) -> Non
             if not allowed and not visible:
                 assert decision.refusal.code == "unknown_tool"  # looks exactly like an absent name
         history.append(query)
+
+
+def offer_property(name: str) -> Callable:
+    """The single-request property (offers only) as a test function called ``name``."""
+    def run(tool_codes: list, reqs: list) -> None:
+        check_requests(tool_codes, reqs)
+    return _property(run, name, EXAMPLES, tool_codes=tools, reqs=requests)
+
+
+def session_property(name: str) -> Callable:
+    """The multi-turn property as a test function called ``name``; builds its engine once per file."""
+    engine = session_engine()
+
+    def run(ctx_code: int, session_turns: list) -> None:
+        check_session(engine, ctx_code, session_turns)
+    return _property(run, name, SESSION_EXAMPLES, ctx_code=uniform_bits(4), session_turns=turns)

@@ -7,26 +7,7 @@ Each example plays a conversation of up to three turns over a fixed 36-tool cata
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import HealthCheck, given, settings
+from tests.discovery.security_oracle import session_property
 
-from tests.discovery.security_oracle import (
-    SESSION_EXAMPLES,
-    check_session,
-    session_engine,
-    turns,
-    uniform_bits,
-)
-
-
-@pytest.fixture(scope="module")
-def engine():
-    return session_engine()
-
-
-@settings(max_examples=SESSION_EXAMPLES, deadline=None, database=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(ctx_code=uniform_bits(4), session_turns=turns)
-def test_sessions_only_ever_use_what_the_current_request_authorizes(engine, ctx_code: int,
-                                                                    session_turns: list) -> None:
-    check_session(engine, ctx_code, session_turns)
+test_sessions_only_ever_use_what_the_current_request_authorizes = session_property(
+    "test_sessions_only_ever_use_what_the_current_request_authorizes")
