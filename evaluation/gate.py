@@ -100,22 +100,28 @@ class Check:
                 "passed": self.passed, "reason": self.reason, "baseline": t.baseline, "max_drop": t.max_drop}
 
 
-def parse_threshold(text: str, bound: str) -> Threshold:
-    """``"hit@15=0.95"`` → a :class:`Threshold`; a bad measure or number is a UsageError."""
+def _measure_equals_number(text: str, flag: str, shape: str, example: str) -> tuple[Measure, float]:
+    """``"MEASURE=NUMBER"`` as given to ``flag``, the number finite; anything else is a UsageError."""
     from tooldisc.metrics.measures import parse_measure
 
-    if bound not in ("min", "max"):
-        raise UsageError(f"a threshold bound must be 'min' or 'max'; got {bound!r}")
     m = _THRESHOLD_RE.match(text or "")
     if m is None:
-        raise UsageError(f"--{bound} expects MEASURE=VALUE, as in --{bound} hit@15=0.95; got {text!r}")
+        raise UsageError(f"{flag} expects {shape}, as in {flag} {example}; got {text!r}")
     measure = parse_measure(m.group(1))
     try:
         value = float(m.group(2))
     except ValueError:
-        raise UsageError(f"--{bound} {text!r}: threshold {m.group(2)!r} is not a number") from None
+        raise UsageError(f"{flag} {text!r}: {m.group(2)!r} is not a number") from None
     if not math.isfinite(value):
-        raise UsageError(f"--{bound} {text!r}: threshold must be a finite number")
+        raise UsageError(f"{flag} {text!r}: {m.group(2)!r} must be a finite number")
+    return measure, value
+
+
+def parse_threshold(text: str, bound: str) -> Threshold:
+    """``"hit@15=0.95"`` → a :class:`Threshold`; a bad measure or number is a UsageError."""
+    if bound not in ("min", "max"):
+        raise UsageError(f"a threshold bound must be 'min' or 'max'; got {bound!r}")
+    measure, value = _measure_equals_number(text, f"--{bound}", "MEASURE=VALUE", "hit@15=0.95")
     if measure.RATE and not 0.0 <= value <= 1.0:
         raise UsageError(f"--{bound} {text!r}: {measure} is a rate in [0, 1]; got {value:g}")
     return Threshold(measure, bound, value)
@@ -133,17 +139,8 @@ def parse_thresholds(mins: Iterable[str] = (), maxs: Iterable[str] = (), *,
 
 def parse_max_drop(text: str) -> MaxDrop:
     """``"MRR=0.01"`` → a :class:`MaxDrop`; the drop is a finite number >= 0 (<= 1 for rates)."""
-    from tooldisc.metrics.measures import parse_measure
-
-    m = _THRESHOLD_RE.match(text or "")
-    if m is None:
-        raise UsageError(f"--max-drop expects MEASURE=DROP, as in --max-drop MRR=0.01; got {text!r}")
-    measure = parse_measure(m.group(1))
-    try:
-        drop = float(m.group(2))
-    except ValueError:
-        raise UsageError(f"--max-drop {text!r}: {m.group(2)!r} is not a number") from None
-    if not math.isfinite(drop) or drop < 0:
+    measure, drop = _measure_equals_number(text, "--max-drop", "MEASURE=DROP", "MRR=0.01")
+    if drop < 0:
         raise UsageError(f"--max-drop {text!r}: the drop must be a finite number >= 0")
     if measure.RATE and drop > 1.0:
         raise UsageError(f"--max-drop {text!r}: {measure} is a rate in [0, 1]; a drop above 1 allows anything")
