@@ -159,17 +159,15 @@ def _document_metadata(path: str, gold: Any) -> dict[str, Any]:
     """
     import json
 
-    from tooldisc.discovery.catalog_io import read_text
+    from tooldisc.discovery.documents import loads_json, parse_yaml, read_text
 
     text = read_text(path, max_bytes=64 * 1024 * 1024, what="gold set")
     data: Any = None
     try:
-        data = json.loads(text)
+        data = loads_json(text, path)
     except json.JSONDecodeError:
         if not text.lstrip().startswith(("{", "[")):
-            import yaml
-
-            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            data = parse_yaml(text, path)
     if isinstance(data, dict) and isinstance(data.get("queries"), list):
         return {k: v for k, v in data.items() if k != "queries"}
     meta: dict[str, Any] = {"dataset_version": gold.dataset_version, "catalog_version": gold.catalog_version}

@@ -33,13 +33,32 @@ def test_identical_catalogs() -> None:
 
 def test_added_removed_changed() -> None:
     other = {"name": "list_invoices", "side_effect": "none"}
-    new_tool = {"name": "export_invoices", "side_effect": "export", "roles": ["admin"]}
+    new_tool = {"name": "list_payments", "side_effect": "none", "roles": ["admin"], "permissions": ["payments.read"]}
     d = diff_catalogs(_cat(BASE, other), _cat({**BASE, "description": "Pay it", "keywords": ["pay"]}, new_tool))
-    assert d.added == ("export_invoices",)
+    assert d.added == ("list_payments",)
     assert d.removed == ("list_invoices",)
     assert [(c.name, c.fields) for c in d.changed] == [("pay_invoice", ("description", "keywords"))]
     assert d.changed[0].old_hash != d.changed[0].new_hash
-    assert not d.loosens  # descriptions, additions and removals are not policy loosening
+    # descriptions, removals and a read-only addition restricted by roles and permissions do not loosen
+    assert not d.loosens
+
+
+@pytest.mark.parametrize(("tool", "codes"), [
+    # issue 10 item 16: a delete tool with no roles, permissions or approval
+    ({"name": "drop_database", "side_effect": "delete"},
+     ["added_not_read_only", "added_open_to_every_role", "added_needs_no_permission"]),
+    ({"name": "export_all", "side_effect": "export", "roles": ["admin"], "permissions": ["x.export"]},
+     ["added_not_read_only"]),
+    ({"name": "never_offered", "roles": ["admin"], "permissions": ["x"]}, ["added_not_read_only"]),
+    ({"name": "list_all", "side_effect": "none", "permissions": ["x.read"]}, ["added_open_to_every_role"]),
+    ({"name": "list_own", "side_effect": "none", "roles": ["admin"]}, ["added_needs_no_permission"]),
+    ({"name": "list_ok", "side_effect": "none", "roles": ["admin"], "permissions": ["x.read"]}, []),
+])
+def test_an_added_tool_loosens_unless_read_only_with_roles_and_permissions(tool, codes) -> None:
+    d = diff_catalogs(_cat(BASE), _cat(BASE, tool))
+    assert [f.code for f in d.findings] == codes
+    assert d.loosens is bool(codes)
+    assert all(f.tool == tool["name"] for f in d.findings)
 
 
 def test_tightening_is_not_loosening() -> None:
