@@ -83,10 +83,11 @@ class CatalogSource:
     """A catalog file that reloads atomically when it changes; a bad file never replaces a good one."""
 
     def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
-                 report: Callable[[str], None] | None = None):
+                 report: Callable[[str], None] | None = None, fmt: str | None = None):
         from tooldisc.discovery.config import load_config
 
         self.path = Path(path)
+        self.fmt = fmt  # a declared catalog format holds for every reload
         self.config = config or load_config()
         self.report = report or (lambda msg: sys.stderr.write(msg + "\n"))
         self.reload_errors: list[str] = []
@@ -99,7 +100,7 @@ class CatalogSource:
         from tooldisc.discovery.catalog_io import load_catalog
 
         stamp = _stamp(self.path)
-        catalog = load_catalog(self.path)
+        catalog = load_catalog(self.path, fmt=self.fmt)
         return Engine(catalog, Discoverer(catalog, self.config), NameMap(t.name for t in catalog.tools), stamp)
 
     def engine(self) -> Engine:

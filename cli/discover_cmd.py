@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
 from tooldisc.cli.options import (
+    CatalogFormatOption,
     CatalogOption,
     ConfigOption,
     ContextFileOption,
@@ -26,6 +27,7 @@ from tooldisc.cli.options import (
 def discover_command(
     query: Annotated[str, typer.Argument(help="The user's request.")],
     catalog: CatalogOption = None,
+    catalog_format: CatalogFormatOption = None,
     k: KOption = None,
     mode: ModeOption = None,
     role: RoleOption = None,
@@ -45,7 +47,7 @@ def discover_command(
     from tooldisc.discovery.pipeline import Discoverer
 
     out = resolve_format(fmt, json_, ("table", "json"))
-    cat = load_catalog_option(catalog)
+    cat = load_catalog_option(catalog, catalog_format)
     # The table always prints the effective context itself; JSON carries it under "context".
     ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
                              quiet=out == "table")
@@ -101,7 +103,8 @@ def _render_table(offer, explanation, timings: bool) -> None:
     if timings:
         console.print("timings (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in offer.timings.items()))
     if explanation is not None:
-        console.print(f"\nexplain {explanation['tool']}: {explanation['status']}"
+        console.print()
+        console.print(f"explain {explanation['tool']}: {explanation['status']}"
                       + (f" at {explanation['step']}" if explanation.get("step") else "")
                       + f" — {explanation['reason']}")
         if explanation.get("features"):
