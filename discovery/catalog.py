@@ -175,7 +175,7 @@ def _identifier_issues(raw: Mapping[str, Any], where: str) -> list[Issue]:
         if isinstance(value, str) and not is_clean(value):
             bad = next(c for c in value if escape(c) != c)
             out.append(Issue("error", f"{where}.{place}", f"control or format character U+{ord(bad):04X} in "
-                             f"{clip(escape(value), 80)!r}: names must be printable text"))
+                             f"'{clip(escape(value), 80)}': names must be printable text"))
     return out
 
 

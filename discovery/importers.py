@@ -112,8 +112,8 @@ def detect_format(data: Any, declared: str | None = None, file: str | None = Non
     if len(evidence) > 1:
         (first, first_where), (second, where) = evidence[0], evidence[1]
         raise DataError(f"{LABELS[second]} field mixed with {LABELS[first]} fields (first: {first_where}); "
-                        "a catalog is exactly one format: remove one, or declare the format with "
-                        "--catalog-format (tooldisc: a top-level catalog_version)", file=file, where=where)
+                        "a catalog is exactly one format: remove one, or declare it (--catalog-format)",
+                        file=file, where=where)
     if evidence:
         return evidence[0][0]
     first = next((t for t in data if isinstance(t, Mapping)), None) if isinstance(data, list) else None
