@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -129,9 +130,10 @@ def loads_json(text: str, file: str | None = None, *, error: ErrorClass = DataEr
         if line is not None:
             exc.lineno = line
         raise
-    except ValueError as exc:  # an integer literal past Python's 4300-digit limit
-        raise error(f"number too long: {' '.join(str(exc).split()[:6])}", file=file,
-                    where=None if line is None else f"line {line}") from None
+    except ValueError:  # an integer literal past Python's int-from-text digit limit
+        long = _LONG_NUMBER.search(text)
+        raise error(f"a number literal of more than {_MAX_DIGITS} digits", file=file,
+                    where=_place(text, long.start() if long else None, line)) from None
     # Nesting past MAX_DEPTH needs more than MAX_DEPTH brackets: most documents skip the walk.
     if isinstance(data, dict | list) and text.count("[") + text.count("{") > MAX_DEPTH and _depth_over(data):
         raise error(f"nested deeper than {MAX_DEPTH} levels", file=file,
@@ -170,6 +172,10 @@ def _strict_decoder() -> json.JSONDecoder:
     """One decoder with the refusing hooks (``json.loads`` with hooks builds one per call)."""
     return json.JSONDecoder(object_pairs_hook=_unique_object, parse_constant=_no_constant,
                             parse_float=_finite_float)
+
+
+_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+_LONG_NUMBER = re.compile(rf"\d{{{_MAX_DIGITS + 1},}}")
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
