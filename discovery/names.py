@@ -16,8 +16,9 @@ from collections.abc import Iterable, Iterator, Mapping
 
 PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 RESERVED_NAMES = frozenset({"search_tools"})
-"""Provider names tooldisc itself issues (the meta-tool): a catalog may not use them, and
-no catalog name is ever mapped onto one (``search.tools`` becomes ``search_tools_<hash>``)."""
+"""Provider names tooldisc itself issues (the meta-tool): a catalog may not use them (an
+error at load), and no other name is ever mapped onto one (``search.tools`` becomes
+``search_tools_<hash>``); given as itself, a reserved name maps to itself."""
 MAX_PROVIDER_NAME = 64
 _DISALLOWED = re.compile(r"[^a-zA-Z0-9_-]")
 _HASH_CHARS = 8
@@ -58,7 +59,7 @@ class NameMap:
         self._to: dict[str, str] = {}
         self._from: dict[str, str] = {}
         for name in unique:
-            if is_provider_safe(name) and name not in RESERVED_NAMES:
+            if is_provider_safe(name):  # a reserved name given here is the meta-tool itself
                 self._bind(name, name)
         for name in unique:
             if name in self._to:

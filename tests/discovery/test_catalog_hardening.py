@@ -59,10 +59,13 @@ def test_a_tools_jsonl_row_with_policy_is_refused() -> None:
 def test_the_meta_tool_name_is_reserved_and_never_issued() -> None:
     with pytest.raises(DataError, match="the name 'search_tools' is reserved"):
         build_catalog({"tools": [{"name": "search_tools", "side_effect": "none"}]})
-    names = NameMap(["search.tools", "search-tools", "search_tools", "list_invoices"])
+    names = NameMap(["search.tools", "search-tools", "list_invoices"])
     issued = {names.to_provider(n) for n in names}
     assert not issued & RESERVED_NAMES
     assert names.to_provider("list_invoices") == "list_invoices" and names.from_provider("search_tools") is None
+    with_meta = NameMap(["search.tools", "search_tools"])  # the agent adds the meta-tool itself
+    assert with_meta.to_provider("search_tools") == "search_tools"
+    assert with_meta.to_provider("search.tools").startswith("search_tools_")
 
 
 @pytest.mark.parametrize(("field", "value", "code"), [
