@@ -17,6 +17,7 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
+    echo,
     note,
     print_json,
     resolve_format,
@@ -234,7 +235,8 @@ def ingest_cmd(
              f"rows {res.rows} kept in {schema.table}, {res.quarantined} quarantined in "
              f"{schema.table}_quarantine"]
     lines += [f"  {n:>8}  {reason}" for reason, n in res.reasons.items()]
-    sys.stdout.write("\n".join(lines) + "\n")
+    for line in lines:
+        echo(line)
 
 
 @canary_app.command("verdict")

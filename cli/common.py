@@ -20,7 +20,7 @@ import typer
 
 from tooldisc.errors import UsageError
 from tooldisc.files import write_atomic
-from tooldisc.terminal import escape, escape_json
+from tooldisc.terminal import clip, escape, escape_json
 
 __all__ = [
     "FORMAT_HELP",
@@ -69,10 +69,14 @@ def echo(line: str = "") -> None:
 
 
 def note(message: str) -> None:
-    """A human note on stderr (never mixed into machine output), escaped, never markup."""
+    """A human note on stderr (never mixed into machine output): escaped, never markup,
+    and no longer than an error line, so a hostile name cannot flood the terminal."""
     from rich.console import Console
 
-    Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False).print(escape(message))
+    from tooldisc.errors import MAX_ERROR_LINE
+
+    Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False).print(
+        clip(escape(message), MAX_ERROR_LINE))
 
 
 def stdout_console() -> Any:

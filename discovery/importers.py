@@ -126,13 +126,12 @@ def policy_note(fmt: str, file: str, side_effect: str | None) -> str | None:
     """What an imported catalog lacks, for the output (None for tooldisc's own format)."""
     if fmt == "tooldisc":
         return None
-    lacks = f"{file}: imported from {LABELS[fmt]} tools, which carry no policy (no roles, permissions, tenant rules)"
+    lacks = f"{file}: {LABELS[fmt]} tools carry no policy (roles, permissions, tenant rules)"
     if side_effect is not None:
-        return f"{lacks}; every tool's side effect is {side_effect!r} as given"
+        return f"{lacks}; every tool's side effect is {side_effect!r}"
     if fmt == "mcp":
-        return (f"{lacks}; side effects come from annotations (readOnlyHint: none, destructiveHint: delete) "
-                "and a tool without one is never offered")
-    return f"{lacks}; no tool has a side effect, so none is ever offered (convert with --side-effect)"
+        return f"{lacks}; side effects come from annotations, a tool without one is never offered"
+    return f"{lacks}; with no side effect no tool is offered (convert with --side-effect)"
 
 
 def to_catalog_document(

@@ -56,7 +56,7 @@ def test_an_imported_format_says_it_carries_no_policy(tmp_path: Path) -> None:
     path = _write(tmp_path / "mcp.json", doc)
     proc = run_cli("discover", "list invoices", "--catalog", path, "--catalog-format", "mcp", "--role", "x", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert "imported from MCP tools, which carry no policy" in proc.stderr
+    assert "mcp.json: MCP tools carry no policy (roles, permissions, tenant rules)" in proc.stderr
     assert [c["name"] for c in json.loads(proc.stdout)["candidates"]] == ["list_invoices"]  # wipe: never offered
     body = json.loads(run_cli("catalog", "validate", path, "--json").stdout)
     assert body["format"] == "mcp" and body["carries_policy"] is False and "carry no policy" in body["notes"][0]
