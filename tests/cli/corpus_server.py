@@ -95,7 +95,10 @@ def main() -> None:
     import importlib
 
     for name in PRELOAD:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError:  # only a head start: a renamed module loads in the child
+            pass
 
     for line in sys.stdin:
         if line.strip():
