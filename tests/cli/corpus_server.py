@@ -92,13 +92,12 @@ PRELOAD = (
 
 
 def main() -> None:
+    import contextlib
     import importlib
 
     for name in PRELOAD:
-        try:
+        with contextlib.suppress(ModuleNotFoundError):  # only a head start: the child imports what it needs
             importlib.import_module(name)
-        except ModuleNotFoundError:  # only a head start: a renamed module loads in the child
-            pass
 
     for line in sys.stdin:
         if line.strip():

@@ -40,7 +40,8 @@ def test_a_tooldisc_catalog_with_an_mcp_field_is_refused_not_read_as_mcp(tmp_pat
     path = _write(tmp_path / "catalog.json", doc)
     for args in (["discover", "delete invoice 5", "--catalog", path, "--role", "viewer", "--json"],
                  ["catalog", "validate", path],
-                 ["catalog", "validate", path, "--catalog-format", "tooldisc"]):
+                 ["catalog", "validate", path, "--catalog-format", "tooldisc"],
+                 ["eval", "--catalog", path, "--catalog-format", "tooldisc", "--json"]):
         proc = run_cli(*args)
         assert proc.returncode == 2, proc.stdout
         assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1
