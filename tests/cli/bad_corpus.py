@@ -1,8 +1,8 @@
 """The hostile-input corpus under ``tests/data/bad/``: its manifest and a bounded runner.
 
 ``MANIFEST.tsv`` has one row per case: the file (relative to the corpus), the exit
-code the command must end with, the command (``{file}``, ``{ok_catalog}`` and
-``{tmp}`` are filled in), and a fragment that the one error line (exit 2) or stdout
+code the command must end with, the command (``{file}``, ``{ok_catalog}``, ``{tmp}``
+and ``{bad}``, the corpus folder, are filled in), and a fragment that the one error line (exit 2) or stdout
 (exit 0/1: a documented quarantine) must hold. Every file on disk needs a row.
 
 Each case runs in a process of its own under a 1 GiB address-space limit and a
@@ -48,7 +48,7 @@ class Case:
         return f"{self.file}:{self.command.split()[0]}{'-' + self.command.split()[1] if ' ' in self.command else ''}"
 
     def argv(self, tmp: Path) -> list[str]:
-        fill = {"file": str(BAD / self.file), "ok_catalog": str(OK_CATALOG), "tmp": str(tmp)}
+        fill = {"file": str(BAD / self.file), "ok_catalog": str(OK_CATALOG), "tmp": str(tmp), "bad": str(BAD)}
         return [word.format(**fill) for word in shlex.split(self.command)]
 
 
