@@ -26,7 +26,7 @@ def test_deep_json_an_alias_bomb_and_a_crash_keep_the_old_catalog(tmp_path: Path
     path = tmp_path / "catalog"  # no suffix: read as JSON, else YAML
     path.write_text(yaml.safe_dump(catalog_doc), encoding="utf-8")
     reports: list[str] = []
-    svc = AgentService(CatalogSource(path, report=reports.append))
+    svc = AgentService(CatalogSource(path, report=reports.append), allow_default_context=True)
     good = svc.list_tools().meta["tooldisc/catalog_hash"]
 
     _replace(path, '{"tools": ' + "[" * 50_000 + "]" * 50_000 + "}", 1)
