@@ -50,7 +50,7 @@ def _progress(description: str, total: float | None) -> Iterator[Any]:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:,.0f}"),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.completed:,.0f}"),
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True,
                   disable=not sys.stderr.isatty()) as progress:
         task = progress.add_task(description, total=total)

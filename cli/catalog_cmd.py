@@ -8,6 +8,7 @@ loosens policy (a CI review gate); every other failure is bad input, exit 2.
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
@@ -281,10 +282,15 @@ def diff_command(
 
     out = resolve_format(fmt, json_, ("table", "json", "md"))
     diff = diff_catalogs(load_catalog_option(old, source), load_catalog_option(new, source))
+    document = {"old": old, "new": new, **diff.to_dict()}
     if out == "json":
-        print_json({"old": old, "new": new, **diff.to_dict()})
+        print_json(document)
+    elif out == "md":
+        from tooldisc.reports.render import render
+
+        sys.stdout.write(render(document, "catalog-diff", "md"))
     else:
-        for line in (_diff_markdown if out == "md" else _diff_text)(diff, old, new):
+        for line in _diff_text(diff, old, new):
             echo(line)
     if diff.loosens:
         raise typer.Exit(1)
@@ -300,35 +306,6 @@ def _diff_text(diff: Any, old: str, new: str) -> list[str]:
         lines += [f"! {f.tool}: {f.field}: {f.message}" for f in diff.findings]
     else:
         lines.append("policy: no loosening")
-    return lines
-
-
-_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
-
-
-def _md(text: str) -> str:
-    """Text as Markdown shows it literally: every ASCII punctuation mark backslash-escaped
-    (CommonMark allows it for all of them), so a name cannot open a link, raw HTML or a cell."""
-    return _MD_PUNCT.sub(r"\\\1", escape(text))
-
-
-def _diff_markdown(diff: Any, old: str, new: str) -> list[str]:
-    cell = _md
-    lines = [f"## Catalog diff: {_md(old)} → {_md(new)}", "",
-             f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed.", ""]
-    if diff.findings:
-        lines += ["### Policy loosened", "", "| tool | field | change |", "|---|---|---|"]
-        lines += [f"| {cell(f.tool)} | {f.field} | {cell(f.message)} |" for f in diff.findings]
-    else:
-        lines.append("No policy loosening.")
-    lines.append("")
-    if diff.added or diff.removed or diff.changed:
-        lines += ["### Tools", "", "| tool | status | fields |", "|---|---|---|"]
-        lines += [f"| {cell(n)} | added | |" for n in diff.added]
-        lines += [f"| {cell(n)} | removed | |" for n in diff.removed]
-        lines += [f"| {cell(c.name)} | changed | {', '.join(c.fields)} |" for c in diff.changed]
-    while lines and not lines[-1]:
-        lines.pop()
     return lines
 
 

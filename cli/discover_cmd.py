@@ -68,17 +68,22 @@ def context_line(ctx) -> str:
     """The effective context in one line, saying plainly what is absent (no tenant, no permissions).
 
     A partial context (``--role warehouse`` alone) has no permissions and no tenant,
-    which silently narrows the offer; this line makes that visible.
+    which silently narrows the offer; this line makes that visible. Tenant, roles and
+    permissions come from a context file or flags, so each is escaped here, whatever
+    prints the line.
     """
+    from tooldisc.terminal import escape
+
+    tenant = escape(repr(ctx.tenant))
     if ctx.is_default:
         return (f"context: default — every role ({len(ctx.roles)}) and permission ({len(ctx.permissions)}) "
-                f"the catalog names, tenant {ctx.tenant!r}, mode {ctx.mode}")
+                f"the catalog names, tenant {tenant}, mode {escape(ctx.mode)}")
 
     def listed(values, none: str) -> str:
-        return ", ".join(sorted(values)) if values else none
+        return ", ".join(escape(v) for v in sorted(values)) if values else none
 
-    return (f"context: tenant {ctx.tenant!r}" if ctx.tenant else "context: no tenant") + (
-        f"; roles {listed(ctx.roles, 'none')}; permissions {listed(ctx.permissions, 'none')}; mode {ctx.mode}"
+    return (f"context: tenant {tenant}" if ctx.tenant else "context: no tenant") + (
+        f"; roles {listed(ctx.roles, 'none')}; permissions {listed(ctx.permissions, 'none')}; mode {escape(ctx.mode)}"
         + (f"; forced {listed(ctx.forced, 'none')}" if ctx.forced else ""))
 
 

@@ -155,7 +155,7 @@ def validate_catalog_data(data: Any) -> list[Issue]:
                 issues.append(Issue("error", f"{where}.name", f"the name {name!r} is reserved for tooldisc's "
                                     "meta-tool (it would be offered twice); rename the tool"))
         issues.extend(_identifier_issues(raw, where))
-        issues.extend(_tool_schema_issues(_schema_view(raw), where, name))
+        issues.extend(_tool_schema_issues(raw, where, name))
         for key in raw:
             if key not in known:
                 issues.append(Issue("warning", f"{where}.{key}", "unknown field, ignored"))
@@ -179,19 +179,17 @@ def _identifier_issues(raw: Mapping[str, Any], where: str) -> list[Issue]:
     return out
 
 
-def _schema_view(raw: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The tool as the embedded-schema checks see it: a compact schema whose shape is
-    already a catalog error (``properties`` not an object, ``required`` not a list, or
-    the full schema's ``required`` not a list) is left out rather than inspected."""
+def _compact_shape_ok(raw: Mapping[str, Any]) -> bool:
+    """Whether the compact schema can be inspected: ``properties`` an object, ``required``
+    lists (compact and full). A wrong shape is already a catalog error (issue 10 item 6),
+    so the schema checks below skip it instead of raising AttributeError on it."""
     compact, params = raw.get("compact_parameters"), raw.get("parameters")
     if not isinstance(compact, Mapping):
-        return raw
+        return False
     shapes = [(compact.get("properties"), Mapping), (compact.get("required"), list)]
     if isinstance(params, Mapping):
         shapes.append((params.get("required"), list))
-    if all(value is None or isinstance(value, kind) for value, kind in shapes):
-        return raw
-    return {k: v for k, v in raw.items() if k != "compact_parameters"}
+    return all(value is None or isinstance(value, kind) for value, kind in shapes)
 
 
 def _schema_message(error: Any) -> str:
@@ -209,15 +207,16 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[I
     params = raw.get("parameters")
     if "parameters" not in raw or params is None:
         issues.append(Issue("warning", f"{where}.parameters", f"{label} has no parameters: any arguments will be accepted"))
+    compact_ok = _compact_shape_ok(raw)
     for key in ("parameters", "compact_parameters", "output_schema"):
         schema = raw.get(key)
-        if isinstance(schema, Mapping):
+        if isinstance(schema, Mapping) and (compact_ok or key != "compact_parameters"):
             problem = schema_problem(schema)
             if problem is not None:
                 place = f"{where}.{key}" + ("" if problem.path == "(root)" else f".{problem.path}")
                 issues.append(Issue("quarantine", place, problem.message))
     compact = raw.get("compact_parameters")
-    if isinstance(params, Mapping) and isinstance(compact, Mapping):
+    if compact_ok and isinstance(params, Mapping) and isinstance(compact, Mapping):
         required = params.get("required") or []
         kept = (compact.get("properties") or {}).keys()
         missing = [r for r in required if isinstance(r, str) and r not in kept]

@@ -116,7 +116,7 @@ def test_catalog_diff_markdown_shows_names_as_text(tmp_path: Path) -> None:
     new = _write(tmp_path / "new.yaml", doc)
     md = run_cli("catalog", "diff", OK, new, "--format", "md")
     assert md.returncode == 1
-    assert "| \\<svg onload\\=x\\>\\|\\[a\\]\\(b\\) | side_effect | an added tool that is not read\\-only" in md.stdout
+    assert "| \\<svg onload=x>\\|\\[a\\](b) | side_effect | an added tool that is not read-only" in md.stdout
     assert md.stdout.count("<svg") == md.stdout.count("\\<svg") > 0  # only ever escaped
 
 
@@ -162,3 +162,41 @@ def test_a_new_file_under_a_strict_umask_is_not_world_readable(tmp_path: Path, u
     proc = _run_with_umask(umask, "catalog", "convert", OK, "--to", "mcp", "--out", str(target), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert _mode(target) == 0o640
+
+
+def test_the_effective_context_line_is_escaped_whatever_prints_it() -> None:
+    """Tenant, roles and permissions come from a context file: the line itself is escaped,
+    not only the console that prints it today."""
+    from tooldisc.cli.discover_cmd import context_line
+    from tooldisc.discovery.model import Context
+
+    ctx = Context(tenant="t\x1b[31m\u202e", roles=frozenset({"ro\x1b]0;x\x07X", "[bold]y"}),
+                  permissions=frozenset({"p\nOK"}), mode="autonomous", forced=frozenset({"d\u2066"}))
+    line = context_line(ctx)
+    assert line.isprintable() and "\n" not in line
+    assert line == ("context: tenant 't\\x1b[31m\\u202e'; roles [bold]y, ro\\x1b]0;x\\x07X; permissions p\\x0aOK; "
+                    "mode autonomous; forced d\\u2066")
+
+
+HOSTILE = "[bold]x[/bold] [link=http://e]y[/link] \x1b[2J\u202e"
+SHOWN = "[bold]x[/bold] [link=http://e]y[/link] \\x1b[2J\\u202e"
+
+
+def test_plan_and_bench_tables_print_strings_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every stdout table is built on ``stdout_console``: no markup, every string escaped."""
+    from types import SimpleNamespace
+
+    from tooldisc.cli.bench_cmd import render_table
+    from tooldisc.cli.plan_cmd import _render_table
+
+    finding = SimpleNamespace(code="unknown_tool", action=HOSTILE, where="steps[0]", message=HOSTILE)
+    _render_table(SimpleNamespace(valid=False, findings=[finding]))
+    engine = {"available": False, "skipped": HOSTILE}
+    own = {"build_s": {"median": 0.1}, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0}}
+    render_table({"sizes": [{"n_tools": 10, "targets": {}, "ratios": {},
+                             "engines": {"tooldisc": own, "rank_bm25": engine, "bm25s": engine}}],
+                  "environment": {"cpu_count": 2, "python": HOSTILE, "versions": {}},
+                  "config": {"queries": 1, "repeats": 1, "k": 5}})
+    out = capsys.readouterr().out
+    assert not any(c in out for c in RAW)
+    assert out.count("[bold]x[/bold]") == 5 and "\\x1b[2J" in out and "[link=http://e]y[/link]" in out

@@ -148,3 +148,19 @@ def test_to_dict_is_json_ready() -> None:
     assert body["findings"][0] == {"tool": "pay_invoice", "field": "roles", "code": "roles_emptied",
                                    "old": ["accountant", "admin"], "new": [],
                                    "message": "the roles list is now empty: open to every role"}
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "table"])
+def test_the_catalog_diff_report_shows_names_as_data_in_every_format(fmt: str) -> None:
+    """``catalog diff --format md`` goes through ``reports.render``: one escaping rule per format."""
+    from tooldisc.reports.render import render
+
+    hostile = {"name": "<svg onload=x>|[a](b)", "side_effect": "delete"}  # control characters: refused at load
+    doc = {"old": "a\x1b[2J.yaml", "new": "b\u202e.yaml", **diff_catalogs(_cat(BASE), _cat(BASE, hostile)).to_dict()}
+    text = render(doc, "catalog-diff", fmt)
+    assert "\x1b" not in text and "\u202e" not in text and "u202e.yaml" in text  # shown as its code
+    if fmt != "table":  # a terminal shows the name as written; markup formats only ever escaped
+        assert "<svg" not in text.replace("\\<svg", "")
+    assert "an added tool that needs no permission" in text
+    if fmt == "md":
+        assert "### Policy loosened" in text and "| \\<svg onload=x>\\|\\[a\\](b) | side_effect |" in text
