@@ -135,7 +135,8 @@ def simulate_cmd(
         out.append(f"independence of the two assignments: chi2 {ind['chi_square']:.4f}, "
                    f"p = {ind['p_value']:.4g}; both-experiment {ind['table']['experiment/experiment']:,} "
                    f"(expected {ind['both_experiment_expected']:,})")
-    sys.stdout.write("\n".join(out) + "\n")
+    for line in out:  # the ids file's name is the user's, but printed as data: escaped
+        echo(line)
 
 
 @canary_app.command("synth")
