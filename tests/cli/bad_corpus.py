@@ -94,10 +94,11 @@ class Runner:
                                       stdout=subprocess.PIPE, text=True, cwd=ROOT)
         self._lock = threading.Lock()
 
-    def run(self, argv: list[str], tmp: Path) -> Result:
+    def run(self, argv: list[str], tmp: Path, *, umask: int | None = None) -> Result:
+        """``tooldisc ARGV`` in a forked child, in ``tmp`` (which also holds its stdout and stderr)."""
         out, err = tmp / "stdout.txt", tmp / "stderr.txt"
         request = {"argv": argv, "stdout": str(out), "stderr": str(err), "cwd": str(tmp),
-                   "timeout": TIMEOUT, "address_space": ADDRESS_SPACE}
+                   "timeout": TIMEOUT, "address_space": ADDRESS_SPACE, "umask": umask}
         with self._lock:
             assert self._proc.stdin and self._proc.stdout
             self._proc.stdin.write(json.dumps(request) + "\n")

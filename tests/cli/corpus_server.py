@@ -24,6 +24,8 @@ def _child(request: dict) -> int:
     from tooldisc.cli.app import main
 
     os.chdir(request["cwd"])
+    if request.get("umask") is not None:  # what `umask N && tooldisc ARGV` would run under
+        os.umask(int(request["umask"]))
     limit = int(request["address_space"])
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     null = os.open(os.devnull, os.O_RDONLY)

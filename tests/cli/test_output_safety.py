@@ -8,19 +8,38 @@ and 17 (file modes of ``--out``, ``--junit``, ``--run-out``).
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
-import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.cli.bad_corpus import Runner
+from tests.conftest import ROOT
 
 OK = str(ROOT / "tests" / "cli" / "data" / "ok_catalog.yaml")
 RAW = ("\x1b", "\u202e", "\x9b")
+
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def run_cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    """``tooldisc ARGS`` in a subprocess forked from one that imported the CLI once (the
+    corpus runner, ~1 s saved per call); ``umask=`` runs it as ``umask N && tooldisc ARGS``."""
+    runner = Runner()
+
+    def run(*args: str, umask: int | None = None) -> subprocess.CompletedProcess[str]:
+        scratch = tmp_path_factory.mktemp("run")
+        result = runner.run(list(args), scratch, umask=umask)
+        assert result.signal is None and not result.timed_out, result
+        return subprocess.CompletedProcess(["tooldisc", *args], result.exit, result.stdout, result.stderr)
+
+    yield run
+    runner.close()
 
 
 def _write(path: Path, doc: object) -> str:
@@ -32,7 +51,7 @@ def _write(path: Path, doc: object) -> str:
 # --------------------------------------------------------------------------- item 1
 
 
-def test_a_tooldisc_catalog_with_an_mcp_field_is_refused_not_read_as_mcp(tmp_path: Path) -> None:
+def test_a_tooldisc_catalog_with_an_mcp_field_is_refused_not_read_as_mcp(run_cli: Cli, tmp_path: Path) -> None:
     """The issue's attack: a disabled, owner-only delete tool whose first keys look like MCP."""
     doc = {"tools": [{"name": "delete_invoice", "annotations": {"destructiveHint": True}, "side_effect": "delete",
                       "roles": ["owner"], "permissions": ["invoices.delete"], "tenant_required": True,
@@ -50,7 +69,7 @@ def test_a_tooldisc_catalog_with_an_mcp_field_is_refused_not_read_as_mcp(tmp_pat
     assert mcp.returncode == 2 and "tooldisc field in a document read as MCP" in mcp.stderr
 
 
-def test_an_imported_format_says_it_carries_no_policy(tmp_path: Path) -> None:
+def test_an_imported_format_says_it_carries_no_policy(run_cli: Cli, tmp_path: Path) -> None:
     doc = {"tools": [{"name": "list_invoices", "description": "List invoices", "inputSchema": {"type": "object"},
                       "annotations": {"readOnlyHint": True}},
                      {"name": "wipe", "description": "Wipe", "inputSchema": {"type": "object"}}]}
@@ -68,7 +87,7 @@ def test_an_imported_format_says_it_carries_no_policy(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- item 10
 
 
-def test_a_tool_named_search_tools_is_an_error_at_load(tmp_path: Path) -> None:
+def test_a_tool_named_search_tools_is_an_error_at_load(run_cli: Cli, tmp_path: Path) -> None:
     path = _write(tmp_path / "c.yaml", {"tools": [{"name": "search_tools", "side_effect": "none"}]})
     proc = run_cli("discover", "find", "--catalog", path, "--tenant", "t")
     assert proc.returncode == 2 and "the name 'search_tools' is reserved for tooldisc's meta-tool" in proc.stderr
@@ -77,7 +96,7 @@ def test_a_tool_named_search_tools_is_an_error_at_load(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- item 12
 
 
-def test_untrusted_text_is_escaped_in_tables_lines_and_json(tmp_path: Path) -> None:
+def test_untrusted_text_is_escaped_in_tables_lines_and_json(run_cli: Cli, tmp_path: Path) -> None:
     """A warning path carries the document's own key: ANSI and a bidi override in it."""
     doc = {"tools": [{"name": "a", "side_effect": "none", "parameters": {"type": "object"},
                       "x\x1b[2J\u202eKO": 1}]}
@@ -91,7 +110,7 @@ def test_untrusted_text_is_escaped_in_tables_lines_and_json(tmp_path: Path) -> N
     assert json.loads(js.stdout)["issues"][0]["path"] == "tools[0].x\x1b[2J\u202eKO"  # same value, escaped text
 
 
-def test_a_file_name_with_control_characters_is_escaped_in_the_error_line(tmp_path: Path) -> None:
+def test_a_file_name_with_control_characters_is_escaped_in_the_error_line(run_cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "cat\x1b[31m\nOK.yaml"
     path.write_text("tools: 5\n", encoding="utf-8")
     proc = run_cli("catalog", "stats", str(path))
@@ -99,7 +118,7 @@ def test_a_file_name_with_control_characters_is_escaped_in_the_error_line(tmp_pa
     assert "cat\\x1b[31m\\x0aOK.yaml: tools:" in proc.stderr and "\x1b" not in proc.stderr
 
 
-def test_a_name_that_looks_like_rich_markup_prints_as_written(tmp_path: Path) -> None:
+def test_a_name_that_looks_like_rich_markup_prints_as_written(run_cli: Cli, tmp_path: Path) -> None:
     path = _write(tmp_path / "c.yaml", {"tools": [
         {"name": "[/]list_[bold]invoices", "description": "list invoices", "side_effect": "none"}]})
     proc = run_cli("discover", "list invoices", "--catalog", path, "--tenant", "t")
@@ -110,7 +129,7 @@ def test_a_name_that_looks_like_rich_markup_prints_as_written(tmp_path: Path) ->
 # --------------------------------------------------------------------------- item 16
 
 
-def test_catalog_diff_markdown_shows_names_as_text(tmp_path: Path) -> None:
+def test_catalog_diff_markdown_shows_names_as_text(run_cli: Cli, tmp_path: Path) -> None:
     doc = yaml.safe_load(Path(OK).read_text(encoding="utf-8"))
     doc["tools"].append({"name": "<svg onload=x>|[a](b)", "side_effect": "delete"})
     new = _write(tmp_path / "new.yaml", doc)
@@ -123,17 +142,11 @@ def test_catalog_diff_markdown_shows_names_as_text(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- item 17
 
 
-def _run_with_umask(umask: int, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    script = f"umask {umask:03o} && exec \"$@\""
-    return subprocess.run(["sh", "-c", script, "sh", sys.executable, "-m", "tooldisc.cli", *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=120, env=os.environ.copy())
-
-
 def _mode(p: Path) -> int:
     return stat.S_IMODE(p.stat().st_mode)
 
 
-def test_out_junit_and_run_out_respect_the_umask_and_keep_an_existing_mode(tmp_path: Path) -> None:
+def test_out_junit_and_run_out_respect_the_umask_and_keep_an_existing_mode(run_cli: Cli, tmp_path: Path) -> None:
     gold = _write(tmp_path / "gold.json", {"queries": [
         {"id": "q1", "query": "list invoices", "primary_expected_tools": ["list_invoices"], "intent": "read"}]})
     measures = _write(tmp_path / "eval.json", {"metrics": {"hit@15": 1.0}})
@@ -146,20 +159,20 @@ def test_out_junit_and_run_out_respect_the_umask_and_keep_an_existing_mode(tmp_p
     for name, args in commands.items():
         target = tmp_path / name
         argv = [a.replace("{target}", str(target)) for a in args]
-        proc = _run_with_umask(0o022, *argv, cwd=tmp_path)
+        proc = run_cli(*argv, umask=0o022)
         assert proc.returncode == 0, proc.stderr
         assert _mode(target) == 0o644, name
         target.chmod(0o640)
-        proc = _run_with_umask(0o077, *argv, cwd=tmp_path)
+        proc = run_cli(*argv, umask=0o077)
         assert proc.returncode == 0, proc.stderr
         assert _mode(target) == 0o640, name  # replaced, mode kept
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
 
 
 @pytest.mark.parametrize("umask", [0o027])
-def test_a_new_file_under_a_strict_umask_is_not_world_readable(tmp_path: Path, umask: int) -> None:
+def test_a_new_file_under_a_strict_umask_is_not_world_readable(run_cli: Cli, tmp_path: Path, umask: int) -> None:
     target = tmp_path / "tools.json"
-    proc = _run_with_umask(umask, "catalog", "convert", OK, "--to", "mcp", "--out", str(target), cwd=tmp_path)
+    proc = run_cli("catalog", "convert", OK, "--to", "mcp", "--out", str(target), umask=umask)
     assert proc.returncode == 0, proc.stderr
     assert _mode(target) == 0o640
 
