@@ -83,22 +83,24 @@ class CatalogSource:
     """A catalog file that reloads atomically when it changes; a bad file never replaces a good one."""
 
     def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
-                 report: Callable[[str], None] | None = None):
+                 report: Callable[[str], None] | None = None, fmt: str | None = None):
         from tooldisc.discovery.config import load_config
 
         self.path = Path(path)
+        self.fmt = fmt  # a declared catalog format holds for every reload
         self.config = config or load_config()
         self.report = report or (lambda msg: sys.stderr.write(msg + "\n"))
         self.reload_errors: list[str] = []
         self._lock = threading.Lock()
         self._engine = self._load()
         self._failed_stamp: tuple[int, int, int] | None = None
+        self._failed_key: tuple[Any, str] | None = None
 
     def _load(self) -> Engine:
         from tooldisc.discovery.catalog_io import load_catalog
 
         stamp = _stamp(self.path)
-        catalog = load_catalog(self.path)
+        catalog = load_catalog(self.path, fmt=self.fmt)
         return Engine(catalog, Discoverer(catalog, self.config), NameMap(t.name for t in catalog.tools), stamp)
 
     def engine(self) -> Engine:
@@ -114,18 +116,22 @@ class CatalogSource:
                 return self._engine
             try:
                 self._engine = self._load()
-                self._failed_stamp = None
-            except (ToolDiscError, OSError) as exc:
-                text = exc.one_line() if isinstance(exc, ToolDiscError) else str(exc)
+                self._failed_stamp = self._failed_key = None
+            except Exception as exc:  # whatever a bad file causes (RecursionError too), the old catalog serves on
+                text = exc.one_line() if isinstance(exc, ToolDiscError) else f"{type(exc).__name__}: {exc}"
                 return self._failed(stamp, f"{text}; still serving the previous catalog")
         return self._engine
 
     def _failed(self, stamp: tuple[int, int, int] | None, message: str) -> Engine:
-        if stamp is None or stamp != self._failed_stamp:
-            line = f"tooldisc serve: catalog reload failed: {self.path}: {message}"
+        """Report a failed reload once per (file state, message), then keep the old engine."""
+        from tooldisc.errors import MAX_ERROR_LINE
+        from tooldisc.terminal import clip, escape
+
+        if (stamp, message) != self._failed_key:
+            line = clip(escape(f"tooldisc serve: catalog reload failed: {self.path}: {message}"), MAX_ERROR_LINE)
             self.reload_errors.append(line)
             self.report(line)
-        self._failed_stamp = stamp
+        self._failed_stamp, self._failed_key = stamp, (stamp, message)
         return self._engine
 
 

@@ -208,7 +208,7 @@ def _parse_shadow(value: Any, file: str) -> ShadowGateConfig:
 
 def load_gates(path: str | os.PathLike[str] | None = None) -> GateConfig:
     """The shipped defaults, or ``path`` validated over them."""
-    import yaml
+    from tooldisc.discovery.documents import parse_yaml
 
     if path is None:
         text = resources.files("tooldisc.canary").joinpath("data", "gates.yaml").read_text("utf-8")
@@ -224,11 +224,6 @@ def load_gates(path: str | os.PathLike[str] | None = None) -> GateConfig:
             raise ConfigError(f"cannot be read: {exc.strerror or exc}", file=label) from exc
         except UnicodeDecodeError as exc:
             raise ConfigError("is not UTF-8 text", file=label) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise ConfigError(f"is not valid YAML: {getattr(exc, 'problem', None) or exc}",
-                          file=label, where=where) from exc
+    # The hardened reader: duplicate keys, deep nesting and alias bombs are refused.
+    data = parse_yaml(text, label, error=ConfigError, prefix="is not valid YAML")
     return parse_gates(data, label)

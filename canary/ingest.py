@@ -137,6 +137,7 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
             _check_columns(schema, path, list(types), hive)
             body = typed_select(schema, source, _only(types, schema), hive, path, with_raw=with_raw)
         elif fmt == "csv":
+            _check_csv_header(path)
             table = f"csv_{idx}"
             con.execute(
                 f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT * FROM read_csv({lit}, "
@@ -170,10 +171,14 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
             paths = ", ".join(sql_literal(f'$."{c}"') for c in present)
             ok = "json_valid(line) AND json_type(line) = 'OBJECT'"
             cols = ", ".join(f"__v[{i + 1}] AS {ident(c)}" for i, c in enumerate(present))
+            # DuckDB reads the *first* of two equal keys, so {"tenant_leak": false, ...,
+            # "tenant_leak": true} would pass as no incident: such a row is quarantined.
             source = (f"(SELECT {cols}, __bad FROM (SELECT CASE WHEN {ok} THEN "
                       f"json_extract_string(line, [{paths}]) END AS __v, CASE WHEN NOT json_valid(line) "
                       f"THEN 'json: unparseable line' WHEN json_type(line) <> 'OBJECT' "
-                      f"THEN 'json: line is not an object' END AS __bad FROM {table}))")
+                      f"THEN 'json: line is not an object' WHEN len(json_keys(line)) <> "
+                      f"len(list_distinct(json_keys(line))) THEN 'json: duplicate key' END AS __bad "
+                      f"FROM {table}))")
             body = typed_select(schema, source, dict.fromkeys(present, "VARCHAR"), hive, path,
                                 extra_reason="__bad", with_raw=with_raw)
             bad = _null_rows(schema, f"rej_{idx}", "'json: unparseable line'", path, with_raw)
@@ -183,6 +188,21 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
         first = " ".join(str(exc).split())[:300]
         raise DataError(f"cannot be read as {fmt}: {first}", file=path) from exc
     return SourceFile(path=path, format=fmt, view=view)
+
+
+def _check_csv_header(path: str) -> None:
+    """A CSV header naming a column twice is bad input: DuckDB would keep the first
+    (``tenant_leak=false``) and rename the second (``tenant_leak=true``) away."""
+    import csv
+
+    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+        first = fh.readline(1 << 20)
+    names = next(csv.reader([first]), [])
+    seen: set[str] = set()
+    for name in (n.strip() for n in names):
+        if name in seen:
+            raise DataError(f"the header names column {name!r} twice", file=path, where="line 1")
+        seen.add(name)
 
 
 def _only(types: dict[str, str], schema: RowSchema) -> dict[str, str]:

@@ -19,6 +19,7 @@ from tooldisc.canary.assignment import threshold
 from tooldisc.canary.events import EVENT_SCHEMA_VERSION, FALLBACK_REASONS
 
 from tooldisc.errors import UsageError
+from tooldisc.files import replace_keeping_mode
 
 CHUNK = 1_000_000
 START_US = 1_735_689_600_000_000  # 2025-01-01T00:00:00Z
@@ -240,7 +241,7 @@ def write_tables(out: str | os.PathLike[str], tables: Iterable[Any]) -> str:
             con.execute(f"COPY out_rows TO '{str(tmp).replace(chr(39), chr(39) * 2)}' (FORMAT {fmt})")
             con.close()
             con = None
-        os.replace(tmp, target)
+        replace_keeping_mode(tmp, target)  # a file being replaced keeps its permissions
     finally:
         if writer is not None:
             writer.close()

@@ -1,7 +1,8 @@
 """The ``tooldisc`` command: registers each command module and renders errors.
 
 Every deliberate error (:class:`tooldisc.errors.ToolDiscError`) becomes one line on
-stderr and exit code 2; a traceback appears only with ``--debug``.
+stderr — escaped, at most 300 bytes — and exit code 2; a traceback appears only with
+``--debug``.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    from tooldisc.errors import ToolDiscError
+    from tooldisc.errors import ToolDiscError, error_line
 
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("TOOLDISC_DEBUG") == "1"
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     except ToolDiscError as exc:
         if debug:
             raise
-        sys.stderr.write(f"error: {exc.one_line()}\n")
+        sys.stderr.write(error_line(exc) + "\n")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

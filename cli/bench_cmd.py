@@ -19,6 +19,8 @@ from tooldisc.cli.common import (
     stdout_console,
     write_atomic,
 )
+from tooldisc.cli.options import CatalogFormatOption, load_catalog_option
+from tooldisc.cli.options import catalog_format as declared_format
 
 from tooldisc.errors import UsageError
 
@@ -45,6 +47,7 @@ def bench_command(
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also time rank-bm25 and bm25s (dev extra).")] = True,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic catalogs and queries.")] = 0,
     catalog: Annotated[str | None, typer.Option("--catalog", "-c", help="Base catalog to grow synthetic catalogs from. Default: the shipped catalog.")] = None,
+    catalog_format: CatalogFormatOption = None,
     gold: Annotated[str | None, typer.Option("--gold", help="Gold set whose queries are half the query set. Default: the shipped gold set.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")] = None,
     out: Annotated[str | None, typer.Option("--out", "-o", help="Also write the run's JSON document here.")] = None,
@@ -57,8 +60,11 @@ def bench_command(
 
     chosen = resolve_format(fmt, json_, ("table", "json"))
     sizes = parse_sizes(tools)
+    if catalog:  # a bad catalog is one line and exit 2 here, not a traceback from a worker process
+        load_catalog_option(catalog, catalog_format)
     options = BenchOptions(sizes=sizes, queries=queries, repeats=repeats, k=k, baselines=baselines,
-                           seed=seed, catalog=catalog, gold=gold, config=config)
+                           seed=seed, catalog=catalog, gold=gold, config=config,
+                           catalog_format=declared_format(catalog_format))
     if baselines:
         missing = [m for m in ("rank_bm25", "bm25s") if not _importable(m)]
         for m in missing:

@@ -17,6 +17,7 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
+    echo,
     note,
     print_json,
     resolve_format,
@@ -49,7 +50,7 @@ def _progress(description: str, total: float | None) -> Iterator[Any]:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:,.0f}"),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.completed:,.0f}"),
                   TimeElapsedColumn(), console=Console(stderr=True), transient=True,
                   disable=not sys.stderr.isatty()) as progress:
         task = progress.add_task(description, total=total)
@@ -134,7 +135,8 @@ def simulate_cmd(
         out.append(f"independence of the two assignments: chi2 {ind['chi_square']:.4f}, "
                    f"p = {ind['p_value']:.4g}; both-experiment {ind['table']['experiment/experiment']:,} "
                    f"(expected {ind['both_experiment_expected']:,})")
-    sys.stdout.write("\n".join(out) + "\n")
+    for line in out:  # the ids file's name is the user's, but printed as data: escaped
+        echo(line)
 
 
 @canary_app.command("synth")
@@ -234,7 +236,8 @@ def ingest_cmd(
              f"rows {res.rows} kept in {schema.table}, {res.quarantined} quarantined in "
              f"{schema.table}_quarantine"]
     lines += [f"  {n:>8}  {reason}" for reason, n in res.reasons.items()]
-    sys.stdout.write("\n".join(lines) + "\n")
+    for line in lines:
+        echo(line)
 
 
 @canary_app.command("verdict")

@@ -8,6 +8,7 @@ loosens policy (a CI review gate); every other failure is bad input, exit 2.
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +17,7 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
+    echo,
     note,
     print_counts,
     print_json,
@@ -23,8 +25,10 @@ from tooldisc.cli.common import (
     write_atomic,
 )
 
-from tooldisc.errors import UsageError
+from tooldisc.errors import MAX_ERROR_LINE, UsageError
+from tooldisc.terminal import clip, escape
 
+MAX_ISSUE_LINE = MAX_ERROR_LINE  # one issue of `catalog validate`, as long as an error line
 POLICY_FREE_FORMATS = ("jsonl", "openai", "anthropic")
 _PERSIAN = re.compile("[\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufeff]")
 
@@ -37,36 +41,29 @@ catalog_app = typer.Typer(
 
 PathArg = Annotated[str, typer.Argument(help="Catalog file (YAML/JSON, OpenAI/Anthropic/MCP tools, tools.jsonl).")]
 FromOption = Annotated[
-    str, typer.Option("--from", help="Source format: auto, tooldisc, openai, anthropic, mcp or jsonl.")
+    str, typer.Option("--from", "--catalog-format",
+                      help="Read the file as exactly this format: auto, tooldisc, openai, anthropic, mcp or "
+                           "jsonl. auto: declared by a top-level catalog_version, else detected; a document "
+                           "mixing two formats is refused.")
 ]
 
 
 def _source_format(value: str) -> str | None:
-    from tooldisc.discovery.importers import FORMATS
+    from tooldisc.cli.options import catalog_format
 
-    if value == "auto":
-        return None
-    if value not in FORMATS:
-        raise UsageError(f"--from must be one of auto, {', '.join(FORMATS)}; got {value!r}")
-    return value
+    return catalog_format(value, "--from/--catalog-format")
 
 
 def read_catalog_document(path: str, fmt: str | None, side_effect: str | None = None) -> tuple[Any, str]:
-    """The raw tooldisc catalog document of ``path`` and the format it came in.
+    """The raw tooldisc catalog document of ``path`` and the one format it was read as.
 
     Separate from ``load_catalog`` because ``validate`` must list every issue of a
     document that does not build, and ``convert`` must know the source format before
     it decides whether a side effect is required.
     """
-    from tooldisc.discovery.catalog_io import parse_document, parse_jsonl, read_text
-    from tooldisc.discovery.importers import detect_format, to_catalog_document
+    from tooldisc.discovery.catalog_io import read_catalog_document as read
 
-    text = read_text(path, what="catalog")
-    if fmt == "jsonl" or (fmt is None and Path(path).suffix.lower() == ".jsonl"):
-        return to_catalog_document(parse_jsonl(text, path), "jsonl", side_effect=side_effect, file=path), "jsonl"
-    data = parse_document(text, path)
-    detected = fmt or detect_format(data)
-    return to_catalog_document(data, detected, side_effect=side_effect, file=path), detected
+    return read(path, fmt, side_effect=side_effect)
 
 
 # --------------------------------------------------------------------------- validate
@@ -84,15 +81,19 @@ def validate_command(
     cannot be read or parsed.
     """
     from tooldisc.discovery.catalog import build_catalog, validate_catalog_data
+    from tooldisc.discovery.importers import policy_note
 
     out = resolve_format(fmt, json_, ("table", "json"))
     doc, detected = read_catalog_document(path, _source_format(source))
+    policy = policy_note(detected, path, None)
     issues = validate_catalog_data(doc)
     counts = Counter(i.level for i in issues)
     failed = bool(counts["error"] or counts["quarantine"])
     summary: dict[str, Any] = {
         "file": path,
         "format": detected,
+        "carries_policy": detected == "tooldisc",
+        "notes": [policy] if policy else [],
         "valid": not failed,
         "counts": {lvl: counts[lvl] for lvl in ("error", "quarantine", "warning")},
         "issues": [{"level": i.level, "file": path, "path": i.path, "message": i.message} for i in issues],
@@ -109,14 +110,16 @@ def validate_command(
         print_json(summary)
     else:
         for i in issues:
-            typer.echo(f"{i.level:<10} {i.render(path)}")
+            echo(clip(f"{i.level:<10} {escape(i.render(path))}", MAX_ISSUE_LINE))
         c = summary["counts"]
         verdict = "FAIL" if failed else "OK"
         tail = f", {summary['tools']} tools, catalog {summary['catalog_hash'][:16]}" if summary["tools"] is not None else ""
-        typer.echo(f"{verdict}: {path} ({detected}): {c['error']} error(s), {c['quarantine']} quarantined, "
-                   f"{c['warning']} warning(s){tail}")
+        echo(f"{verdict}: {path} ({detected}): {c['error']} error(s), {c['quarantine']} quarantined, "
+             f"{c['warning']} warning(s){tail}")
+        if policy:
+            echo(f"note: {policy}")
         if summary["unknown_side_effect"]:
-            typer.echo(f"note: {summary['unknown_side_effect']} tool(s) have no side_effect and will never be offered")
+            echo(f"note: {summary['unknown_side_effect']} tool(s) have no side_effect and will never be offered")
     if failed:
         raise typer.Exit(1)
 
@@ -159,6 +162,7 @@ def catalog_stats(catalog: Any) -> dict[str, Any]:
 @catalog_app.command("stats")
 def stats_command(
     path: PathArg,
+    source: FromOption = "auto",
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -166,7 +170,7 @@ def stats_command(
     from tooldisc.cli.options import load_catalog_option
 
     out = resolve_format(fmt, json_, ("table", "json"))
-    stats = catalog_stats(load_catalog_option(path))
+    stats = catalog_stats(load_catalog_option(path, source))
     if out == "json":
         print_json(stats)
         return
@@ -196,6 +200,7 @@ def convert_command(
     """
     from tooldisc.discovery.catalog import build_catalog, catalog_to_dict
     from tooldisc.discovery.exporters import PROVIDERS, render
+    from tooldisc.discovery.importers import policy_note
     from tooldisc.discovery.model import SIDE_EFFECTS
     from tooldisc.discovery.names import NameMap
 
@@ -233,6 +238,9 @@ def convert_command(
         body = render(tools, to, names=names, compact=compact)
         exported = len(tools)
     write_atomic(out_path, _serialize(body, suffix))
+    policy = policy_note(detected, src, side_effect)
+    if policy:
+        note(f"note: {policy}")
     if renamed:
         note(f"note: {len(renamed)} name(s) mapped to provider-safe names; "
              "NameMap(catalog tool names) rebuilds the same mapping to map calls back")
@@ -241,8 +249,7 @@ def convert_command(
     if out == "json":
         print_json(result)
     else:
-        typer.echo(f"wrote {out_path}: {exported} tools, {detected} → {to}"
-                   + (f", {len(renamed)} renamed" if renamed else ""))
+        echo(f"wrote {out_path}: {exported} tools, {detected} → {to}" + (f", {len(renamed)} renamed" if renamed else ""))
 
 
 def _serialize(body: Any, suffix: str) -> str:
@@ -261,26 +268,35 @@ def _serialize(body: Any, suffix: str) -> str:
 def diff_command(
     old: Annotated[str, typer.Argument(help="The catalog before the change.")],
     new: Annotated[str, typer.Argument(help="The catalog after the change.")],
+    source: FromOption = "auto",
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
-    """Added, removed and changed tools; exit 1 when a change loosens policy (for CI review)."""
+    """Added, removed and changed tools; exit 1 when a change loosens policy (for CI review).
+
+    An added tool loosens policy unless it is read-only and names both roles and
+    permissions: a new delete tool open to every role is exactly what review is for.
+    """
+    from tooldisc.cli.options import load_catalog_option
     from tooldisc.discovery.catalog_diff import diff_catalogs
-    from tooldisc.discovery.catalog_io import load_catalog
 
     out = resolve_format(fmt, json_, ("table", "json", "md"))
-    diff = diff_catalogs(load_catalog(old), load_catalog(new))
+    diff = diff_catalogs(load_catalog_option(old, source), load_catalog_option(new, source))
+    document = {"old": old, "new": new, **diff.to_dict()}
     if out == "json":
-        print_json({"old": old, "new": new, **diff.to_dict()})
+        print_json(document)
     elif out == "md":
-        typer.echo(_diff_markdown(diff, old, new), nl=False)
+        from tooldisc.reports.render import render
+
+        sys.stdout.write(render(document, "catalog-diff", "md"))
     else:
-        typer.echo(_diff_text(diff, old, new), nl=False)
+        for line in _diff_text(diff, old, new):
+            echo(line)
     if diff.loosens:
         raise typer.Exit(1)
 
 
-def _diff_text(diff: Any, old: str, new: str) -> str:
+def _diff_text(diff: Any, old: str, new: str) -> list[str]:
     lines = [f"{old} → {new}: {len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed"]
     lines += [f"+ {n}" for n in diff.added]
     lines += [f"- {n}" for n in diff.removed]
@@ -290,28 +306,7 @@ def _diff_text(diff: Any, old: str, new: str) -> str:
         lines += [f"! {f.tool}: {f.field}: {f.message}" for f in diff.findings]
     else:
         lines.append("policy: no loosening")
-    return "\n".join(lines) + "\n"
-
-
-def _diff_markdown(diff: Any, old: str, new: str) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
-
-    lines = [f"## Catalog diff: `{old}` → `{new}`", "",
-             f"{len(diff.added)} added, {len(diff.removed)} removed, {len(diff.changed)} changed.", ""]
-    if diff.findings:
-        lines += ["### Policy loosened", "", "| tool | field | change |", "|---|---|---|"]
-        lines += [f"| `{cell(f.tool)}` | {f.field} | {cell(f.message)} |" for f in diff.findings]
-    else:
-        lines.append("No policy loosening.")
-    lines.append("")
-    if diff.added or diff.removed or diff.changed:
-        lines += ["### Tools", "", "| tool | status | fields |", "|---|---|---|"]
-        lines += [f"| `{cell(n)}` | added | |" for n in diff.added]
-        lines += [f"| `{cell(n)}` | removed | |" for n in diff.removed]
-        lines += [f"| `{cell(c.name)}` | changed | {', '.join(c.fields)} |" for c in diff.changed]
-        lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,10 @@
-"""What every command shares: output formats, JSON/atomic writing, error rendering.
+"""What every command shares: output formats, JSON/atomic writing, safe printing.
 
 Commands stay thin: parse options, call one library function, render with these.
-Data goes to stdout; progress and notes go to stderr.
+Data goes to stdout; progress and notes go to stderr. Everything printed passes
+through :func:`tooldisc.terminal.escape` — :func:`echo` and :func:`note` for lines,
+:func:`stdout_console` for rich tables (every string it renders), :func:`dumps_json`
+for JSON — so a tool name or query cannot repaint the terminal or fake a row.
 """
 
 from __future__ import annotations
@@ -9,14 +12,30 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable
-from pathlib import Path
+from functools import cache
 from typing import Annotated, Any
 
 import typer
 
 from tooldisc.errors import UsageError
+from tooldisc.files import write_atomic
+from tooldisc.terminal import clip, escape, escape_json
+
+__all__ = [
+    "FORMAT_HELP",
+    "FormatOption",
+    "JsonOption",
+    "dumps_json",
+    "echo",
+    "escape",
+    "note",
+    "print_counts",
+    "print_json",
+    "resolve_format",
+    "stdout_console",
+    "write_atomic",
+]
 
 FORMAT_HELP = "Output format."
 
@@ -36,42 +55,50 @@ def resolve_format(fmt: str, json_flag: bool, allowed: Iterable[str]) -> str:
 
 
 def dumps_json(obj: Any) -> str:
-    """Stable JSON for machines: sorted keys, UTF-8 kept, trailing newline."""
-    return json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    """Stable JSON for machines: sorted keys, UTF-8 kept, unsafe characters as ``\\uXXXX``."""
+    return escape_json(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True)) + "\n"
 
 
 def print_json(obj: Any) -> None:
     sys.stdout.write(dumps_json(obj))
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write to a temp file beside ``path`` and rename, so a reader never sees half a file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def echo(line: str = "") -> None:
+    """One line on stdout, escaped: a value holding a newline or an ANSI code stays on it."""
+    typer.echo(escape(line))
 
 
 def note(message: str) -> None:
-    """A human note on stderr (never mixed into machine output)."""
+    """A human note on stderr (never mixed into machine output): escaped, never markup,
+    and no longer than an error line, so a hostile name cannot flood the terminal."""
     from rich.console import Console
 
-    Console(stderr=True, highlight=False, soft_wrap=True).print(message)
+    from tooldisc.errors import MAX_ERROR_LINE
+
+    Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False).print(
+        clip(escape(message), MAX_ERROR_LINE))
 
 
 def stdout_console() -> Any:
+    """A rich console for stdout tables in which every string is escaped and none is markup.
+
+    Table cells, titles and printed lines all reach rich as strings, and rich turns
+    each into text in one method; escaping there covers every table at once, and a
+    name like ``[/x]`` prints as typed instead of raising a markup error.
+    """
+    return _safe_console_class()(highlight=False, soft_wrap=False, markup=False, emoji=False,
+                                 width=max(100, _term_width()))
+
+
+@cache
+def _safe_console_class() -> Any:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False, width=max(100, _term_width()))
+    class SafeConsole(Console):
+        def render_str(self, text: str, **kwargs: Any) -> Any:
+            return super().render_str(escape(text), **kwargs)
+
+    return SafeConsole
 
 
 def _term_width() -> int:
@@ -83,12 +110,10 @@ def _term_width() -> int:
 
 def print_counts(stats: dict[str, Any]) -> None:
     """Render a (one-level nested) mapping of counts as aligned text: the stats commands' table."""
-    import typer
-
     for key, value in stats.items():
         if isinstance(value, dict):
-            typer.echo(f"{key}:")
+            echo(f"{escape(key)}:")
             for k, v in value.items():
-                typer.echo(f"  {k:<32} {v:>6}")
+                echo(f"  {escape(k):<32} {v:>6}")
         else:
-            typer.echo(f"{key:<34} {'n/a' if value is None else value}")
+            echo(f"{escape(key):<34} {'n/a' if value is None else escape(value)}")

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
 from tooldisc.cli.options import (
+    CatalogFormatOption,
     CatalogOption,
     ConfigOption,
     ContextFileOption,
@@ -26,6 +27,7 @@ from tooldisc.cli.options import (
 def discover_command(
     query: Annotated[str, typer.Argument(help="The user's request.")],
     catalog: CatalogOption = None,
+    catalog_format: CatalogFormatOption = None,
     k: KOption = None,
     mode: ModeOption = None,
     role: RoleOption = None,
@@ -45,7 +47,7 @@ def discover_command(
     from tooldisc.discovery.pipeline import Discoverer
 
     out = resolve_format(fmt, json_, ("table", "json"))
-    cat = load_catalog_option(catalog)
+    cat = load_catalog_option(catalog, catalog_format)
     # The table always prints the effective context itself; JSON carries it under "context".
     ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
                              quiet=out == "table")
@@ -66,17 +68,22 @@ def context_line(ctx) -> str:
     """The effective context in one line, saying plainly what is absent (no tenant, no permissions).
 
     A partial context (``--role warehouse`` alone) has no permissions and no tenant,
-    which silently narrows the offer; this line makes that visible.
+    which silently narrows the offer; this line makes that visible. Tenant, roles and
+    permissions come from a context file or flags, so each is escaped here, whatever
+    prints the line.
     """
+    from tooldisc.terminal import escape
+
+    tenant = escape(repr(ctx.tenant))
     if ctx.is_default:
         return (f"context: default — every role ({len(ctx.roles)}) and permission ({len(ctx.permissions)}) "
-                f"the catalog names, tenant {ctx.tenant!r}, mode {ctx.mode}")
+                f"the catalog names, tenant {tenant}, mode {escape(ctx.mode)}")
 
     def listed(values, none: str) -> str:
-        return ", ".join(sorted(values)) if values else none
+        return ", ".join(escape(v) for v in sorted(values)) if values else none
 
-    return (f"context: tenant {ctx.tenant!r}" if ctx.tenant else "context: no tenant") + (
-        f"; roles {listed(ctx.roles, 'none')}; permissions {listed(ctx.permissions, 'none')}; mode {ctx.mode}"
+    return (f"context: tenant {tenant}" if ctx.tenant else "context: no tenant") + (
+        f"; roles {listed(ctx.roles, 'none')}; permissions {listed(ctx.permissions, 'none')}; mode {escape(ctx.mode)}"
         + (f"; forced {listed(ctx.forced, 'none')}" if ctx.forced else ""))
 
 
@@ -101,7 +108,8 @@ def _render_table(offer, explanation, timings: bool) -> None:
     if timings:
         console.print("timings (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in offer.timings.items()))
     if explanation is not None:
-        console.print(f"\nexplain {explanation['tool']}: {explanation['status']}"
+        console.print()
+        console.print(f"explain {explanation['tool']}: {explanation['status']}"
                       + (f" at {explanation['step']}" if explanation.get("step") else "")
                       + f" — {explanation['reason']}")
         if explanation.get("features"):

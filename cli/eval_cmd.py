@@ -22,6 +22,7 @@ from tooldisc.cli.common import (
     write_atomic,
 )
 from tooldisc.cli.options import (
+    CatalogFormatOption,
     CatalogOption,
     ConfigOption,
     ContextFileOption,
@@ -56,7 +57,8 @@ _SUFFIX_FORMAT = {".json": "json", ".md": "md", ".markdown": "md", ".html": "htm
 
 
 def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: ContextFlags, *,
-            qrels: str | None = None, topics: str | None = None, quiet_context: bool = False) -> Any:
+            qrels: str | None = None, topics: str | None = None, quiet_context: bool = False,
+            catalog_format: str | None = None) -> Any:
     """The run's inputs from the library loader; its notes, and the default-context line, go to stderr.
 
     ``quiet_context`` drops the default-context line when the report on stdout
@@ -64,10 +66,16 @@ def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: Co
     """
     from dataclasses import asdict
 
+    from tooldisc.cli import options
     from tooldisc.cli.common import note
     from tooldisc.cli.options import default_context_note
     from tooldisc.evaluation.inputs import load_run_inputs
 
+    declared = options.catalog_format(catalog_format)
+    if declared:  # read as the declared format (--catalog-format); notes follow as usual
+        from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+
+        catalog = load_catalog(catalog or default_catalog_path(), fmt=declared)
     inputs = load_run_inputs(catalog, gold, config, context=asdict(flags), qrels=qrels, topics=topics)
     for line in inputs.notes:
         note(line)
@@ -92,7 +100,7 @@ def _progress_bar(total: int, enabled: bool | None, label: str) -> Iterator[Call
         TimeRemainingColumn,
     )
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(label, total=total)
         yield lambda done: bar.update(task, completed=done)
@@ -147,6 +155,7 @@ def _by(text: str) -> tuple[str, ...]:
 
 def eval_command(
     catalog: CatalogOption = None,
+    catalog_format: CatalogFormatOption = None,
     gold: GoldOption = None,
     k: KOption = None,
     config: ConfigOption = None,
@@ -194,7 +203,8 @@ def eval_command(
     if run_out:
         _check_run_tag(run_tag)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table")
+    inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
+                     catalog_format=catalog_format)
     engine = Discoverer(inputs.catalog, inputs.config)
     run = score_eval(_discover(inputs, kk, progress, engine=engine), timings=timings, notes=inputs.notes)
     doc = run.document(by=by_fields, max_misses=misses)
@@ -246,6 +256,7 @@ def _render(doc: dict[str, Any], fmt: str, out: str | None, kind: str) -> None:
 def sweep_command(
     ks: Annotated[str, typer.Option("--k", help="The K values to read off one ranking, comma-separated.")] = "3,5,10,15,20,48",
     catalog: CatalogOption = None,
+    catalog_format: CatalogFormatOption = None,
     gold: GoldOption = None,
     config: ConfigOption = None,
     mode: ModeOption = None,
@@ -271,7 +282,8 @@ def sweep_command(
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     k_values = parse_ks(ks)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table")
+    inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
+                     catalog_format=catalog_format)
     _render(sweep_document(_discover(inputs, max(k_values), progress), k_values), out_fmt, out, "sweep")
 
 
@@ -282,6 +294,7 @@ def compare_command(
     config_a: Annotated[str, typer.Argument(metavar="A.yaml", help="Baseline ranker config.")],
     config_b: Annotated[str, typer.Argument(metavar="B.yaml", help="Candidate ranker config.")],
     catalog: CatalogOption = None,
+    catalog_format: CatalogFormatOption = None,
     gold: GoldOption = None,
     k: KOption = None,
     mode: ModeOption = None,
@@ -320,7 +333,8 @@ def compare_command(
 
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    inputs_a = _inputs(catalog, gold, config_a, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table")
+    inputs_a = _inputs(catalog, gold, config_a, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
+                     catalog_format=catalog_format)
     inputs_b = replace(inputs_a, config=load_config_input(config_b))
     kk = shared_k(inputs_a.config, inputs_b.config, parse_k(k))
     runs = [score_eval(_discover(inputs, kk, progress, label=f"discovering ({label})"))

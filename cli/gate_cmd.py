@@ -29,6 +29,7 @@ from tooldisc.cli.eval_cmd import (
     _inputs,
 )
 from tooldisc.cli.options import (
+    CatalogFormatOption,
     CatalogOption,
     ConfigOption,
     ContextFileOption,
@@ -53,6 +54,7 @@ def gate_command(
                            "(another ranker config is fine) that --max-drop is measured from.")] = None,
     from_: Annotated[str | None, typer.Option("--from", help="Read measures from an eval JSON (tooldisc eval --format json) instead of running eval.")] = None,
     catalog: CatalogOption = None,
+    catalog_format: CatalogFormatOption = None,
     gold: GoldOption = None,
     k: KOption = None,
     config: ConfigOption = None,
@@ -114,7 +116,7 @@ def gate_command(
 
         check_measurable([t.measure for t in thresholds])
         flags = context_flags(tenant, role, permission, mode, forced, context_file)
-        inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics)
+        inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, catalog_format=catalog_format)
         kk = parse_k(k)
         if base_doc is not None and baseline:  # refuse an incomparable baseline before the run, not after
             check_baseline(base_doc, _identity(inputs, kk), source=baseline, context=False)

@@ -22,14 +22,17 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
+    echo,
     note,
     print_counts,
     print_json,
     resolve_format,
     write_atomic,
 )
+from tooldisc.cli.options import CatalogFormatOption
 
-from tooldisc.errors import UsageError
+from tooldisc.errors import MAX_ERROR_LINE, UsageError
+from tooldisc.terminal import clip, escape
 
 gold_app = typer.Typer(
     name="gold",
@@ -63,6 +66,7 @@ def validate_command(
         "--catalog", "-c",
         help="Catalog the gold set is checked against. Default: the shipped catalog; "
              "required for the external benchmark format (give its tools.jsonl).")] = None,
+    catalog_format: CatalogFormatOption = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -82,7 +86,7 @@ def validate_command(
     if external and catalog is None:
         raise UsageError("a gold set in the external benchmark format names the tools of its own tools.jsonl; "
                          "give it with --catalog", file=path)
-    cat = load_catalog_option(catalog)
+    cat = load_catalog_option(catalog, catalog_format)
     issues = validate_gold(gold, cat)
     counts = Counter(i.level for i in issues)
     summary: dict[str, Any] = {
@@ -100,11 +104,11 @@ def validate_command(
         print_json(summary)
     else:
         for i in issues:
-            typer.echo(f"{i.level:<8} {i.render(path)}")
+            echo(clip(f"{i.level:<8} {escape(i.render(path))}", MAX_ERROR_LINE))
         verdict = "OK" if summary["valid"] else "FAIL"
-        typer.echo(f"{verdict}: {path} ({summary['format']}): {counts['error']} error(s), "
-                   f"{counts['warning']} warning(s), {len(gold)} queries; "
-                   f"catalog {cat.source} ({len(cat)} tools, version {cat.version})")
+        echo(f"{verdict}: {path} ({summary['format']}): {counts['error']} error(s), "
+             f"{counts['warning']} warning(s), {len(gold)} queries; "
+             f"catalog {cat.source} ({len(cat)} tools, version {cat.version})")
     if counts["error"]:
         raise typer.Exit(1)
 
@@ -159,17 +163,15 @@ def _document_metadata(path: str, gold: Any) -> dict[str, Any]:
     """
     import json
 
-    from tooldisc.discovery.catalog_io import read_text
+    from tooldisc.discovery.documents import loads_json, parse_yaml, read_text
 
     text = read_text(path, max_bytes=64 * 1024 * 1024, what="gold set")
     data: Any = None
     try:
-        data = json.loads(text)
+        data = loads_json(text, path)
     except json.JSONDecodeError:
         if not text.lstrip().startswith(("{", "[")):
-            import yaml
-
-            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            data = parse_yaml(text, path)
     if isinstance(data, dict) and isinstance(data.get("queries"), list):
         return {k: v for k, v in data.items() if k != "queries"}
     meta: dict[str, Any] = {"dataset_version": gold.dataset_version, "catalog_version": gold.catalog_version}
@@ -223,12 +225,12 @@ def split_command(
     if out == "json":
         print_json(result)
         return
-    typer.echo(f"{'stratum':<24} {'queries':>8} {'tune':>6} {'test':>6}")
+    echo(f"{'stratum':<24} {'queries':>8} {'tune':>6} {'test':>6}")
     for s in strata:
         label = f"{s['intent']}/{'no_match' if s['no_match'] else 'matched'}"
-        typer.echo(f"{label:<24} {s['queries']:>8} {s['tune']:>6} {s['test']:>6}")
-    typer.echo(f"{'total':<24} {len(gold):>8} {len(tune):>6} {len(test):>6}")
-    typer.echo(f"wrote {files['tune']} and {files['test']}")
+        echo(f"{label:<24} {s['queries']:>8} {s['tune']:>6} {s['test']:>6}")
+    echo(f"{'total':<24} {len(gold):>8} {len(tune):>6} {len(test):>6}")
+    echo(f"wrote {files['tune']} and {files['test']}")
 
 
 def _strata(tune: Any, test: Any) -> list[dict[str, Any]]:
@@ -285,7 +287,7 @@ def qrels_command(
         print_json(result)
     else:
         also = f" and {topics_out}: {len(gold)} topics" if topics_out else ""
-        typer.echo(f"wrote {out_path}: {lines} judgments for {judged} of {len(gold)} queries{also}")
+        echo(f"wrote {out_path}: {lines} judgments for {judged} of {len(gold)} queries{also}")
 
 
 def register(app: typer.Typer) -> None:

@@ -15,6 +15,12 @@ CatalogOption = Annotated[
     str | None,
     typer.Option("--catalog", "-c", help="Catalog file (YAML/JSON, OpenAI/Anthropic/MCP tools, tools.jsonl). Default: the shipped catalog."),
 ]
+CatalogFormatOption = Annotated[
+    str | None,
+    typer.Option("--catalog-format", help="Read the catalog as exactly this format: tooldisc, openai, anthropic, "
+                 "mcp or jsonl. Default: declared by a top-level catalog_version, else detected; a document "
+                 "mixing two formats is refused."),
+]
 ConfigOption = Annotated[
     str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")
 ]
@@ -42,12 +48,28 @@ def context_flags(tenant: str | None, role: list[str] | None, permission: list[s
     return ContextFlags(tenant, tuple(role or ()), tuple(permission or ()), mode, tuple(forced or ()), context_file)
 
 
-def load_catalog_option(path: str | None) -> Any:
-    """The catalog from ``--catalog``, or the shipped default; notes go to stderr."""
+def catalog_format(value: str | None, option: str = "--catalog-format") -> str | None:
+    """A declared catalog format, checked (``auto`` or nothing means "declared or detected")."""
+    from tooldisc.discovery.importers import FORMATS
+
+    from tooldisc.errors import UsageError
+
+    if value is None or value == "auto":
+        return None
+    if value not in FORMATS:
+        raise UsageError(f"{option} must be one of auto, {', '.join(FORMATS)}; got {value!r}")
+    return value
+
+
+def load_catalog_option(path: str | None, fmt: str | None = None) -> Any:
+    """The catalog from ``--catalog`` (read as ``--catalog-format``), or the shipped default.
+
+    Notes (an imported format carries no policy) and quarantined tools go to stderr.
+    """
     from tooldisc.cli.common import note
     from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 
-    catalog = load_catalog(path if path else default_catalog_path())
+    catalog = load_catalog(path if path else default_catalog_path(), fmt=catalog_format(fmt))
     for text in catalog.notes:
         note(f"note: {text}")
     quarantined = [t for t in catalog.tools if t.quarantine]

@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 from tooldisc.cli.options import (
+    CatalogFormatOption,
     CatalogOption,
     ConfigOption,
     ContextFileOption,
@@ -35,6 +36,7 @@ from tooldisc.cli.options import (
 
 def serve_command(
     catalog: CatalogOption = None,
+    catalog_format: CatalogFormatOption = None,
     context_file: ContextFileOption = None,
     events: Annotated[str | None, typer.Option("--events", help="Append a DESIGN §7 telemetry event per list and call to this JSONL file.")] = None,
     handler: Annotated[str | None, typer.Option("--handler", help="module:function called as f(name, arguments) for calls that pass the guard. Default: a no-op echo.")] = None,
@@ -72,10 +74,11 @@ def serve_command(
     from tooldisc.discovery.catalog_io import default_catalog_path
     from tooldisc.discovery.config import load_config
 
-    cat = load_catalog_option(catalog)  # fail fast (exit 2) on a bad catalog
+    cat = load_catalog_option(catalog, catalog_format)  # fail fast (exit 2) on a bad catalog
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     ctx = build_context_from(cat, flags)  # the default one says so on stderr
-    source = CatalogSource(catalog or default_catalog_path(), load_config(config))
+    declared = None if catalog_format in (None, "auto") else catalog_format  # checked by load_catalog_option
+    source = CatalogSource(catalog or default_catalog_path(), load_config(config), fmt=declared)
     telemetry = Telemetry(JsonlSink(events), channel="mcp") if events else None
     # The default context follows catalog reloads (None: recomputed from each new catalog).
     service = AgentService(source, None if ctx.is_default else ctx,

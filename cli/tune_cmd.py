@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+from tooldisc.cli.options import CatalogFormatOption
 
 CatalogsOption = Annotated[list[str] | None, typer.Option(
     "--catalog", "-c", help="Catalog of one dataset (repeatable; pairs with --gold in order). "
@@ -24,6 +25,7 @@ GoldsOption = Annotated[list[str] | None, typer.Option(
 def tune_command(
     catalog: CatalogsOption = None,
     gold: GoldsOption = None,
+    catalog_format: CatalogFormatOption = None,
     space: Annotated[str | None, typer.Option(
         "--space", help="Search space YAML: config key → list of choices or {low, high}. "
                         "Default: the shipped space (weights.bm25, ngram, alias, prior, history).")] = None,
@@ -65,7 +67,7 @@ def tune_command(
     parse_objective(objective)  # a bad objective or space fails before any data is loaded
     space_map, _ = load_space(space)
     tuner = WeightTuner(space=space_map, objective=objective, n_iter=n_iter, cv=folds, k=k, random_state=seed)
-    datasets = _datasets(catalogs, golds)
+    datasets = _datasets(catalogs, golds, catalog_format)
     total = (n_iter + 1) * len(datasets)
     with _bar(total, progress) as tick:
         tuner.fit(datasets, progress=tick)
@@ -76,7 +78,7 @@ def tune_command(
     sys.stdout.write(report_text(doc, "tune", out_fmt))
 
 
-def _datasets(catalogs: list[str], golds: list[str]) -> list[tuple[Any, Any]]:
+def _datasets(catalogs: list[str], golds: list[str], catalog_format: str | None = None) -> list[tuple[Any, Any]]:
     """(catalog, gold) pairs, each gold checked against its catalog; default: every shipped pair.
 
     Weights tuned on one gold set mostly learn that set; the shipped default was chosen
@@ -92,7 +94,7 @@ def _datasets(catalogs: list[str], golds: list[str]) -> list[tuple[Any, Any]]:
         catalogs, golds = [str(c) for c, _ in pairs], [str(g) for _, g in pairs]
     out = []
     for c, g in zip(catalogs, golds, strict=True):
-        cat = load_catalog_option(c)
+        cat = load_catalog_option(c, catalog_format)
         gold, warnings = load_gold_input(g, cat)
         for line in warnings:
             note(line)

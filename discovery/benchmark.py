@@ -64,6 +64,7 @@ class BenchOptions:
     config: str | None = None
     build_repeats: int = 3
     notes: tuple[str, ...] = field(default=())
+    catalog_format: str | None = None  # None: declared by catalog_version, else detected
 
     def __post_init__(self) -> None:
         for name in ("queries", "repeats", "k", "build_repeats"):
@@ -176,7 +177,7 @@ def load_inputs(options: BenchOptions) -> tuple[Any, list[Any], str]:
     from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
     from tooldisc.discovery.synthetic import SyntheticQuery, catalog_queries
 
-    base = load_catalog(options.catalog or default_catalog_path())
+    base = load_catalog(options.catalog or default_catalog_path(), fmt=options.catalog_format)
     gold_path = options.gold or _default_gold_path()
     queries: list[Any] = []
     source = "catalog examples and aliases (no gold set)"

@@ -17,9 +17,11 @@ from importlib import resources
 from typing import Any
 
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
+from tooldisc.discovery.names import RESERVED_NAMES
 from tooldisc.discovery.text import sanitize
 
-from tooldisc.errors import DataError
+from tooldisc.errors import MAX_ERROR_LINE, DataError
+from tooldisc.terminal import clip, escape, is_clean
 
 _LIST_FIELDS = ("roles", "permissions", "domains", "aliases", "keywords", "examples", "companion_tools")
 _BOOL_DEFAULTS = {
@@ -31,6 +33,10 @@ _BOOL_DEFAULTS = {
     "deprecated": False,
 }
 _UNTRUSTED_LISTS = ("aliases", "keywords", "examples")
+# Identifiers that are printed and compared as written: a control, bidi or line
+# separator character in one is an error at load (issue 10 item 12), not a display bug.
+_IDENTIFIER_FIELDS = ("name", "namespace", "replacement")
+_IDENTIFIER_LISTS = ("roles", "permissions", "companion_tools")
 TOOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Tool) if f.name not in ("definition_hash", "quarantine"))
 
 
@@ -127,7 +133,7 @@ def validate_catalog_data(data: Any) -> list[Issue]:
         return [Issue("error", "(root)", f"a catalog must be an object with 'tools'; got {'an empty document' if data is None else type(data).__name__}")]
     validator = jsonschema.Draft202012Validator(_catalog_schema())
     issues = [
-        Issue("error", _json_path(e.absolute_path), _schema_message(e))
+        Issue("error", _json_path(e.absolute_path), clip(_schema_message(e), MAX_ERROR_LINE))
         for e in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     ]
     tools = data.get("tools")
@@ -145,12 +151,45 @@ def validate_catalog_data(data: Any) -> list[Issue]:
                 issues.append(Issue("error", f"{where}.name", f"duplicate tool name {name!r} (first at tools[{seen[name]}])"))
             else:
                 seen[name] = i
+            if name in RESERVED_NAMES:
+                issues.append(Issue("error", f"{where}.name", f"the name {name!r} is reserved for tooldisc's "
+                                    "meta-tool (it would be offered twice); rename the tool"))
+        issues.extend(_identifier_issues(raw, where))
         issues.extend(_tool_schema_issues(raw, where, name))
         for key in raw:
             if key not in known:
                 issues.append(Issue("warning", f"{where}.{key}", "unknown field, ignored"))
     rank = {"error": 0, "quarantine": 1, "warning": 2}
     return sorted(issues, key=lambda x: rank[x.level])
+
+
+def _identifier_issues(raw: Mapping[str, Any], where: str) -> list[Issue]:
+    """Names, roles and permissions must print as what they are: no control characters."""
+    out: list[Issue] = []
+    values = [(key, raw.get(key)) for key in _IDENTIFIER_FIELDS]
+    for key in _IDENTIFIER_LISTS:
+        items = raw.get(key)
+        if isinstance(items, list):
+            values += [(f"{key}[{j}]", v) for j, v in enumerate(items)]
+    for place, value in values:
+        if isinstance(value, str) and not is_clean(value):
+            bad = next(c for c in value if escape(c) != c)
+            out.append(Issue("error", f"{where}.{place}", f"control or format character U+{ord(bad):04X} in "
+                             f"'{clip(escape(value), 80)}': names must be printable text"))
+    return out
+
+
+def _compact_shape_ok(raw: Mapping[str, Any]) -> bool:
+    """Whether the compact schema can be inspected: ``properties`` an object, ``required``
+    lists (compact and full). A wrong shape is already a catalog error (issue 10 item 6),
+    so the schema checks below skip it instead of raising AttributeError on it."""
+    compact, params = raw.get("compact_parameters"), raw.get("parameters")
+    if not isinstance(compact, Mapping):
+        return False
+    shapes = [(compact.get("properties"), Mapping), (compact.get("required"), list)]
+    if isinstance(params, Mapping):
+        shapes.append((params.get("required"), list))
+    return all(value is None or isinstance(value, kind) for value, kind in shapes)
 
 
 def _schema_message(error: Any) -> str:
@@ -168,15 +207,16 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[I
     params = raw.get("parameters")
     if "parameters" not in raw or params is None:
         issues.append(Issue("warning", f"{where}.parameters", f"{label} has no parameters: any arguments will be accepted"))
+    compact_ok = _compact_shape_ok(raw)
     for key in ("parameters", "compact_parameters", "output_schema"):
         schema = raw.get(key)
-        if isinstance(schema, Mapping):
+        if isinstance(schema, Mapping) and (compact_ok or key != "compact_parameters"):
             problem = schema_problem(schema)
             if problem is not None:
                 place = f"{where}.{key}" + ("" if problem.path == "(root)" else f".{problem.path}")
                 issues.append(Issue("quarantine", place, problem.message))
     compact = raw.get("compact_parameters")
-    if isinstance(params, Mapping) and isinstance(compact, Mapping):
+    if compact_ok and isinstance(params, Mapping) and isinstance(compact, Mapping):
         required = params.get("required") or []
         kept = (compact.get("properties") or {}).keys()
         missing = [r for r in required if isinstance(r, str) and r not in kept]

@@ -7,6 +7,11 @@ follow the §4 filter exactly: ``roles`` is an any-of allow list (adding a role,
 emptying the list, admits more callers), ``permissions`` is an all-of requirement
 (removing one admits more), and side effects are ordered by strictness with a
 missing side effect the strictest of all, since it is never offered.
+
+An added tool is a loosening too unless it is read-only and names both the roles
+that may use it and the permissions it needs (issue 10 item 16): adding
+``{name: drop_database, side_effect: delete}`` with no roles, permissions or approval
+must fail a review gate, not print "no loosening".
 """
 
 from __future__ import annotations
@@ -125,16 +130,33 @@ def loosening(old: Tool, new: Tool) -> list[Finding]:
     return out
 
 
+def added_loosening(tool: Tool) -> list[Finding]:
+    """Why an added tool widens what the catalog allows (empty when it is read-only and restricted)."""
+    out: list[Finding] = []
+    if tool.side_effect != "none":
+        shown = tool.side_effect or "unknown"
+        out.append(Finding(tool.name, "side_effect", "added_not_read_only", None, tool.side_effect,
+                           f"an added tool that is not read-only (side effect {shown})"))
+    if not tool.roles:
+        out.append(Finding(tool.name, "roles", "added_open_to_every_role", None, [],
+                           "an added tool with no roles: open to every role"))
+    if not tool.permissions:
+        out.append(Finding(tool.name, "permissions", "added_needs_no_permission", None, [],
+                           "an added tool that needs no permission"))
+    return out
+
+
 def diff_catalogs(old: Catalog, new: Catalog) -> CatalogDiff:
-    """Added, removed and changed tools, plus every policy-loosening finding."""
+    """Added, removed and changed tools, plus every policy-loosening finding (by tool name)."""
     old_by, new_by = old.by_name, new.by_name
     added = tuple(sorted(set(new_by) - set(old_by)))
     removed = tuple(sorted(set(old_by) - set(new_by)))
     changed: list[ToolChange] = []
-    findings: list[Finding] = []
+    findings: list[Finding] = [f for name in added for f in added_loosening(new_by[name])]
     for name in sorted(set(old_by) & set(new_by)):
         a, b = old_by[name], new_by[name]
         if a.definition_hash != b.definition_hash:
             changed.append(ToolChange(name, changed_fields(a, b), a.definition_hash, b.definition_hash))
         findings.extend(loosening(a, b))
+    findings.sort(key=lambda f: f.tool)  # stable: filter order within a tool
     return CatalogDiff(added, removed, tuple(changed), tuple(findings), old.hash, new.hash)

@@ -60,12 +60,16 @@ def context_from_mapping(data: Any, *, file: str | None = None) -> Context:
     )
 
 
-def load_context_file(path: str | os.PathLike[str]) -> Context:
-    from tooldisc.discovery.catalog_io import parse_document, read_text
+MAX_CONTEXT_BYTES = 1024 * 1024
 
-    file = str(path)
-    text = read_text(path, max_bytes=1024 * 1024, what="context file")
-    return context_from_mapping(parse_document(text, file), file=file)
+
+def load_context_file(path: str | os.PathLike[str]) -> Context:
+    """A context file (YAML/JSON) through the hardened reader: duplicate keys, deep
+    nesting and YAML alias bombs are refused before the mapping is looked at."""
+    from tooldisc.discovery.documents import load_document
+
+    data = load_document(path, max_bytes=MAX_CONTEXT_BYTES, what="context file", error=ConfigError)
+    return context_from_mapping(data, file=str(path))
 
 
 def build_context(

@@ -4,6 +4,11 @@ Provider formats carry no policy, so imports are conservative: an OpenAI or
 Anthropic tool has no side effect (UNKNOWN, never offered) unless the caller
 supplies one; an MCP tool maps its annotations as DESIGN §3 says
 (``readOnlyHint`` → none, ``destructiveHint`` → delete, otherwise unknown).
+
+A document is read as exactly one format (issue 10 item 1): declared, or detected
+from fields only one format uses. A document mixing two formats is refused, so a
+tooldisc catalog carrying an MCP field can never lose its roles, permissions,
+tenant rules or ``enabled: false`` to a silent conversion.
 """
 
 from __future__ import annotations
@@ -14,27 +19,119 @@ from typing import Any
 from tooldisc.errors import DataError
 
 FORMATS = ("tooldisc", "openai", "anthropic", "mcp", "jsonl")
+LABELS = {"tooldisc": "tooldisc", "openai": "OpenAI", "anthropic": "Anthropic", "mcp": "MCP",
+          "jsonl": "tools.jsonl"}
+
+# Fields that belong to one format only: wherever one appears, it is evidence of that
+# format. tooldisc's are every catalog field but the three all formats share.
+_SHARED_FIELDS = ("name", "description", "parameters")
+_FOREIGN_FIELDS = {
+    "mcp": ("inputSchema", "outputSchema", "annotations"),
+    "anthropic": ("input_schema", "cache_control"),
+    "openai": ("function", "strict"),
+}
 
 
-def detect_format(data: Any) -> str:
-    """Name the format of a parsed document (see :data:`FORMATS`)."""
-    if isinstance(data, Mapping) and isinstance(data.get("result"), Mapping) and "tools" in data["result"]:
-        return "mcp"
-    items: Any = data.get("tools") if isinstance(data, Mapping) else data
-    if not isinstance(items, list):
+def _tooldisc_fields() -> frozenset[str]:
+    from tooldisc.discovery.catalog import TOOL_FIELDS
+
+    return frozenset(TOOL_FIELDS) - frozenset(_SHARED_FIELDS)
+
+
+def _tool_list(data: Any) -> tuple[Any, str]:
+    """The list of tools in a parsed document and its path (``tools``, ``result.tools``, root)."""
+    if isinstance(data, Mapping):
+        result = data.get("result")
+        if isinstance(result, Mapping) and "tools" in result:
+            return result["tools"], "result.tools"
+        return data.get("tools"), "tools"
+    return data, ""
+
+
+def format_evidence(data: Any) -> list[tuple[str, str]]:
+    """``(format, path)`` of the first field of each format the document holds, in file order.
+
+    Only fields one format alone uses count (``inputSchema`` is MCP, ``roles`` is
+    tooldisc, ``input_schema`` is Anthropic, ``function`` or ``type: function`` is
+    OpenAI); ``name``, ``description`` and ``parameters`` are everyone's.
+    """
+    ours = _tooldisc_fields()
+    found: dict[str, str] = {}
+    if isinstance(data, Mapping):
+        if "catalog_version" in data:
+            found.setdefault("tooldisc", "catalog_version")
+        if isinstance(data.get("result"), Mapping) and "tools" in data["result"]:
+            found.setdefault("mcp", "result")
+            if "tools" in data:
+                found.setdefault("tooldisc", "tools")
+    tools, base = _tool_list(data)
+    if not isinstance(tools, list):
+        return list(found.items())
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            continue
+        where = f"{base}[{i}]"
+        for key in tool:
+            if key in ours:
+                found.setdefault("tooldisc", f"{where}.{key}")
+            elif key == "type" and tool[key] == "function":
+                found.setdefault("openai", f"{where}.type")
+            else:
+                for fmt, keys in _FOREIGN_FIELDS.items():
+                    if key in keys:
+                        found.setdefault(fmt, f"{where}.{key}")
+        if len(found) == len(FORMATS) - 1:
+            break
+    return list(found.items())
+
+
+def detect_format(data: Any, declared: str | None = None, file: str | None = None) -> str:
+    """The one format of a parsed document (see :data:`FORMATS`), or a :class:`DataError`.
+
+    ``declared`` (``--catalog-format``) wins, and a top-level ``catalog_version``
+    declares tooldisc's own; a field of any other format is then an error. Without a
+    declaration the format follows from the fields only one format uses; fields of
+    two formats are an error naming the first field that mixed them — a tooldisc
+    catalog with an MCP ``annotations`` key must never be read as MCP, dropping its
+    roles, permissions and ``enabled: false``. With no such field at all, the shape
+    decides: an object with ``tools`` is tooldisc, a bare list OpenAI or Anthropic.
+    """
+    if declared is not None and declared not in FORMATS:
+        raise DataError(f"unknown catalog format {declared!r}; expected one of {', '.join(FORMATS)}", file=file)
+    evidence = format_evidence(data)
+    source = f"--catalog-format {declared}"
+    if declared is None and isinstance(data, Mapping) and "catalog_version" in data:
+        declared, source = "tooldisc", "its catalog_version"
+    if declared is not None:
+        for fmt, where in evidence:
+            if fmt != declared:
+                raise DataError(f"{LABELS[fmt]} field in a document read as {LABELS[declared]} ({source}); "
+                                "a catalog is exactly one format: remove the field or convert the file",
+                                file=file, where=where)
+        return declared
+    if len(evidence) > 1:
+        (first, first_where), (second, where) = evidence[0], evidence[1]
+        raise DataError(f"{LABELS[second]} field mixed with {LABELS[first]} fields (first: {first_where}); "
+                        "a catalog is exactly one format: remove one, or declare it (--catalog-format)",
+                        file=file, where=where)
+    if evidence:
+        return evidence[0][0]
+    first = next((t for t in data if isinstance(t, Mapping)), None) if isinstance(data, list) else None
+    if first is None:  # not a list of tools: tooldisc's validation says what a catalog must be
         return "tooldisc"
-    first = next((t for t in items if isinstance(t, Mapping)), None)
-    if first is None:
-        return "tooldisc"
-    if first.get("type") == "function" and isinstance(first.get("function"), Mapping):
-        return "openai"
-    if "inputSchema" in first or "annotations" in first:
-        return "mcp"
-    if "input_schema" in first:
-        return "anthropic"
-    if isinstance(data, list):
-        return "openai" if "parameters" in first else "anthropic"
-    return "tooldisc"
+    return "openai" if "parameters" in first else "anthropic"
+
+
+def policy_note(fmt: str, file: str, side_effect: str | None) -> str | None:
+    """What an imported catalog lacks, for the output (None for tooldisc's own format)."""
+    if fmt == "tooldisc":
+        return None
+    lacks = f"{file}: {LABELS[fmt]} tools carry no policy (roles, permissions, tenant rules)"
+    if side_effect is not None:
+        return f"{lacks}; every tool's side effect is {side_effect!r}"
+    if fmt == "mcp":
+        return f"{lacks}; side effects come from annotations, a tool without one is never offered"
+    return f"{lacks}; with no side effect no tool is offered (convert with --side-effect)"
 
 
 def to_catalog_document(
@@ -109,10 +206,20 @@ def _from_mcp(tool: Any, i: int, side_effect: str | None, file: str | None) -> d
 
 
 def _from_rows(rows: Sequence[Any], side_effect: str | None, file: str | None) -> dict[str, Any]:
-    """Benchmark ``tools.jsonl``: name, description, parameters; nothing else is policy."""
+    """Benchmark ``tools.jsonl``: name, description, parameters; nothing else is policy.
+
+    A row carrying a tooldisc policy or discovery field is refused rather than
+    silently stripped of it: such a file is a tooldisc catalog in the wrong format.
+    """
+    ours = _tooldisc_fields()
     tools = []
     for line, row in rows:
         where = f"line {line}"
+        mixed = next((k for k in row if k in ours), None) if isinstance(row, Mapping) else None
+        if mixed is not None:
+            raise DataError(f"tooldisc field {mixed!r} in a tools.jsonl, which carries no policy; "
+                            "a catalog is exactly one format: write it as a tooldisc YAML/JSON catalog",
+                            file=file, where=where)
         name = _need(row, "name", where, file)
         if not isinstance(name, str) or not name:
             raise DataError("'name' must be a non-empty string", file=file, where=where)

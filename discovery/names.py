@@ -15,6 +15,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 
 PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+RESERVED_NAMES = frozenset({"search_tools"})
+"""Provider names tooldisc itself issues (the meta-tool): a catalog may not use them (an
+error at load), and no other name is ever mapped onto one (``search.tools`` becomes
+``search_tools_<hash>``); given as itself, a reserved name maps to itself."""
 MAX_PROVIDER_NAME = 64
 _DISALLOWED = re.compile(r"[^a-zA-Z0-9_-]")
 _HASH_CHARS = 8
@@ -55,7 +59,7 @@ class NameMap:
         self._to: dict[str, str] = {}
         self._from: dict[str, str] = {}
         for name in unique:
-            if is_provider_safe(name):
+            if is_provider_safe(name):  # a reserved name given here is the meta-tool itself
                 self._bind(name, name)
         for name in unique:
             if name in self._to:
@@ -64,12 +68,13 @@ class NameMap:
 
     def _safe_for(self, name: str) -> str:
         simple = _DISALLOWED.sub("_", name)
-        if is_provider_safe(simple) and simple not in self._from and re.search(r"[a-zA-Z0-9]", simple):
+        if (is_provider_safe(simple) and simple not in self._from and simple not in RESERVED_NAMES
+                and re.search(r"[a-zA-Z0-9]", simple)):
             return simple
         length = _HASH_CHARS
         while True:
             candidate = _candidate(name, length)
-            if candidate not in self._from:
+            if candidate not in self._from and candidate not in RESERVED_NAMES:
                 return candidate
             length += 4  # a SHA-256 prefix collision: lengthen until unique
 

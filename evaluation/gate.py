@@ -205,11 +205,11 @@ def load_eval_document(path: str) -> dict[str, Any]:
     """An eval JSON (``tooldisc eval --format json``); anything else is a one-line DataError."""
     import json
 
-    from tooldisc.discovery.catalog_io import read_text
+    from tooldisc.discovery.documents import loads_json, read_text
 
     text = read_text(path, max_bytes=64 * 1024 * 1024, what="eval results")
     try:
-        data = json.loads(text)
+        data = loads_json(text, path)  # duplicate keys, NaN and deep nesting refused
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg}", file=path, where=f"line {exc.lineno} column {exc.colno}") from None
     metrics = data.get("metrics") if isinstance(data, dict) else None

@@ -7,7 +7,9 @@ are the external benchmark format (``../shared/benchmarks/README.md``): ``releva
 → primary, ``acceptable`` (a list, or the keys of a mapping) → acceptable, intent
 read, an empty ``relevant`` is a no-match query, unknown keys are ignored.
 
-Every document is checked against ``gold/schema/gold.schema.json`` and every problem
+Parsing goes through :mod:`tooldisc.discovery.documents` (duplicate keys, NaN,
+deep nesting and YAML alias bombs are refused). Every document is checked against
+``gold/schema/gold.schema.json`` and every problem
 is reported as a :class:`~tooldisc.errors.DataError` naming the file and the place
 (``queries[12]`` or ``line 13``). ``tooldisc eval`` loads a gold set on every run, so
 only ``json`` is imported eagerly; YAML and jsonschema load when they are needed.
@@ -92,8 +94,10 @@ def parse_gold(text: str, *, source: str | None = None) -> GoldSet:
     if not stripped:
         raise DataError("empty file: a gold set needs queries", file=source)
     if stripped[0] in "{[":
+        from tooldisc.discovery.documents import loads_json
+
         try:
-            data = json.loads(text)
+            data = loads_json(text, source)
         except json.JSONDecodeError as exc:
             if stripped[0] == "{" and exc.msg == "Extra data":
                 return _from_rows(_jsonl_rows(text, source), source)
@@ -106,25 +110,20 @@ def parse_gold(text: str, *, source: str | None = None) -> GoldSet:
 
 
 def _yaml(text: str, source: str | None) -> Any:
-    import yaml
+    from tooldisc.discovery.documents import parse_yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise DataError(f"neither JSON nor valid YAML: {problem}", file=source, where=where) from None
+    return parse_yaml(text, source, prefix="neither JSON nor valid YAML")
 
 
 def _jsonl_rows(text: str, source: str | None) -> list[tuple[int, Any]]:
+    from tooldisc.discovery.documents import loads_json
+
     rows: list[tuple[int, Any]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            rows.append((lineno, json.loads(line)))
+            rows.append((lineno, loads_json(line, source, line=lineno)))
         except json.JSONDecodeError as exc:
             raise DataError(f"not valid JSON: {exc.msg} (column {exc.colno})", file=source,
                             where=f"line {lineno}") from None

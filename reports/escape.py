@@ -12,9 +12,6 @@ import html
 import re
 from typing import Any
 
-# C0 and C1 controls (tab and newline included: a cell is one line) and the bidi
-# overrides/isolates that can make a terminal line read differently from its bytes.
-_CONTROL = re.compile("[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
 # CommonMark: backslash escapes these anywhere; `<` starts raw HTML and autolinks, `[`
 # links and images, `|` a table cell, `$` math (GitHub), `&` an entity.
 _MD_ANYWHERE = re.compile(r"([\\`*\[\]<|~&$])")
@@ -34,12 +31,11 @@ def visible(value: Any) -> str:
 
     A tool name or query holding an ANSI escape, a newline or a direction override
     must not repaint a terminal or fake a table row; the reader sees the code instead.
+    The rule is :func:`tooldisc.terminal.escape`, the one every CLI line also uses.
     """
-    text = _text(value)
-    if not _CONTROL.search(text):
-        return text
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
+    from tooldisc.terminal import escape
+
+    return escape(value)
 
 
 def html_text(value: Any) -> str:

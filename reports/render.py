@@ -26,6 +26,7 @@ KINDS: Mapping[str, tuple[str, str]] = {
     "gate": ("compare_report", "gate_report"),
     "verdict": ("canary_report", "verdict_report"),  # canary and shadow profiles alike
     "tune": ("tune_report", "tune_report"),
+    "catalog-diff": ("catalog_diff_report", "catalog_diff_report"),
 }
 
 

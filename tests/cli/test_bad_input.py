@@ -1,97 +1,108 @@
-"""The bad-input corpus: every malformed file reaches the user as one line, exit 2.
+"""The hostile-input corpus: every malformed file reaches the user as one line, exit 2.
 
-Each row names a file under ``tests/data/bad/``, the command that reads it, and a
-fragment the message must contain. The rule under test (STYLE 7–8): exit code 2,
-stderr exactly one line starting with ``error: `` that names the file, no traceback.
+Rules under test (STYLE 7–8, issue 10): each case of ``tests/data/bad/MANIFEST.tsv``
+runs through the real command in a process of its own under a 1 GiB address-space
+limit and a 30 s deadline, and ends with exit 2 and exactly one stderr line of at
+most 300 bytes that starts with ``error: `` and names the file — or with the
+documented quarantine (``catalog validate`` exit 1, a telemetry row set aside) —
+never a traceback, and never an unescaped control or bidi character on the terminal.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli.bad_corpus import (
+    ADDRESS_SPACE,
+    BAD,
+    MAX_LINE,
+    OK_CATALOG,
+    Case,
+    Result,
+    Runner,
+    check,
+    corpus_files,
+    load_manifest,
+)
 from tests.conftest import ROOT, run_cli
 
-BAD = ROOT / "tests" / "data" / "bad"
-OK_CATALOG = str(ROOT / "tests" / "cli" / "data" / "ok_catalog.yaml")
+CASES = load_manifest()
 
 
-def _discover_catalog(f: str) -> list[str]:
-    return ["discover", "x", "--catalog", f]
+@pytest.fixture(scope="module")
+def runner():
+    r = Runner()
+    yield r
+    r.close()
 
 
-def _discover_config(f: str) -> list[str]:
-    # Context flags keep the default-context note off stderr, so the error is the only line.
-    return ["discover", "x", "--catalog", OK_CATALOG, "--tenant", "t1", "--config", f]
+def test_every_file_has_a_row_and_every_row_a_file() -> None:
+    on_disk = corpus_files()
+    listed = {c.file for c in CASES}
+    assert not on_disk - listed, f"corpus files without a MANIFEST.tsv row: {sorted(on_disk - listed)}"
+    assert not listed - on_disk, f"MANIFEST.tsv rows without a file: {sorted(listed - on_disk)}"
+    kinds = {f.split("/")[0] for f in on_disk}
+    assert {"catalogs", "contexts", "configs", "gold", "telemetry"} <= kinds
+    assert len(on_disk) >= 60
 
 
-def _discover_context(f: str) -> list[str]:
-    return ["discover", "x", "--catalog", OK_CATALOG, "--context-file", f]
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_corpus_case(case: Case, runner: Runner, tmp_path: Path) -> None:
+    check(case, runner.run(case.argv(tmp_path), tmp_path))
 
 
-def _validate(f: str) -> list[str]:
-    return ["catalog", "validate", f]
+_LIMITED = ("import resource, runpy, sys; "
+            f"resource.setrlimit(resource.RLIMIT_AS, ({ADDRESS_SPACE}, {ADDRESS_SPACE})); "
+            "sys.argv = ['tooldisc', *sys.argv[1:]]; runpy.run_module('tooldisc.cli', run_name='__main__')")
 
 
-def _stats(f: str) -> list[str]:
-    return ["catalog", "stats", f]
+@pytest.mark.parametrize("name", ["catalogs/alias_bomb.yaml", "catalogs/quarantine_bad_parameters.yaml",
+                                  "contexts/duplicate_key.yaml"])
+def test_a_fresh_interpreter_prints_what_the_fork_server_prints(name: str, runner: Runner, tmp_path: Path) -> None:
+    """The fork server is only a faster way to start the command: same exit, same bytes."""
+    import subprocess
+
+    case = next(c for c in CASES if c.file == name)
+    forked = runner.run(case.argv(tmp_path), tmp_path)
+    fresh = subprocess.run([sys.executable, "-c", _LIMITED, *case.argv(tmp_path)], capture_output=True,
+                           text=True, cwd=tmp_path, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (fresh.returncode, fresh.stdout, fresh.stderr) == (forked.exit, forked.stdout, forked.stderr)
+    check(case, Result(fresh.returncode, None, False, 0.0, fresh.stdout, fresh.stderr))
 
 
-def _diff_new(f: str) -> list[str]:
-    return ["catalog", "diff", OK_CATALOG, f]
+def test_a_missing_file_is_one_line(runner: Runner, tmp_path: Path) -> None:
+    missing = str(BAD / "catalogs" / "does_not_exist.yaml")
+    result = runner.run(["discover", "x", "--catalog", missing], tmp_path)
+    assert result.exit == 2 and result.stderr == f"error: {missing}: catalog not found\n"
 
 
-# (file under tests/data/bad, command builder, expected message fragment)
-CASES: list[tuple[str, object, str]] = [
-    ("catalog_invalid_json.json", _discover_catalog, "invalid JSON"),
-    ("catalog_invalid_yaml.yaml", _discover_catalog, "invalid YAML"),
-    ("catalog_python_tag.yaml", _discover_catalog, "could not determine a constructor"),
-    ("catalog_not_object.yaml", _discover_catalog, "must be an object with 'tools'"),
-    ("catalog_tools_not_list.yaml", _discover_catalog, "is not of type 'array'"),
-    ("catalog_no_name.yaml", _discover_catalog, "'name' is a required property"),
-    ("catalog_duplicate_names.yaml", _discover_catalog, "duplicate tool name 'list_invoices'"),
-    ("catalog_unknown_side_effect.yaml", _discover_catalog, "tools[0].side_effect: side_effect must be one of"),
-    ("catalog_roles_wrong_type.yaml", _discover_catalog, "tools[0].roles:"),
-    ("catalog_compact_drops_required.yaml", _discover_catalog, "compact schema drops required field(s) amount"),
-    ("catalog_not_utf8.yaml", _discover_catalog, "not UTF-8"),
-    ("catalog_empty.yaml", _discover_catalog, "empty document"),
-    ("a_directory.yaml", _discover_catalog, "got a directory"),
-    ("does_not_exist.yaml", _discover_catalog, "not found"),
-    ("config_unknown_key.yaml", _discover_config, "unknown key 'boost_everything'"),
-    ("config_k_zero.yaml", _discover_config, "The 'k' parameter must be an int in the range [1, 1000]. Got 0"),
-    ("config_weight_string.yaml", _discover_config, "weights.bm25: must be a number; got 'high'"),
-    ("config_min_k_over_max_k.yaml", _discover_config, "adaptive.min_k (12) must not exceed adaptive.max_k (5)"),
-    ("context_unknown_key.yaml", _discover_context, "unknown key 'superuser'"),
-    ("context_mode_god.yaml", _discover_context, "mode must be one of analyzer, supervised, autonomous; got 'god'"),
-    ("context_roles_not_list.yaml", _discover_context, "roles must be a list of non-empty strings"),
-    # The catalog commands read files the same way.
-    ("catalog_invalid_json.json", _validate, "invalid JSON"),
-    ("catalog_not_utf8.yaml", _stats, "not UTF-8"),
-    ("catalog_duplicate_names.yaml", _diff_new, "duplicate tool name"),
-]
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read(runner: Runner, tmp_path: Path) -> None:
+    """A sparse 65 MB catalog and a 2 MB context: refused by size, in well under the deadline."""
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(65 * 1024 * 1024)
+    result = runner.run(["catalog", "stats", str(big)], tmp_path)
+    assert result.exit == 2 and "over the limit of 67108864" in result.stderr, result.stderr
+    ctx = tmp_path / "ctx.yaml"
+    with open(ctx, "wb") as fh:
+        fh.truncate(2 * 1024 * 1024)
+    result = runner.run(["discover", "x", "--catalog", str(OK_CATALOG), "--context-file", str(ctx)], tmp_path)
+    assert result.exit == 2 and "over the limit of 1048576" in result.stderr, result.stderr
 
 
-def test_corpus_is_large_enough_and_every_file_is_used() -> None:
-    # per-kind folders carry their own tests: telemetry/ (tests/canary/test_hostile_telemetry.py),
-    # schemas/ (tests/agent/test_bad_schemas.py).
-    on_disk = {p.name for p in BAD.iterdir() if not p.name.startswith(".") and p.name not in {"telemetry", "schemas"}}
-    used = {name for name, _, _ in CASES}
-    assert len(on_disk) >= 18
-    assert on_disk <= used, f"files without a case: {sorted(on_disk - used)}"
-
-
-@pytest.mark.parametrize(("name", "command", "fragment"), CASES, ids=[f"{c[1].__name__}:{c[0]}" for c in CASES])
-def test_bad_input_is_one_line_exit_2(name: str, command, fragment: str) -> None:
-    path = str(BAD / name)
-    proc = run_cli(*command(path))
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr + proc.stdout
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error: ")
-    assert path in lines[0]
-    assert fragment in lines[0]
+def test_a_long_path_keeps_its_tail_and_the_line_stays_short(runner: Runner, tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*(["d" * 50] * 8))
+    deep.mkdir(parents=True)
+    doc = deep / "catalog_with_a_rather_long_name.yaml"
+    doc.write_text("tools:\n  - name: x\n    side_effect: maybe\n", encoding="utf-8")
+    result = runner.run(["catalog", "stats", str(doc)], tmp_path)
+    line = result.stderr.rstrip("\n")
+    assert result.exit == 2 and len(line.encode()) <= MAX_LINE
+    assert line.startswith("error: …") and "catalog_with_a_rather_long_name.yaml: tools[0].side_effect" in line
 
 
 def test_python_tag_is_never_constructed(tmp_path: Path) -> None:

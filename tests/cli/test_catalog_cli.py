@@ -179,7 +179,7 @@ def test_diff_loosening_is_exit_1_in_every_format(tmp_path: Path) -> None:
     doc = yaml.safe_load(Path(OK).read_text(encoding="utf-8"))
     doc["tools"][1]["roles"] = []
     doc["tools"][1]["side_effect"] = "none"
-    doc["tools"].append({"name": "new_tool", "side_effect": "none"})
+    doc["tools"].append({"name": "new_tool", "side_effect": "none", "roles": ["owner"], "permissions": ["x.read"]})
     new = _write(tmp_path / "new.yaml", doc)
     js = run_cli("catalog", "diff", OK, new, "--format", "json")
     assert js.returncode == 1, js.stderr
@@ -189,11 +189,23 @@ def test_diff_loosening_is_exit_1_in_every_format(tmp_path: Path) -> None:
     assert [f["code"] for f in body["findings"]] == ["roles_emptied", "side_effect_downgraded"]
     md = run_cli("catalog", "diff", OK, new, "--format", "md")
     assert md.returncode == 1
-    assert "### Policy loosened" in md.stdout and "| `create_invoice` | roles |" in md.stdout
+    assert "### Policy loosened" in md.stdout and "| create_invoice | roles |" in md.stdout
     table = run_cli("catalog", "diff", OK, new)
     assert table.returncode == 1
     assert "POLICY LOOSENED (2 finding(s)):" in table.stdout
     assert "+ new_tool" in table.stdout
+
+
+def test_diff_an_added_open_delete_tool_is_a_loosening(tmp_path: Path) -> None:
+    """Issue 10 item 16: adding {name: drop_database, side_effect: delete} must fail the review gate."""
+    doc = yaml.safe_load(Path(OK).read_text(encoding="utf-8"))
+    doc["tools"].append({"name": "drop_database", "side_effect": "delete"})
+    new = _write(tmp_path / "new.yaml", doc)
+    table = run_cli("catalog", "diff", OK, new)
+    assert table.returncode == 1, table.stdout + table.stderr
+    assert "policy: no loosening" not in table.stdout
+    assert "! drop_database: side_effect: an added tool that is not read-only (side effect delete)" in table.stdout
+    assert "! drop_database: roles: an added tool with no roles: open to every role" in table.stdout
 
 
 @pytest.mark.shared

@@ -33,13 +33,32 @@ def test_identical_catalogs() -> None:
 
 def test_added_removed_changed() -> None:
     other = {"name": "list_invoices", "side_effect": "none"}
-    new_tool = {"name": "export_invoices", "side_effect": "export", "roles": ["admin"]}
+    new_tool = {"name": "list_payments", "side_effect": "none", "roles": ["admin"], "permissions": ["payments.read"]}
     d = diff_catalogs(_cat(BASE, other), _cat({**BASE, "description": "Pay it", "keywords": ["pay"]}, new_tool))
-    assert d.added == ("export_invoices",)
+    assert d.added == ("list_payments",)
     assert d.removed == ("list_invoices",)
     assert [(c.name, c.fields) for c in d.changed] == [("pay_invoice", ("description", "keywords"))]
     assert d.changed[0].old_hash != d.changed[0].new_hash
-    assert not d.loosens  # descriptions, additions and removals are not policy loosening
+    # descriptions, removals and a read-only addition restricted by roles and permissions do not loosen
+    assert not d.loosens
+
+
+@pytest.mark.parametrize(("tool", "codes"), [
+    # issue 10 item 16: a delete tool with no roles, permissions or approval
+    ({"name": "drop_database", "side_effect": "delete"},
+     ["added_not_read_only", "added_open_to_every_role", "added_needs_no_permission"]),
+    ({"name": "export_all", "side_effect": "export", "roles": ["admin"], "permissions": ["x.export"]},
+     ["added_not_read_only"]),
+    ({"name": "never_offered", "roles": ["admin"], "permissions": ["x"]}, ["added_not_read_only"]),
+    ({"name": "list_all", "side_effect": "none", "permissions": ["x.read"]}, ["added_open_to_every_role"]),
+    ({"name": "list_own", "side_effect": "none", "roles": ["admin"]}, ["added_needs_no_permission"]),
+    ({"name": "list_ok", "side_effect": "none", "roles": ["admin"], "permissions": ["x.read"]}, []),
+])
+def test_an_added_tool_loosens_unless_read_only_with_roles_and_permissions(tool, codes) -> None:
+    d = diff_catalogs(_cat(BASE), _cat(BASE, tool))
+    assert [f.code for f in d.findings] == codes
+    assert d.loosens is bool(codes)
+    assert all(f.tool == tool["name"] for f in d.findings)
 
 
 def test_tightening_is_not_loosening() -> None:
@@ -129,3 +148,19 @@ def test_to_dict_is_json_ready() -> None:
     assert body["findings"][0] == {"tool": "pay_invoice", "field": "roles", "code": "roles_emptied",
                                    "old": ["accountant", "admin"], "new": [],
                                    "message": "the roles list is now empty: open to every role"}
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "table"])
+def test_the_catalog_diff_report_shows_names_as_data_in_every_format(fmt: str) -> None:
+    """``catalog diff --format md`` goes through ``reports.render``: one escaping rule per format."""
+    from tooldisc.reports.render import render
+
+    hostile = {"name": "<svg onload=x>|[a](b)", "side_effect": "delete"}  # control characters: refused at load
+    doc = {"old": "a\x1b[2J.yaml", "new": "b\u202e.yaml", **diff_catalogs(_cat(BASE), _cat(BASE, hostile)).to_dict()}
+    text = render(doc, "catalog-diff", fmt)
+    assert "\x1b" not in text and "\u202e" not in text and "u202e.yaml" in text  # shown as its code
+    if fmt != "table":  # a terminal shows the name as written; markup formats only ever escaped
+        assert "<svg" not in text.replace("\\<svg", "")
+    assert "an added tool that needs no permission" in text
+    if fmt == "md":
+        assert "### Policy loosened" in text and "| \\<svg onload=x>\\|\\[a\\](b) | side_effect |" in text

@@ -92,7 +92,8 @@ def test_jsonl_counts_as_read_only_for_evaluation_and_says_so(tmp_path: Path) ->
     assert catalog.by_name["c"].parameters is None
     assert catalog.notes and "read-only" in catalog.notes[0]
     explicit = load_catalog(path, side_effect="write")
-    assert all(t.side_effect == "write" for t in explicit.tools) and not explicit.notes
+    assert all(t.side_effect == "write" for t in explicit.tools)
+    assert explicit.notes and "carry no policy" in explicit.notes[0] and "'write'" in explicit.notes[0]
 
 
 def test_jsonl_bad_line_names_its_number(tmp_path: Path) -> None:

@@ -1,0 +1,459 @@
+"""Reading JSON, JSON Lines and YAML documents that may be hostile: the one hardened parser.
+
+Catalogs, contexts, configs, gold sets, gate files and plans all arrive from outside,
+and each of the standard parsers has a way to be fooled or exhausted:
+
+* duplicate keys silently keep the last value (``side_effect: delete`` … then
+  ``side_effect: none``), so a duplicate key is an error in JSON and YAML alike;
+* JSON ``NaN`` / ``Infinity`` (and ``1e999``) load as floats that cannot be written
+  back as JSON, so they are refused, as are YAML ``.nan`` / ``.inf``;
+* deep nesting ends in a ``RecursionError`` somewhere downstream, so a document may
+  nest at most :data:`MAX_DEPTH` objects/arrays;
+* YAML aliases expand exponentially (a 0.5 KB "billion laughs" becomes gigabytes) or
+  recursively, so the composed node graph is measured *before* anything is built:
+  its expanded size may be at most :data:`ALIAS_EXPANSION` times the nodes written,
+  and an alias may not contain itself;
+* YAML types JSON has no word for (timestamps, ``!!binary``, ``!!set``, non-string
+  keys) are read as JSON would (timestamps stay strings) or refused;
+* files are size-limited before they are read.
+
+Every problem is a :class:`~tooldisc.errors.DataError` (or the ``error`` class the
+caller passes, e.g. ``ConfigError``) naming the file and, where known, the line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from tooldisc.errors import DataError, ToolDiscError
+
+MAX_DEPTH = 100
+"""Objects/arrays one document may nest; tool schemas sit 4 levels below the root."""
+ALIAS_EXPANSION = 10
+"""A YAML document may expand (aliases resolved) to this many times the nodes it writes…"""
+ALIAS_FLOOR = 100_000
+"""…or to this many nodes, whichever is larger: small files may share freely."""
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""Default size limit; small documents (contexts, configs, plans) pass a smaller one."""
+
+ErrorClass = type[ToolDiscError]
+
+
+class _Refused(Exception):
+    """A JSON hook refused a value; the message is completed with a place later."""
+
+
+# --------------------------------------------------------------------------- files
+
+
+def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
+              error: ErrorClass = DataError) -> str:
+    """UTF-8 text of ``path`` (a BOM is dropped), refused before reading when too big."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise error(f"{what} not found", file=str(path)) from None
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
+    if p.is_dir():
+        raise error(f"expected a {what}, got a directory", file=str(path))
+    if size > max_bytes:
+        raise error(f"{what} is {size} bytes, over the limit of {max_bytes}", file=str(path))
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
+    if len(raw) > max_bytes:  # grew (or is a device) since stat
+        raise error(f"{what} is over the limit of {max_bytes} bytes", file=str(path))
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
+
+
+def load_document(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
+                  error: ErrorClass = DataError) -> Any:
+    """:func:`read_text` then :func:`parse_document`."""
+    return parse_document(read_text(path, max_bytes=max_bytes, what=what, error=error), str(path), error=error)
+
+
+def parse_document(text: str, file: str, *, error: ErrorClass = DataError) -> Any:
+    """JSON or YAML by extension (JSON first, then YAML, for any other name)."""
+    suffix = Path(file).suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return parse_yaml(text, file, error=error)
+    try:
+        return loads_json(text, file, error=error)
+    except json.JSONDecodeError as exc:
+        if suffix == ".json":
+            raise error(f"invalid JSON: {exc.msg}", file=file, where=f"line {exc.lineno} column {exc.colno}") from None
+    return parse_yaml(text, file, error=error)
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def parse_json(text: str, file: str | None, *, error: ErrorClass = DataError) -> Any:
+    """:func:`loads_json` with a syntax error worded as ``invalid JSON: …`` too."""
+    try:
+        return loads_json(text, file, error=error)
+    except json.JSONDecodeError as exc:
+        raise error(f"invalid JSON: {exc.msg}", file=file, where=f"line {exc.lineno} column {exc.colno}") from None
+
+
+def loads_json(text: str, file: str | None = None, *, error: ErrorClass = DataError,
+               line: int | None = None) -> Any:
+    """``json.loads`` that refuses duplicate keys, NaN/Infinity and deep nesting.
+
+    A syntax error stays a :class:`json.JSONDecodeError` so callers word it their way
+    (and can tell "Extra data", i.e. JSON Lines, apart); everything else raises
+    ``error``. ``line`` is the line of ``text`` in its file (JSON Lines).
+    """
+    try:
+        data = _strict_decoder().decode(text)
+    except _Refused as exc:
+        raise error(str(exc), file=file, where=_place(text, _json_offset(text), line)) from None
+    except RecursionError:
+        raise error(f"nested deeper than {MAX_DEPTH} levels", file=file,
+                    where=_place(text, _deep_offset(text), line)) from None
+    except json.JSONDecodeError as exc:
+        if line is not None:
+            exc.lineno = line
+        raise
+    except ValueError:  # an integer literal past Python's int-from-text digit limit
+        long = _LONG_NUMBER.search(text)
+        raise error(f"a number literal of more than {_MAX_DIGITS} digits", file=file,
+                    where=_place(text, long.start() if long else None, line)) from None
+    # Nesting past MAX_DEPTH needs more than MAX_DEPTH brackets: most documents skip the walk.
+    if isinstance(data, dict | list) and text.count("[") + text.count("{") > MAX_DEPTH and _depth_over(data):
+        raise error(f"nested deeper than {MAX_DEPTH} levels", file=file,
+                    where=_place(text, _deep_offset(text), line))
+    m = _LONE_SURROGATE.search(text) if "\\u" in text else None
+    if m and _has_lone_surrogate(data):
+        raise error("a lone UTF-16 surrogate escape is not text (\\ud800-\\udfff must come in pairs)",
+                    file=file, where=_place(text, m.start() if m else None, line))
+    return data
+
+
+# A high surrogate escape not followed by a low one, or a low one not after a high one.
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+                             r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _has_lone_surrogate(data: Any) -> bool:
+    """Whether any key or string holds an unpaired surrogate (json.loads pairs the rest)."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        items = [*node.keys(), *node.values()] if isinstance(node, dict) else node if isinstance(node, list) else [node]
+        for v in items:
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+            elif isinstance(v, dict | list):
+                stack.append(v)
+    return False
+
+
+@cache
+def _strict_decoder() -> json.JSONDecoder:
+    """One decoder with the refusing hooks (``json.loads`` with hooks builds one per call)."""
+    return json.JSONDecoder(object_pairs_hook=_unique_object, parse_constant=_no_constant,
+                            parse_float=_finite_float)
+
+
+_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+_LONG_NUMBER = re.compile(rf"\d{{{_MAX_DIGITS + 1},}}")
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"duplicate key {key!r} (JSON keys must be unique)")
+            seen.add(key)
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number (NaN and Infinity are refused)")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _Refused(f"number {literal[:40]} is out of range (NaN and Infinity are refused)")
+    return value
+
+
+def _json_offset(text: str) -> int | None:
+    """Where the refused value is: the start of the innermost object/array around it.
+
+    Only runs on the error path: the document is parsed again by the pure-Python
+    scanner, which lets each object and array record where it starts.
+    """
+    from json import scanner
+
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_object, parse_constant=_no_constant,
+                               parse_float=_finite_float)
+    found: list[int] = []
+
+    def wrap(parse: Callable[..., Any]) -> Callable[..., Any]:
+        def tracked(s_and_end: tuple[str, int], *args: Any) -> Any:
+            try:
+                return parse(s_and_end, *args)
+            except _Refused:
+                if not found:
+                    found.append(s_and_end[1] - 1)
+                raise
+        return tracked
+
+    decoder.parse_object = wrap(decoder.parse_object)  # type: ignore[method-assign]
+    decoder.parse_array = wrap(decoder.parse_array)  # type: ignore[method-assign]
+    decoder.scan_once = scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        decoder.decode(text)
+    except _Refused:
+        return found[0] if found else 0
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _deep_offset(text: str) -> int | None:
+    """The offset of the first object/array opened past :data:`MAX_DEPTH` (error path)."""
+    depth = 0
+    for m in _JSON_TOKENS.finditer(text):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return m.start()
+        elif tok in "]}":
+            depth -= 1
+    return None
+
+
+def _depth_over(data: Any) -> bool:
+    """Whether parsed JSON nests more than :data:`MAX_DEPTH` objects/arrays (no recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _place(text: str, offset: int | None, line: int | None = None) -> str | None:
+    if offset is None:
+        return None if line is None else f"line {line}"
+    row = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f"line {row if line is None else line} column {col}"
+
+
+def parse_jsonl(text: str, file: str, *, error: ErrorClass = DataError) -> list[tuple[int, Any]]:
+    """``(line number, object)`` for each non-blank line; a bad line names its number."""
+    rows = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = loads_json(raw, file, error=error, line=n)
+        except json.JSONDecodeError as exc:
+            raise error(f"invalid JSON: {exc.msg}", file=file, where=f"line {n} column {exc.colno}") from None
+        if not isinstance(obj, dict):
+            raise error("each line must be a JSON object", file=file, where=f"line {n}")
+        rows.append((n, obj))
+    return rows
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+def parse_yaml(text: str, file: str | None, *, error: ErrorClass = DataError, prefix: str = "invalid YAML") -> Any:
+    """One YAML document through the safe loader, checked before it is built.
+
+    The node graph is composed first (libyaml bounds its own nesting at 1000), then
+    measured — depth, aliases expanded, alias cycles, duplicate and non-string keys —
+    and only then constructed, with non-finite floats and non-JSON types refused.
+    """
+    import yaml
+
+    loader = _strict_loader(error)(text)
+    loader.file = file
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_graph(node, file, error)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else None
+        problem = getattr(exc, "problem", None) or "not a YAML document"
+        raise error(f"{prefix}: {problem}", file=file, where=where) from None
+    finally:
+        loader.dispose()
+
+
+def safe_yaml(text: str) -> Any:
+    """YAML text shipped with tooldisc (or a caller's string), with the same hardening."""
+    return parse_yaml(text, None)
+
+
+def _mark(node: Any) -> str:
+    m = node.start_mark
+    return f"line {m.line + 1} column {m.column + 1}"
+
+
+def _check_graph(root: Any, file: str | None, error: ErrorClass) -> None:
+    """Depth, expanded size, alias cycles and keys of a composed YAML graph, unexpanded.
+
+    An alias is the *same* node object reached twice, so sizes and heights are
+    computed once per node (memoised by identity) in an iterative post-order walk.
+    """
+    import yaml
+
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    open_: set[int] = set()
+    written = 0
+    # (node, its children, whether they are done); scalars never enter the stack.
+    stack: list[tuple[Any, list[Any], bool]] = []
+
+    def enter(node: Any) -> None:
+        nonlocal written
+        key = id(node)
+        if key in open_:
+            raise error("a YAML alias refers to a node that contains it (a recursive structure)",
+                        file=file, where=_mark(node))
+        if isinstance(node, mapping):
+            _check_keys(node, file, error)
+            kids = [n for pair in node.value for n in pair]
+        else:
+            kids = list(node.value)
+        written += 1
+        open_.add(key)
+        stack.append((node, kids, True))
+        for k in kids:
+            if isinstance(k, mapping | sequence):
+                if id(k) not in size:
+                    stack.append((k, [], False))
+            else:
+                written += 1
+
+    if not isinstance(root, mapping | sequence):
+        return
+    enter(root)
+    while stack:
+        node, kids, done = stack.pop()
+        key = id(node)
+        if not done:
+            if key not in size:
+                enter(node)
+            continue
+        open_.discard(key)
+        total, inner = 1, 0
+        for k in kids:
+            kk = id(k)
+            if kk in size:
+                total += size[kk]
+                if height[kk] > inner:
+                    inner = height[kk]
+            else:  # a scalar (or a scalar reached through an alias)
+                total += 1
+        size[key] = total
+        height[key] = inner + 1
+        if inner + 1 > MAX_DEPTH:
+            raise error(f"nested deeper than {MAX_DEPTH} levels", file=file, where=_mark(node))
+    expanded = size[id(root)]
+    limit = max(ALIAS_FLOOR, ALIAS_EXPANSION * written)
+    if expanded > limit:
+        raise error(f"YAML aliases expand {written} nodes written to {expanded}; the limit is {limit} "
+                    "(an alias bomb?)", file=file, where=_mark(root))
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _check_keys(node: Any, file: str | None, error: ErrorClass) -> None:
+    """Keys of one mapping as written: strings (as in JSON), each at most once.
+
+    Checked on the composed nodes, before merge keys (``<<``) are flattened in, so a
+    key a merge supplies may still be overridden, as YAML intends.
+    """
+    seen: dict[str, Any] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
+        if key_node.tag != _STR_TAG:
+            shown = repr(key_node.value)[:40] if isinstance(key_node.value, str) else "a collection"
+            raise error(f"mapping keys must be strings (as in JSON); got {shown}", file=file, where=_mark(key_node))
+        if key_node.value in seen:
+            raise error(f"duplicate key {key_node.value!r} (first at {_mark(seen[key_node.value])})",
+                        file=file, where=_mark(key_node))
+        seen[key_node.value] = key_node
+
+
+@cache
+def _strict_loader(error: ErrorClass) -> Any:
+    """A subclass of libyaml's safe loader (PyYAML's when libyaml is absent), built once."""
+    import yaml
+    from yaml.constructor import SafeConstructor
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class StrictLoader(base):  # type: ignore[valid-type, misc]
+        file: str | None = None
+
+        def fail(self, message: str, node: Any) -> None:
+            raise error(message, file=self.file, where=_mark(node))
+
+        def construct_yaml_float(self, node: Any) -> float:
+            value = SafeConstructor.construct_yaml_float(self, node)
+            if not math.isfinite(value):
+                self.fail(f"{node.value!r} is not a finite number (NaN and infinity are refused)", node)
+            return value
+
+        def construct_yaml_int(self, node: Any) -> int:
+            try:
+                return SafeConstructor.construct_yaml_int(self, node)
+            except ValueError:
+                self.fail(f"integer {node.value[:40]!r}… is too long", node)
+                raise  # unreachable: fail raises
+
+        def construct_as_string(self, node: Any) -> str:
+            return self.construct_scalar(node)
+
+        def refuse_type(self, node: Any) -> None:
+            self.fail(f"YAML type {node.tag.rsplit(':', 1)[-1]!r} has no JSON equivalent", node)
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_yaml_float)
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+    StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_as_string)
+    for tag in ("binary", "set", "omap", "pairs"):
+        StrictLoader.add_constructor(f"tag:yaml.org,2002:{tag}", StrictLoader.refuse_type)
+    return StrictLoader

@@ -1,0 +1,215 @@
+"""What the commands print and write: escaped text, one-format catalogs, file modes (issue 10).
+
+Through the real command in a subprocess: items 1 (format detection keeps policy),
+10 (the reserved name), 12 (escaped output), 16 (added tools in ``catalog diff``)
+and 17 (file modes of ``--out``, ``--junit``, ``--run-out``).
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.cli.bad_corpus import Runner
+from tests.conftest import ROOT
+
+OK = str(ROOT / "tests" / "cli" / "data" / "ok_catalog.yaml")
+RAW = ("\x1b", "\u202e", "\x9b")
+
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def run_cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    """``tooldisc ARGS`` in a subprocess forked from one that imported the CLI once (the
+    corpus runner, ~1 s saved per call); ``umask=`` runs it as ``umask N && tooldisc ARGS``."""
+    runner = Runner()
+
+    def run(*args: str, umask: int | None = None) -> subprocess.CompletedProcess[str]:
+        scratch = tmp_path_factory.mktemp("run")
+        result = runner.run(list(args), scratch, umask=umask)
+        assert result.signal is None and not result.timed_out, result
+        return subprocess.CompletedProcess(["tooldisc", *args], result.exit, result.stdout, result.stderr)
+
+    yield run
+    runner.close()
+
+
+def _write(path: Path, doc: object) -> str:
+    path.write_text(json.dumps(doc, ensure_ascii=False) if path.suffix == ".json" else yaml.safe_dump(doc),
+                    encoding="utf-8")
+    return str(path)
+
+
+# --------------------------------------------------------------------------- item 1
+
+
+def test_a_tooldisc_catalog_with_an_mcp_field_is_refused_not_read_as_mcp(run_cli: Cli, tmp_path: Path) -> None:
+    """The issue's attack: a disabled, owner-only delete tool whose first keys look like MCP."""
+    doc = {"tools": [{"name": "delete_invoice", "annotations": {"destructiveHint": True}, "side_effect": "delete",
+                      "roles": ["owner"], "permissions": ["invoices.delete"], "tenant_required": True,
+                      "enabled": False}]}
+    path = _write(tmp_path / "catalog.json", doc)
+    for args in (["discover", "delete invoice 5", "--catalog", path, "--role", "viewer", "--json"],
+                 ["catalog", "validate", path],
+                 ["catalog", "validate", path, "--catalog-format", "tooldisc"],
+                 ["eval", "--catalog", path, "--catalog-format", "tooldisc", "--json"]):
+        proc = run_cli(*args)
+        assert proc.returncode == 2, proc.stdout
+        assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1
+        assert "tools[0]" in proc.stderr and "a catalog is exactly one format" in proc.stderr
+    mcp = run_cli("catalog", "validate", path, "--catalog-format", "mcp")
+    assert mcp.returncode == 2 and "tooldisc field in a document read as MCP" in mcp.stderr
+
+
+def test_an_imported_format_says_it_carries_no_policy(run_cli: Cli, tmp_path: Path) -> None:
+    doc = {"tools": [{"name": "list_invoices", "description": "List invoices", "inputSchema": {"type": "object"},
+                      "annotations": {"readOnlyHint": True}},
+                     {"name": "wipe", "description": "Wipe", "inputSchema": {"type": "object"}}]}
+    path = _write(tmp_path / "mcp.json", doc)
+    proc = run_cli("discover", "list invoices", "--catalog", path, "--catalog-format", "mcp", "--role", "x", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "mcp.json: MCP tools carry no policy (roles, permissions, tenant rules)" in proc.stderr
+    assert [c["name"] for c in json.loads(proc.stdout)["candidates"]] == ["list_invoices"]  # wipe: never offered
+    body = json.loads(run_cli("catalog", "validate", path, "--json").stdout)
+    assert body["format"] == "mcp" and body["carries_policy"] is False and "carry no policy" in body["notes"][0]
+    own = json.loads(run_cli("catalog", "validate", OK, "--json").stdout)
+    assert own["carries_policy"] is True and own["notes"] == []
+
+
+# --------------------------------------------------------------------------- item 10
+
+
+def test_a_tool_named_search_tools_is_an_error_at_load(run_cli: Cli, tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.yaml", {"tools": [{"name": "search_tools", "side_effect": "none"}]})
+    proc = run_cli("discover", "find", "--catalog", path, "--tenant", "t")
+    assert proc.returncode == 2 and "the name 'search_tools' is reserved for tooldisc's meta-tool" in proc.stderr
+
+
+# --------------------------------------------------------------------------- item 12
+
+
+def test_untrusted_text_is_escaped_in_tables_lines_and_json(run_cli: Cli, tmp_path: Path) -> None:
+    """A warning path carries the document's own key: ANSI and a bidi override in it."""
+    doc = {"tools": [{"name": "a", "side_effect": "none", "parameters": {"type": "object"},
+                      "x\x1b[2J\u202eKO": 1}]}
+    path = _write(tmp_path / "c.json", doc)
+    table = run_cli("catalog", "validate", path)
+    assert table.returncode == 0, table.stderr
+    assert not any(c in table.stdout for c in RAW)
+    assert "tools[0].x\\x1b[2J\\u202eKO: unknown field, ignored" in table.stdout
+    js = run_cli("catalog", "validate", path, "--json")
+    assert not any(c in js.stdout for c in RAW)
+    assert json.loads(js.stdout)["issues"][0]["path"] == "tools[0].x\x1b[2J\u202eKO"  # same value, escaped text
+
+
+def test_a_file_name_with_control_characters_is_escaped_in_the_error_line(run_cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "cat\x1b[31m\nOK.yaml"
+    path.write_text("tools: 5\n", encoding="utf-8")
+    proc = run_cli("catalog", "stats", str(path))
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert "cat\\x1b[31m\\x0aOK.yaml: tools:" in proc.stderr and "\x1b" not in proc.stderr
+
+
+def test_a_name_that_looks_like_rich_markup_prints_as_written(run_cli: Cli, tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.yaml", {"tools": [
+        {"name": "[/]list_[bold]invoices", "description": "list invoices", "side_effect": "none"}]})
+    proc = run_cli("discover", "list invoices", "--catalog", path, "--tenant", "t")
+    assert proc.returncode == 0, proc.stderr
+    assert "[/]list_[bold]invoices" in proc.stdout
+
+
+# --------------------------------------------------------------------------- item 16
+
+
+def test_catalog_diff_markdown_shows_names_as_text(run_cli: Cli, tmp_path: Path) -> None:
+    doc = yaml.safe_load(Path(OK).read_text(encoding="utf-8"))
+    doc["tools"].append({"name": "<svg onload=x>|[a](b)", "side_effect": "delete"})
+    new = _write(tmp_path / "new.yaml", doc)
+    md = run_cli("catalog", "diff", OK, new, "--format", "md")
+    assert md.returncode == 1
+    assert "| \\<svg onload=x>\\|\\[a\\](b) | side_effect | an added tool that is not read-only" in md.stdout
+    assert md.stdout.count("<svg") == md.stdout.count("\\<svg") > 0  # only ever escaped
+
+
+# --------------------------------------------------------------------------- item 17
+
+
+def _mode(p: Path) -> int:
+    return stat.S_IMODE(p.stat().st_mode)
+
+
+def test_out_junit_and_run_out_respect_the_umask_and_keep_an_existing_mode(run_cli: Cli, tmp_path: Path) -> None:
+    gold = _write(tmp_path / "gold.json", {"queries": [
+        {"id": "q1", "query": "list invoices", "primary_expected_tools": ["list_invoices"], "intent": "read"}]})
+    measures = _write(tmp_path / "eval.json", {"metrics": {"hit@15": 1.0}})
+    commands = {
+        "out.json": ["catalog", "convert", OK, "--to", "openai", "--out", "{target}"],
+        "gate.xml": ["gate", "--from", measures, "--min", "hit@15=0.5", "--junit", "{target}"],
+        "run.trec": ["eval", "--catalog", OK, "--gold", gold, "--tenant", "t", "--k", "3", "--json",
+                     "--run-out", "{target}"],
+    }
+    for name, args in commands.items():
+        target = tmp_path / name
+        argv = [a.replace("{target}", str(target)) for a in args]
+        proc = run_cli(*argv, umask=0o022)
+        assert proc.returncode == 0, proc.stderr
+        assert _mode(target) == 0o644, name
+        target.chmod(0o640)
+        proc = run_cli(*argv, umask=0o077)
+        assert proc.returncode == 0, proc.stderr
+        assert _mode(target) == 0o640, name  # replaced, mode kept
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+@pytest.mark.parametrize("umask", [0o027])
+def test_a_new_file_under_a_strict_umask_is_not_world_readable(run_cli: Cli, tmp_path: Path, umask: int) -> None:
+    target = tmp_path / "tools.json"
+    proc = run_cli("catalog", "convert", OK, "--to", "mcp", "--out", str(target), umask=umask)
+    assert proc.returncode == 0, proc.stderr
+    assert _mode(target) == 0o640
+
+
+def test_the_effective_context_line_is_escaped_whatever_prints_it() -> None:
+    """Tenant, roles and permissions come from a context file: the line itself is escaped,
+    not only the console that prints it today."""
+    from tooldisc.cli.discover_cmd import context_line
+    from tooldisc.discovery.model import Context
+
+    ctx = Context(tenant="t\x1b[31m\u202e", roles=frozenset({"ro\x1b]0;x\x07X", "[bold]y"}),
+                  permissions=frozenset({"p\nOK"}), mode="autonomous", forced=frozenset({"d\u2066"}))
+    line = context_line(ctx)
+    assert line.isprintable() and "\n" not in line
+    assert line == ("context: tenant 't\\x1b[31m\\u202e'; roles [bold]y, ro\\x1b]0;x\\x07X; permissions p\\x0aOK; "
+                    "mode autonomous; forced d\\u2066")
+
+
+HOSTILE = "[bold]x[/bold] [link=http://e]y[/link] \x1b[2J\u202e"
+SHOWN = "[bold]x[/bold] [link=http://e]y[/link] \\x1b[2J\\u202e"
+
+
+def test_plan_and_bench_tables_print_strings_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every stdout table is built on ``stdout_console``: no markup, every string escaped."""
+    from types import SimpleNamespace
+
+    from tooldisc.cli.bench_cmd import render_table
+    from tooldisc.cli.plan_cmd import _render_table
+
+    finding = SimpleNamespace(code="unknown_tool", action=HOSTILE, where="steps[0]", message=HOSTILE)
+    _render_table(SimpleNamespace(valid=False, findings=[finding]))
+    engine = {"available": False, "skipped": HOSTILE}
+    own = {"build_s": {"median": 0.1}, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0}}
+    render_table({"sizes": [{"n_tools": 10, "targets": {}, "ratios": {},
+                             "engines": {"tooldisc": own, "rank_bm25": engine, "bm25s": engine}}],
+                  "environment": {"cpu_count": 2, "python": HOSTILE, "versions": {}},
+                  "config": {"queries": 1, "repeats": 1, "k": 5}})
+    out = capsys.readouterr().out
+    assert not any(c in out for c in RAW)
+    assert out.count("[bold]x[/bold]") == 5 and "\\x1b[2J" in out and "[link=http://e]y[/link]" in out
