@@ -1,6 +1,6 @@
 """Run the discovery benchmark and write one JSON document per run.
 
-A thin wrapper over :func:`tooldisc.discovery.benchmark.run_bench` — the same
+A thin wrapper over :func:`tooldisc.evaluation.bench.run_bench` — the same
 function ``tooldisc bench`` calls — for scripted runs and CI jobs that keep results::
 
     .venv/bin/python benchmarks/run_bench.py results/2025-01-01.json --tools 180,10000,100000
@@ -19,7 +19,7 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run every size, write the JSON to the given path; 0 on success."""
     from tooldisc.cli.bench_cmd import parse_sizes
-    from tooldisc.discovery.benchmark import BenchOptions, run_bench
+    from tooldisc.evaluation.bench import BenchOptions, run_bench
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="where to write the run's JSON document")

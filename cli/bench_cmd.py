@@ -1,6 +1,6 @@
 """``tooldisc bench``: discovery latency, build time and memory at catalog sizes, vs BM25 baselines.
 
-Thin: parse options, call :func:`tooldisc.discovery.benchmark.run_bench`, render a
+Thin: parse options, call :func:`tooldisc.evaluation.bench.run_bench`, render a
 table (or the JSON document) on stdout, write the JSON to ``--out``. The progress bar
 is on stderr so the JSON on stdout stays machine-readable.
 """
@@ -56,7 +56,7 @@ def bench_command(
 ) -> None:
     """Time index build, per-query discover latency and RSS at each catalog size, with rank-bm25 and bm25s."""
     from tooldisc.cli.common import dumps_json
-    from tooldisc.discovery.benchmark import BenchOptions
+    from tooldisc.evaluation.bench import BenchOptions
 
     chosen = resolve_format(fmt, json_, ("table", "json"))
     sizes = parse_sizes(tools)
@@ -88,7 +88,7 @@ def _importable(module: str) -> bool:
 def _run_with_progress(options: Any) -> dict[str, Any]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from tooldisc.discovery.benchmark import run_bench
+    from tooldisc.evaluation.bench import run_bench
 
     console = Console(stderr=True)
     columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -2,7 +2,7 @@
 
 The I/O edge of benchmarking (``tooldisc bench`` and ``benchmarks/run_bench.py`` both
 call :func:`run_bench`). Each catalog size runs in a fresh interpreter
-(``python -m tooldisc.discovery.benchmark``) so its resident memory is its own: peak
+(``python -m tooldisc.evaluation.bench``) so its resident memory is its own: peak
 RSS is reset (``/proc/self/clear_refs``) just before each index build and read back
 from ``VmHWM`` right after, so "peak growth" is what building that index cost, and
 "process peak" is the whole process at that moment (interpreter, libraries, the
@@ -140,7 +140,7 @@ def _run_worker(options: BenchOptions, n: int, progress: Progress | None) -> dic
     with tempfile.TemporaryDirectory(prefix="tooldisc-bench-") as tmp:
         out = Path(tmp) / "result.json"
         spec = json.dumps({"options": asdict(options), "n": n, "out": str(out)})
-        proc = subprocess.Popen([sys.executable, "-m", "tooldisc.discovery.benchmark", spec],
+        proc = subprocess.Popen([sys.executable, "-m", "tooldisc.evaluation.bench", spec],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, encoding="utf-8", errors="replace")
         tail: list[str] = []
