@@ -1,26 +1,29 @@
 """Latency, build time and memory of discovery at catalog sizes, against BM25 baselines.
 
-The I/O edge of benchmarking (``tooldisc bench`` and ``benchmarks/run_bench.py`` both
-call :func:`run_bench`). Each catalog size runs in a fresh interpreter
-(``python -m tooldisc.evaluation.bench``) so its resident memory is its own: peak
-RSS is reset (``/proc/self/clear_refs``) just before each index build and read back
-from ``VmHWM`` right after, so "peak growth" is what building that index cost, and
+The perf harness behind ``tooldisc bench`` and ``benchmarks/run_bench.py`` (both call
+:func:`run_bench`): it starts processes and reads ``/proc``, so it lives here, outside
+the discovery package. Each catalog size runs in a fresh interpreter
+(``python -m tooldisc.evaluation.bench``) so its resident memory is its own: peak RSS
+is reset (``/proc/self/clear_refs``) just before each index build and read back from
+``VmHWM`` right after, so "peak growth" is what building that index cost, and
 "process peak" is the whole process at that moment (interpreter, libraries, the
-loaded tool records and the index).
+loaded tool records and the index). The measuring itself is in :mod:`.bench_measure`.
 
 What is timed, per size, on the same documents and queries:
 
 * ``tooldisc`` — ``Discoverer(catalog, config)`` construction (from loaded tool
-  records: tokenising, BM25F matrix, security index), then ``discover`` per query
-  with the default context and fixed K, warm (after one warm-up pass).
+  records: tokenising, BM25F matrix, n-gram index, security index), then ``discover``
+  per query with the default context and fixed K, warm (after one warm-up pass).
 * ``rank_bm25`` — tokenise + ``BM25Okapi(docs)``; per query ``get_scores`` then a
   top-K ``argpartition``.
 * ``bm25s`` — tokenise + ``BM25().index(docs)``; per query ``retrieve([q], k=K)``,
   one query per call as a request would.
 
 All three see the same per-tool text (the fields the ranker weights) through the same
-tokeniser, so the ratios compare engines, not tokenisers. The baselines have no
-security filter and no field weights: they do less work than ``discover``.
+tokeniser, so the ratios compare engines, not tokenisers. Hits are counted over each
+query's authorized tools for every engine (see :mod:`.bench_measure`). The catalog's
+own hash is computed with the catalog, before any build: it is the catalog's, and an
+index does not need it.
 """
 
 from __future__ import annotations
@@ -33,19 +36,26 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooldisc.evaluation.bench_measure import (
+    BASELINES,
+    HIT_WHAT,
+    authorized_sets,
+    measure_baseline,
+    measure_tooldisc,
+    ratios,
+    refused_share,
+)
+
+from tooldisc.errors import UsageError
+
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``; phases are ``generate``, ``build``, ``tooldisc``, ``rank_bm25``, ``bm25s``."""
 
-#: The issue's targets: p95 per-query latency (ms) by catalog size, and build limits at 100k.
-P95_TARGET_MS: dict[int, float] = {180: 0.3, 10_000: 1.0, 100_000: 10.0}
-BUILD_TARGET_S: dict[int, float] = {100_000: 3.0}
-RSS_TARGET_MB: dict[int, float] = {100_000: 300.0}
-BASELINES: tuple[str, ...] = ("rank_bm25", "bm25s")
 _PROGRESS_TAG = "\x1etooldisc-bench "
 
 
@@ -70,9 +80,9 @@ class BenchOptions:
         for name in ("queries", "repeats", "k", "build_repeats"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"The '{name}' parameter must be an int in the range [1, inf). Got {value!r} instead.")
+                raise UsageError(f"The '{name}' parameter must be an int in the range [1, inf). Got {value!r} instead.")
         if not self.sizes or any(not isinstance(n, int) or n < 1 for n in self.sizes):
-            raise ValueError(f"The 'sizes' parameter must be positive ints. Got {self.sizes!r} instead.")
+            raise UsageError(f"The 'sizes' parameter must be positive ints. Got {self.sizes!r} instead.")
 
 
 def run_bench(options: BenchOptions, progress: Progress | None = None) -> dict[str, Any]:
@@ -85,12 +95,7 @@ def run_bench(options: BenchOptions, progress: Progress | None = None) -> dict[s
         "tool": "tooldisc bench",
         "config": asdict(options) | {"sizes": list(options.sizes), "notes": list(options.notes)},
         "environment": env,
-        "targets": {
-            "p95_ms": {str(k): v for k, v in P95_TARGET_MS.items()},
-            "build_s": {str(k): v for k, v in BUILD_TARGET_S.items()},
-            "rss_mb": {str(k): v for k, v in RSS_TARGET_MB.items()},
-            "rss_measure": "process peak RSS (VmHWM) during the index build",
-        },
+        "hit_at_k_what": HIT_WHAT,
         "started_unix": round(started, 3),
         "wall_s": round(time.time() - started, 3),
         "sizes": sizes,
@@ -211,6 +216,7 @@ def _default_gold_path() -> str | None:
 
 def measure_size(options: BenchOptions, n: int, progress: Progress | None = None) -> dict[str, Any]:
     """Every figure for one catalog size (run it in a fresh process for honest RSS)."""
+    from tooldisc.discovery.columns import release_memory
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
 
@@ -222,7 +228,10 @@ def measure_size(options: BenchOptions, n: int, progress: Progress | None = None
     queries = synthetic_queries(catalog, base_queries, options.queries, options.seed,
                                 base_names=frozenset(t.name for t in base.tools))
     config = load_config(options.config)
+    _ = catalog.hash  # the catalog's own hash, once, with the catalog (see the module docstring)
     generate_s = time.perf_counter() - t0
+    gc.collect()
+    release_memory()  # what generating left behind is not the process's to keep
     tick("generate", 1, 1)
     sources: dict[str, int] = {}
     for q in queries:
@@ -237,287 +246,18 @@ def measure_size(options: BenchOptions, n: int, progress: Progress | None = None
         "judged_queries": sum(1 for q in queries if q.intended),
     }
     engines: dict[str, Any] = {}
-    engines["tooldisc"] = _measure_tooldisc(catalog, config, queries, options, tick, result)
+    engines["tooldisc"], engine = measure_tooldisc(catalog, config, queries, options, tick)
+    result["vocab_terms"] = len(engine.index.lexical.vocab)
+    authorized = authorized_sets(engine, queries)
+    result["refused_by_security"] = refused_share(engine, queries, authorized)
+    del engine
     fields = [f for f, w in config.fields.items() if w > 0]
     for name in BASELINES:
-        engines[name] = (_measure_baseline(name, catalog, fields, queries, options, tick)
+        engines[name] = (measure_baseline(name, catalog, fields, queries, authorized, options, tick)
                          if options.baselines else {"available": False, "skipped": "--no-baselines"})
     result["engines"] = engines
-    result["ratios"] = _ratios(engines)
-    result["targets"] = _targets(len(catalog), engines["tooldisc"])
+    result["ratios"] = ratios(engines)
     return result
-
-
-def _measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options: BenchOptions,
-                      tick: Progress, result: dict[str, Any]) -> dict[str, Any]:
-    import numpy as np
-    from tooldisc.discovery.pipeline import Discoverer
-
-    builds, rss = [], None
-    engine = None
-    for i in range(options.build_repeats):
-        tick("build", i, options.build_repeats)
-        engine = None
-        gc.collect()
-        before = _reset_peak()
-        t0 = time.perf_counter()
-        engine = Discoverer(catalog, config)
-        builds.append(time.perf_counter() - t0)
-        if rss is None:
-            rss = _rss_after(before)
-    tick("build", options.build_repeats, options.build_repeats)
-    assert engine is not None
-    result["vocab_terms"] = len(engine.index.lexical.vocab)
-    k = options.k
-    total = (options.repeats + 1) * len(queries)
-    done = 0
-    for q in queries:  # warm-up: caches (authorized set per context), lazy catalog hash, branch predictors
-        engine.discover(q.query, None, k, q.history)
-        done += 1
-    tick("tooldisc", done, total)
-    lat = np.zeros((options.repeats, len(queries)))
-    steps: dict[str, float] = {}
-    hits: dict[str, list[int]] = {}
-    recall: dict[str, list[float]] = {"index": [], "intended": []}
-    for r in range(options.repeats):
-        for i, q in enumerate(queries):
-            t0 = time.perf_counter()
-            offer = engine.discover(q.query, None, k, q.history)
-            lat[r, i] = (time.perf_counter() - t0) * 1000.0
-            for step, ms in offer.timings.items():
-                steps[step] = steps.get(step, 0.0) + ms
-            if r == 0 and q.intended:
-                _hit(hits, q, {c.name for c in offer.candidates})
-                _candidate_recall(recall, engine, q, k)
-        done += len(queries)
-        tick("tooldisc", done, total)
-    calls = options.repeats * len(queries)
-    return {
-        "available": True,
-        "what": "Discoverer(catalog, config) build; discover(query, default context, k) per query",
-        "build_s": _summary_s(builds),
-        "rss_mb": rss,
-        "latency_ms": _latency(lat),
-        "steps_mean_ms": {s: round(v / calls, 5) for s, v in steps.items()},
-        **_hit_rates(hits),
-        "candidate_recall": {
-            "what": (f"index: share of the exhaustive ranking's top {k} (every authorized tool ranked) among "
-                     f"the retrieved candidates; intended: share of a query's intended tools, of those the "
-                     f"security filter lets through, among them. Candidates: the best {config.retrieval.candidates} "
-                     f"by BM25F and by a fused estimate when the authorized set has ≥ {config.retrieval.min_tools} "
-                     "tools, else the whole authorized set"),
-            "index": round(float(np.mean(recall["index"])), 4) if recall["index"] else None,
-            "intended": round(float(np.mean(recall["intended"])), 4) if recall["intended"] else None,
-            "queries": len(recall["index"]),
-        },
-        "authorized_tools": len(engine.authorized_indices(engine.default_context, "READ")),
-    }
-
-
-def _candidate_recall(recall: dict[str, list[float]], engine: Any, q: Any, k: int) -> None:
-    """Record candidate recall of one query.
-
-    ``index``: share of the exhaustive ranking's top K (every authorized tool ranked)
-    found among the retrieved candidates — what the index can lose. ``intended``:
-    share of the query's intended tools among the candidates, of those the security
-    filter lets through.
-    """
-    authorized, retrieved, _method = engine.candidates(q.query, None, q.history)
-    got = set(retrieved.tolist())
-    idx = engine.index.security.name_to_idx
-    reference = engine.discover_exhaustive(q.query, None, k, q.history).names
-    if reference:
-        recall["index"].append(sum(idx[n] in got for n in reference) / len(reference))
-    allowed = set(authorized.tolist())
-    visible = [idx[n] for n in q.intended if n in idx and idx[n] in allowed]
-    if visible:
-        recall["intended"].append(sum(i in got for i in visible) / len(visible))
-
-
-def _doc_tokens(catalog: Any, fields: Sequence[str]) -> list[list[str]]:
-    from tooldisc.discovery.fields import field_texts, terms
-
-    out = []
-    for t in catalog.tools:
-        texts = field_texts(t)
-        out.append(terms(" \n ".join(texts.get(f, "") for f in fields)))
-    return out
-
-
-def _measure_baseline(name: str, catalog: Any, fields: Sequence[str], queries: Sequence[Any],
-                      options: BenchOptions, tick: Progress) -> dict[str, Any]:
-    """Build time, RSS and per-query latency of one baseline; ``available: False`` when absent."""
-    import numpy as np
-    from tooldisc.discovery.fields import terms
-
-    try:
-        module = __import__(name)
-    except ImportError:
-        return {"available": False, "skipped": f"{name} is not installed (pip install 'tooldisc[dev]')"}
-    names = [t.name for t in catalog.tools]
-    k = min(options.k, len(names))
-    gc.collect()
-    before = _reset_peak()
-    t0 = time.perf_counter()
-    docs = _doc_tokens(catalog, fields)
-    if name == "rank_bm25":
-        index: Any = module.BM25Okapi(docs)
-
-        def search(text: str) -> list[int]:
-            scores = index.get_scores(terms(text))
-            top = np.argpartition(-scores, k - 1)[:k]
-            return [int(i) for i in top[np.argsort(-scores[top], kind="stable")]]
-    else:
-        index = module.BM25()
-        index.index(docs, show_progress=False)
-
-        def search(text: str) -> list[int]:
-            # an unknown token stands in for an empty query: bm25s maps an empty list to an id it never built
-            docs_, _ = index.retrieve([terms(text) or ["\uffff"]], k=k, show_progress=False, n_threads=0)
-            return [int(i) for i in docs_[0]]
-    build = time.perf_counter() - t0
-    rss = _rss_after(before)
-    del docs
-    warm = queries[: min(20, len(queries))]
-    total = len(warm) + options.repeats * len(queries)
-    done = 0
-    for q in warm:
-        search(q.query)
-        done += 1
-    tick(name, done, total)
-    lat = np.zeros((options.repeats, len(queries)))
-    hits: dict[str, list[int]] = {}
-    for r in range(options.repeats):
-        for i, q in enumerate(queries):
-            t0 = time.perf_counter()
-            top = search(q.query)
-            lat[r, i] = (time.perf_counter() - t0) * 1000.0
-            if r == 0 and q.intended:
-                _hit(hits, q, {names[j] for j in top})
-        done += len(queries)
-        tick(name, done, total)
-    from importlib import metadata
-
-    dist = "rank-bm25" if name == "rank_bm25" else "bm25s"
-    return {
-        "available": True,
-        "version": metadata.version(dist),
-        "what": ("tokenise + BM25Okapi(docs); get_scores + argpartition top-K" if name == "rank_bm25"
-                 else "tokenise + BM25().index(docs); retrieve([query], k=K), one query per call"),
-        "build_s": _summary_s([build]),
-        "rss_mb": rss,
-        "latency_ms": _latency(lat),
-        **_hit_rates(hits),
-    }
-
-
-def _hit(hits: dict[str, list[int]], query: Any, offered: set[str]) -> None:
-    """Count whether an intended tool of ``query`` is among ``offered``, per query source."""
-    for key in ("all", query.source):
-        pair = hits.setdefault(key, [0, 0])
-        pair[0] += bool(set(query.intended) & offered)
-        pair[1] += 1
-
-
-def _hit_rates(hits: dict[str, list[int]]) -> dict[str, Any]:
-    """``hit_at_k`` over judged queries, and by query source (a sanity check, not a quality metric)."""
-    total = hits.get("all", [0, 0])
-    return {
-        "hit_at_k": round(total[0] / total[1], 4) if total[1] else None,
-        "hit_at_k_by_source": {s: round(h / n, 4) for s, (h, n) in sorted(hits.items()) if s != "all" and n},
-    }
-
-
-def _latency(lat: Any) -> dict[str, Any]:
-    """Per-query percentiles within each repeat, then the median over repeats."""
-    import numpy as np
-
-    per = [{"p50": float(np.percentile(row, 50)), "p95": float(np.percentile(row, 95)),
-            "p99": float(np.percentile(row, 99)), "mean": float(row.mean()), "max": float(row.max())}
-           for row in lat]
-    out: dict[str, Any] = {key: round(float(np.median([p[key] for p in per])), 5) for key in per[0]}
-    out["per_repeat"] = [{k: round(v, 5) for k, v in p.items()} for p in per]
-    return out
-
-
-def _summary_s(values: Sequence[float]) -> dict[str, Any]:
-    import statistics
-
-    return {"median": round(statistics.median(values), 4), "runs": [round(v, 4) for v in values]}
-
-
-def _ratios(engines: dict[str, Any]) -> dict[str, Any]:
-    """Baseline ÷ tooldisc: above 1 means tooldisc is faster (or smaller)."""
-    own = engines["tooldisc"]
-    out: dict[str, Any] = {}
-    for name in BASELINES:
-        other = engines.get(name) or {}
-        if not other.get("available"):
-            continue
-        out[name] = {
-            "p50": _div(other["latency_ms"]["p50"], own["latency_ms"]["p50"]),
-            "p95": _div(other["latency_ms"]["p95"], own["latency_ms"]["p95"]),
-            "build": _div(other["build_s"]["median"], own["build_s"]["median"]),
-        }
-    return out
-
-
-def _div(a: float, b: float) -> float | None:
-    return round(a / b, 3) if b > 0 else None
-
-
-def _targets(n: int, own: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if n in P95_TARGET_MS:
-        out["p95_ms"] = {"target": P95_TARGET_MS[n], "value": own["latency_ms"]["p95"],
-                         "met": own["latency_ms"]["p95"] <= P95_TARGET_MS[n]}
-    if n in BUILD_TARGET_S:
-        out["build_s"] = {"target": BUILD_TARGET_S[n], "value": own["build_s"]["median"],
-                          "met": own["build_s"]["median"] <= BUILD_TARGET_S[n]}
-    rss = (own.get("rss_mb") or {}).get("process_peak")
-    if n in RSS_TARGET_MB and rss is not None:
-        out["rss_mb"] = {"target": RSS_TARGET_MB[n], "value": rss, "met": rss <= RSS_TARGET_MB[n]}
-    return out
-
-
-def _status_mb(key: str) -> float | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        return None
-    return None
-
-
-def _reset_peak() -> float | None:
-    """Current RSS (MB), after resetting the peak so ``VmHWM`` measures only what follows."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")
-    except OSError:
-        return None
-    return _status_mb("VmRSS")
-
-
-def _rss_after(before: float | None) -> dict[str, Any]:
-    """Peak and retained RSS since :func:`_reset_peak`, or ``ru_maxrss`` when it could not reset."""
-    if before is None:
-        import resource
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-        return {"measure": "ru_maxrss of the whole process so far (peak could not be reset)",
-                "process_peak": round(peak, 1)}
-    peak = _status_mb("VmHWM") or 0.0
-    now = _status_mb("VmRSS") or 0.0
-    return {
-        "measure": "VmHWM reset just before the build; growth = minus RSS before the build",
-        "before": round(before, 1),
-        "process_peak": round(peak, 1),
-        "peak_growth": round(peak - before, 1),
-        "retained_growth": round(now - before, 1),
-    }
 
 
 if __name__ == "__main__":
