@@ -134,7 +134,7 @@ def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex
     ngram = None
     if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain.min_ngram:
         ngram_fields = ALL_FIELDS if n <= cfg.ngram.long_fields_max_tools else SHORT_FIELDS
-        ngram = NgramBuilder(n, cfg.ngram.lo, cfg.ngram.hi)
+        ngram = NgramBuilder(n, cfg.ngram.lo, cfg.ngram.hi, columns=n < cfg.retrieval.min_tools)  # ranked whole
     table = RawTokens()
     for name in dict.fromkeys([*weights, *ngram_fields]):  # config order: lexical term ids depend on it
         ids, ptr = token_ids(columns.pieces(name), table)

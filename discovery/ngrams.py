@@ -25,7 +25,7 @@ import numpy as np
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import TextColumns, as_columns
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import ranges
+from tooldisc.discovery.sparse import gather_columns, ranges
 
 ALL_FIELDS = ("name", "aliases", "keywords", "capability", "description", "examples")
 SHORT_FIELDS = ("name", "aliases", "keywords", "capability")
@@ -81,8 +81,9 @@ class NgramBuilder:
     arrays as long as the token occurrences and blocks of tools, never the tools × n-grams matrix.
     """
 
-    def __init__(self, n_tools: int, lo: int, hi: int):
-        self.n, self.lo, self.hi = n_tools, lo, hi
+    def __init__(self, n_tools: int, lo: int, hi: int, columns: bool = False):
+        """``columns``: also keep the weights by n-gram (see :attr:`NgramIndex.columns`)."""
+        self.n, self.lo, self.hi, self.columns = n_tools, lo, hi, columns
         self.fields: list[tuple[np.ndarray, np.ndarray]] = []
 
     def add(self, ids: np.ndarray, ptr: np.ndarray) -> None:
@@ -120,7 +121,23 @@ class NgramBuilder:
         release_memory()
         return NgramIndex(grams.keys, grams.alphabet, grams.bits, idf, df, norms, tool_ptr, tool_tokens,
                           tool_counts, token_ptr, token_tools, token_counts, gram_ptr, gram_tokens, gram_counts,
-                          g_ptr, g_gram, g_count, self.n, self.lo, self.hi)
+                          g_ptr, g_gram, g_count, self.n, self.lo, self.hi,
+                          _weight_columns(tool_ptr, tool_tokens, tool_counts, grams, idf, norms) if self.columns else None)
+
+
+def _weight_columns(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray, grams: _Grams,
+                    idf: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """C's float32 weights by n-gram (CSC: ptr, tools ascending, weights), computed as the
+    factored scorer computes them, so :meth:`NgramIndex.scores` gives the same bits either way."""
+    from scipy import sparse
+
+    g_ptr, g_gram, g_count = grams.by_token
+    g = sparse.csr_matrix((g_count.astype(np.float64), g_gram, g_ptr), shape=(len(g_ptr) - 1, len(grams.keys)))
+    t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr), shape=(len(tool_ptr) - 1, g.shape[0]))
+    c = (t @ g).tocsc()  # exact integer counts; each n-gram's tools ascending
+    c.sort_indices()
+    weight = (_sublinear(c.data) * idf[np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))] / norms[c.indices])
+    return c.indptr.astype(np.int64), c.indices.astype(np.int32), weight.astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -265,17 +282,20 @@ class NgramIndex:
     n_docs: int
     lo: int = 3
     hi: int = 5
+    # C's weights by n-gram (ptr, tools, float32), kept for catalogs small enough to rank
+    # whole: scoring every tool then sums a few columns instead of expanding every tool's tokens.
+    columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def build(cls, tools: TextColumns | Sequence[Tool], lo: int = 3, hi: int = 5,
-              fields: Sequence[str] = ALL_FIELDS) -> NgramIndex:
+              fields: Sequence[str] = ALL_FIELDS, columns: bool = False) -> NgramIndex:
         """The index over ``fields`` of every tool (tools or prepared columns)."""
         with gc_paused():
-            columns = as_columns(tools)
+            prepared = as_columns(tools)
             table = RawTokens()
-            builder = NgramBuilder(len(columns), lo, hi)
+            builder = NgramBuilder(len(prepared), lo, hi, columns)
             for f in dict.fromkeys(fields):
-                builder.add(*token_ids(columns.pieces(f), table))  # one column alive at a time
+                builder.add(*token_ids(prepared.pieces(f), table))  # one column alive at a time
             return builder.finish(table.names())
 
     # --- what the index holds, for oracles and operators ----------------------------
@@ -412,7 +432,10 @@ class NgramIndex:
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Cosine similarity of the query with every tool (dense, float32)."""
-        return self.scores_subset(tokens, np.arange(self.n_docs))
+        if self.columns is None:
+            return self.scores_subset(tokens, np.arange(self.n_docs))
+        ids, w = self.query_vector(tokens)
+        return gather_columns(*self.columns, ids, w, self.n_docs)
 
     def scores_rare(self, tokens: Sequence[str], max_df: int,
                     qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:

@@ -181,9 +181,10 @@ def load_inputs(options: BenchOptions) -> tuple[Any, list[Any], str]:
     """The base catalog and base queries (the gold set, or the catalog's own texts)."""
     from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
     from tooldisc.discovery.synthetic import SyntheticQuery, catalog_queries
+    from tooldisc.evaluation.inputs import default_gold_path
 
     base = load_catalog(options.catalog or default_catalog_path(), fmt=options.catalog_format)
-    gold_path = options.gold or _default_gold_path()
+    gold_path = options.gold or str(default_gold_path())
     queries: list[Any] = []
     source = "catalog examples and aliases (no gold set)"
     if gold_path and Path(gold_path).is_file():
@@ -205,13 +206,6 @@ def load_inputs(options: BenchOptions) -> tuple[Any, list[Any], str]:
     if not queries:
         queries = list(catalog_queries(base))
     return base, queries, source
-
-
-def _default_gold_path() -> str | None:
-    from importlib import resources
-
-    p = Path(str(resources.files("tooldisc.gold").joinpath("data/gold.json")))
-    return str(p) if p.is_file() else None
 
 
 def measure_size(options: BenchOptions, n: int, progress: Progress | None = None) -> dict[str, Any]:

@@ -275,13 +275,16 @@ def test_ngram_equals_reference(which: str) -> None:
 
 @pytest.mark.parametrize("which", sorted(CATALOGS))
 def test_ngram_scores_of_a_subset_equal_the_whole_and_the_matrix(which: str) -> None:
-    """Exact cosines of a few tools equal those of all tools, bit for bit, and the stored weights' product."""
+    """Exact cosines of a few tools equal those of all tools (factored or by kept columns), bit for bit, and the weights' product."""
     ix = NgramIndex.build(CATALOGS[which]().tools, 3, 5, ALL_FIELDS)
+    by_gram = NgramIndex.build(CATALOGS[which]().tools, 3, 5, ALL_FIELDS, columns=True)
+    assert ix.columns is None and by_gram.columns is not None
     matrix = ix.matrix.tocsr()
     few = np.arange(0, ix.n_docs, max(1, ix.n_docs // 40))
     for query, _ in gold_queries()[:40]:
         ids, w = qv = ix.query_vector(tokenize(query))
         full = ix.scores(tokenize(query))
+        np.testing.assert_array_equal(by_gram.scores(tokenize(query)), full)  # the kept columns: same bits
         np.testing.assert_array_equal(ix.scores_subset([], few, qv), full[few])
         np.testing.assert_array_equal(ix.scores_subset([], few[::-1], qv), full[few[::-1]])
         q = np.zeros(matrix.shape[1], dtype=np.float32)
@@ -314,11 +317,10 @@ def test_columns_and_tokens_equal_per_tool_calls() -> None:
 
 @lru_cache(maxsize=1)
 def gold_queries() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    from importlib import resources
-
+    from tooldisc.evaluation.inputs import default_gold_path
     from tooldisc.gold.loader import load_gold
 
-    gold = load_gold(str(resources.files("tooldisc.gold").joinpath("data/gold.json")), check=False)
+    gold = load_gold(default_gold_path(), check=False)
     return tuple((q.query, tuple(c for r, c in q.history if r == "user")) for q in gold.queries)
 
 
