@@ -5,13 +5,14 @@ character n-grams even when they share no token. A tool's vector follows
 scikit-learn's ``TfidfVectorizer(analyzer="char_wb", sublinear_tf=True)``: word-bounded
 n-grams of its tokens, ``1 + ln(tf)`` times the smooth IDF, L2-normalised.
 
-The tools × n-grams matrix is never stored. A tool's n-gram counts are its tokens'
+The tools × n-grams matrix is not stored for large catalogs. A tool's n-gram counts are its tokens'
 n-gram counts summed (``C = T·G``: T is tools × tokens, G tokens × n-grams), so the
 index keeps T (by tool and by token), G (by n-gram), each tool's vector norm and each
 n-gram's IDF — a tenth of the cells of C at 100,000 tools — and computes the exact
 cosine of the tools a query needs. N-grams are numbered in sorted order of their key:
 each character is coded by its rank in the catalog's alphabet and an n-gram packs its
-codes into one integer (a Python int when they do not fit in 63 bits).
+codes into one integer (a Python int when they do not fit in 63 bits). A catalog small
+enough to be ranked whole also keeps C's weights by n-gram (:attr:`NgramIndex.columns`).
 """
 
 from __future__ import annotations
