@@ -150,7 +150,8 @@ def render_table(result: dict[str, Any]) -> None:
             refused.append(f"{size['refused_by_security']:.0%} at {size['n_tools']:,} tools")
     console.print(main)
     console.print(cmp_)
-    judged = ", ".join(f"{s['judged_queries']} of {s['n_queries']}" for s in result["sizes"])
+    judged = ", ".join(f"{s['judged_queries']} of {s['n_queries']}" for s in result["sizes"]
+                       if "judged_queries" in s and "n_queries" in s) or "none counted"
     console.print(f"{hit}: share of the judged queries ({judged}: those written for a tool) whose tool is among "
                   f"the first {k} offered. Every engine ranks only the tools the query is authorized to see "
                   "(tooldisc's security filter, default context); rank-bm25 and bm25s are masked to that set.")
