@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
@@ -22,7 +23,6 @@ from tooldisc.cli.common import (
 )
 from tooldisc.cli.options import CatalogFormatOption, load_catalog_option
 from tooldisc.cli.options import catalog_format as declared_format
-
 from tooldisc.errors import UsageError
 
 
@@ -93,6 +93,7 @@ def _importable(module: str) -> bool:
 def _run_with_progress(options: Any) -> dict[str, Any]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from tooldisc.evaluation.bench import run_bench
 
     console = Console(stderr=True)

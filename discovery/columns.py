@@ -17,6 +17,7 @@ from functools import lru_cache
 from itertools import chain
 
 import numpy as np
+
 from tooldisc.discovery.sparse import ranges
 from tooldisc.discovery.text import normalize, tokenize
 

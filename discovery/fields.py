@@ -18,6 +18,7 @@ from operator import attrgetter
 from typing import Any
 
 import Stemmer
+
 from tooldisc.discovery.config import FIELDS
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import sanitize, split_name, split_names, tokenize

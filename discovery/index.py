@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import (
     TextColumns,

@@ -23,6 +23,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
+
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import TextColumns, as_columns
 from tooldisc.discovery.model import Tool

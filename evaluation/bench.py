@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooldisc.errors import UsageError
 from tooldisc.evaluation.bench_measure import (
     BASELINES,
     HIT_WHAT,
@@ -50,8 +51,6 @@ from tooldisc.evaluation.bench_measure import (
     ratios,
     refused_share,
 )
-
-from tooldisc.errors import UsageError
 
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``; phases are ``generate``, ``build``, ``tooldisc``, ``rank_bm25``, ``bm25s``."""
@@ -188,9 +187,8 @@ def load_inputs(options: BenchOptions) -> tuple[Any, list[Any], str]:
     queries: list[Any] = []
     source = "catalog examples and aliases (no gold set)"
     if gold_path and Path(gold_path).is_file():
-        from tooldisc.gold.loader import load_gold
-
         from tooldisc.errors import DataError
+        from tooldisc.gold.loader import load_gold
 
         try:
             gold = load_gold(gold_path, check=False)

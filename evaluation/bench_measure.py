@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
+
     from tooldisc.evaluation.bench import BenchOptions
 
 Progress = Callable[[str, int, int], None]
@@ -33,6 +34,7 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
                      tick: Progress) -> tuple[dict[str, Any], Any]:
     """Build time and memory, per-query latency, hits and candidate recall; also the engine."""
     import numpy as np
+
     from tooldisc.discovery.pipeline import Discoverer
 
     builds, rss = [], None
@@ -140,6 +142,7 @@ def measure_baseline(name: str, catalog: Any, fields: Sequence[str], queries: Se
     top K is taken (like with like); ``hit_at_k_all_tools`` is the same without the mask.
     """
     import numpy as np
+
     from tooldisc.discovery.fields import terms
 
     try:

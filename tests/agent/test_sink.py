@@ -4,11 +4,11 @@ import json
 from importlib import resources
 
 import pytest
+
+from tests.conftest import run_cli
 from tooldisc.agent.guard import ToolCall, guard
 from tooldisc.agent.sink import CallbackSink, Experiment, JsonlSink, Telemetry, assign_arm
 from tooldisc.discovery.model import Context
-
-from tests.conftest import run_cli
 
 FIXED_TS = "2025-01-01T00:00:00Z"
 

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from tooldisc.discovery import text as text_mod
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tooldisc.discovery.text import split_name
 
 from tests.gold.gold_checks import INTENT_ALLOWS, INTENT_PRIMARY, content_words
+from tooldisc.discovery.text import split_name
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = ROOT / "gold" / "data" / "gold.json"

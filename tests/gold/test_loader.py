@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+
+from tooldisc.errors import DataError
 from tooldisc.gold import GoldQuery, gold_schema, load_gold
 from tooldisc.gold.loader import EXTERNAL_NOTE
 from tooldisc.metrics import Judgment
-
-from tooldisc.errors import DataError
 
 Q1 = {
     "id": "inv-1", "query": "فاکتور فروش بزن", "primary_expected_tools": ["create_invoice"],
