@@ -35,7 +35,6 @@ from tooldisc.discovery.catalog import Catalog, canonical_json
 from tooldisc.discovery.model import Context, Offer
 from tooldisc.discovery.schema_check import MAX_ARGUMENT_DEPTH, json_depth_exceeds, validate
 from tooldisc.discovery.security import check_tool
-
 from tooldisc.errors import UsageError
 
 REFUSAL_CODES: tuple[str, ...] = (

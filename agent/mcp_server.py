@@ -47,7 +47,6 @@ from tooldisc.discovery.context import default_context
 from tooldisc.discovery.model import Context, Offer
 from tooldisc.discovery.names import NameMap
 from tooldisc.discovery.pipeline import Discoverer
-
 from tooldisc.errors import ToolDiscError, UsageError
 
 QUERY_META_KEY = "tooldisc/query"

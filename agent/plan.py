@@ -29,7 +29,6 @@ from typing import Any
 
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import Tool
-
 from tooldisc.errors import DataError
 
 CHECKS: tuple[str, ...] = (

@@ -14,7 +14,6 @@ from typing import Any
 
 from tooldisc.agent.plan import PlanReport, parse_plan, validate_plan
 from tooldisc.discovery.catalog import Catalog
-
 from tooldisc.errors import DataError
 
 

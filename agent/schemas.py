@@ -165,7 +165,6 @@ def render_offer(
     optionally adds Anthropic's server-side search tool as well.
     """
     from tooldisc.discovery import exporters
-
     from tooldisc.errors import UsageError
 
     tools = ([meta_tool] if meta_tool is not None else []) + [s.tool for s in schemas]

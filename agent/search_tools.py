@@ -21,7 +21,6 @@ from tooldisc.discovery.model import Context, Offer, Tool
 from tooldisc.discovery.names import NameMap
 from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.discovery.security import READ
-
 from tooldisc.errors import UsageError
 
 META_TOOL_NAME = "search_tools"

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from tooldisc.canary.aggregate import RATE_FLAGS, ArmStats, Evidence, latency_levels
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.events import FALLBACK_REASONS

@@ -21,6 +21,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+
 from tooldisc.metrics import Judgment, aggregate, compute, parse_measures
 
 

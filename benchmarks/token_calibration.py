@@ -56,6 +56,7 @@ def _stats(pred: list[float], real: list[int]) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     import numpy as np
     from scipy.optimize import nnls
+
     from tooldisc.agent.tokens import FEATURES, char_features, model_from_dict
     from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 

@@ -23,7 +23,6 @@ from tooldisc.canary.engine import (
 )
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
-
 from tooldisc.errors import DataError
 
 D = DUCKDB
@@ -63,6 +62,7 @@ class DuckDBEngine:
     @classmethod
     def from_db(cls, db: str, schema: RowSchema) -> DuckDBEngine:
         import duckdb
+
         from tooldisc.canary.ingest import connect
 
         if not os.path.isfile(db):

@@ -36,7 +36,6 @@ from tooldisc.canary.engine import (
 from tooldisc.canary.events import INT_RE, ISO_TS, SECURITY_FLAGS, UUID_RE, Column, RowSchema
 from tooldisc.canary.spark_read import CORRUPT, LINE, Location, read_raw, reading
 from tooldisc.canary.sql import Dialect
-
 from tooldisc.errors import DataError
 
 # What DuckDB's TRY_CAST(… AS DOUBLE) accepts (bar digit separators), so a string Spark

@@ -26,7 +26,6 @@ from typing import Any
 from tooldisc.canary.events import RowSchema
 from tooldisc.canary.sql import sql_literal
 from tooldisc.canary.validation import SQL_TYPES, ident, typed_select
-
 from tooldisc.errors import DataError
 
 FORMATS = {

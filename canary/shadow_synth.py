@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooldisc.canary.synth import Scenario, check_out, write_tables
-
 from tooldisc.errors import UsageError
 
 START_US = 1_738_368_000_000_000  # 2025-02-01T00:00:00Z

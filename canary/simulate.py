@@ -17,7 +17,6 @@ from typing import Any
 
 from tooldisc.canary.assignment import BUCKETS, bucket_sql, check_salt, sql_literal, threshold
 from tooldisc.canary.stats import goodness_of_fit, independence, wilson
-
 from tooldisc.errors import DataError, UsageError
 
 

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from tooldisc.canary.ingest import FORMATS
-
 from tooldisc.errors import DataError, UsageError
 
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")

@@ -16,7 +16,6 @@ from typing import Any
 from tooldisc.canary.assignment import BUCKETS, SEPARATOR
 from tooldisc.canary.simulate import Simulation, check_salts, summarize
 from tooldisc.canary.spark_read import Location, locate, read_raw, reading
-
 from tooldisc.errors import DataError, UsageError
 
 ID_COLUMNS = ("tenant_id", "user_id")

@@ -17,7 +17,6 @@ from typing import Any
 
 from tooldisc.canary.assignment import threshold
 from tooldisc.canary.events import EVENT_SCHEMA_VERSION, FALLBACK_REASONS
-
 from tooldisc.errors import UsageError
 from tooldisc.files import replace_keeping_mode
 

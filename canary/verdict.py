@@ -11,7 +11,6 @@ from typing import Any
 from tooldisc.canary.engine import Engine
 from tooldisc.canary.events import RowSchema
 from tooldisc.canary.gates import Verdict
-
 from tooldisc.errors import DataError, UsageError
 
 

@@ -44,7 +44,10 @@ def _root(
 
 
 def _register() -> None:
-    """Each command module adds its commands to ``app``; a missing module is skipped."""
+    """Each command module adds its commands to ``app``.
+
+    A module that fails to import is an error, never a silently missing command.
+    """
     import importlib
 
     for module in (
@@ -58,13 +61,7 @@ def _register() -> None:
         "plan_cmd",
         "serve_cmd",
     ):
-        try:
-            mod = importlib.import_module(f"tooldisc.cli.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"tooldisc.cli.{module}":
-                continue
-            raise
-        mod.register(app)
+        importlib.import_module(f"tooldisc.cli.{module}").register(app)
 
 
 _register()

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
+
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
@@ -99,7 +100,6 @@ def simulate_cmd(
     from dataclasses import asdict
 
     from tooldisc.canary.simulate import check_salts, simulate
-
     from tooldisc.errors import UsageError
 
     chosen = resolve_format(fmt, json_flag, ("table", "json"))
@@ -166,7 +166,6 @@ def synth_cmd(
 ) -> None:
     """Write seeded synthetic telemetry or shadow-report rows whose verdict is known."""
     from tooldisc.canary.profiles import profile as get_profile
-
     from tooldisc.errors import UsageError
 
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
@@ -268,7 +267,6 @@ def verdict_cmd(
 ) -> None:
     """PROMOTE (exit 0), HOLD (10) or ROLLBACK (20), with every gate's numbers and reason."""
     from tooldisc.canary.verdict import run_verdict
-
     from tooldisc.errors import UsageError
 
     chosen = resolve_format(fmt, json_flag, ("table", "json", "md", "html"))

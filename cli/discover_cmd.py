@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+
 from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
 from tooldisc.cli.options import (
     CatalogFormatOption,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
@@ -139,9 +140,8 @@ def _out_format(fmt: str, json_: bool, out: str | None, allowed: tuple[str, ...]
 
 def _by(text: str) -> tuple[str, ...]:
     """``--by`` fields, checked before any work is done."""
-    from tooldisc.evaluation.run import SLICE_FIELDS
-
     from tooldisc.errors import UsageError
+    from tooldisc.evaluation.run import SLICE_FIELDS
 
     fields = tuple(p.strip() for p in text.split(",") if p.strip())
     for name in fields:

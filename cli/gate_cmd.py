@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
@@ -79,6 +80,7 @@ def gate_command(
     the --baseline eval JSON; a baseline on another gold set, catalog or K is bad input.
     """
     from tooldisc.cli.common import note
+    from tooldisc.errors import UsageError
     from tooldisc.evaluation.gate import (
         baseline_thresholds,
         check,
@@ -89,8 +91,6 @@ def gate_command(
         parse_max_drop,
         parse_thresholds,
     )
-
-    from tooldisc.errors import UsageError
 
     out_fmt = resolve_format(fmt, json_, ("table", "json", "md"))
     drops = [parse_max_drop(text) for text in max_drop or ()]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
@@ -30,7 +31,6 @@ from tooldisc.cli.common import (
     write_atomic,
 )
 from tooldisc.cli.options import CatalogFormatOption
-
 from tooldisc.errors import MAX_ERROR_LINE, UsageError
 from tooldisc.terminal import clip, escape
 

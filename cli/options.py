@@ -51,7 +51,6 @@ def context_flags(tenant: str | None, role: list[str] | None, permission: list[s
 def catalog_format(value: str | None, option: str = "--catalog-format") -> str | None:
     """A declared catalog format, checked (``auto`` or nothing means "declared or detected")."""
     from tooldisc.discovery.importers import FORMATS
-
     from tooldisc.errors import UsageError
 
     if value is None or value == "auto":

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+
 from tooldisc.cli.options import (
     CatalogFormatOption,
     CatalogOption,

@@ -11,6 +11,7 @@ import sys
 from typing import Annotated, Any
 
 import typer
+
 from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
 from tooldisc.cli.options import CatalogFormatOption
 
@@ -52,10 +53,9 @@ def tune_command(
     """
     from tooldisc.cli.common import note, write_atomic
     from tooldisc.cli.reporting import report_text
+    from tooldisc.errors import UsageError
     from tooldisc.evaluation.tune import WeightTuner, load_space, parse_objective
     from tooldisc.evaluation.tune_report import tune_document, weights_yaml
-
-    from tooldisc.errors import UsageError
 
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
     catalogs, golds = list(catalog or ()), list(gold or ())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
 from tooldisc.discovery.config import AdaptiveSection
 
 Policy = Callable[[np.ndarray, AdaptiveSection], tuple[int, str]]

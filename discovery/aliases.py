@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from tooldisc.discovery.columns import RawTokens, gc_paused, token_ids
 from tooldisc.discovery.fields import terms_of_tokens
 from tooldisc.discovery.model import Tool

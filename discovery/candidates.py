@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from tooldisc.discovery.features import wanted_side_effect
 
 if TYPE_CHECKING:

@@ -19,7 +19,6 @@ from typing import Any
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
 from tooldisc.discovery.names import RESERVED_NAMES
 from tooldisc.discovery.text import sanitize
-
 from tooldisc.errors import MAX_ERROR_LINE, DataError
 from tooldisc.terminal import clip, escape, is_clean
 

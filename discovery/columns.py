@@ -17,6 +17,7 @@ from functools import lru_cache
 from itertools import chain
 
 import numpy as np
+
 from tooldisc.discovery.sparse import ranges
 from tooldisc.discovery.text import normalize, tokenize
 
@@ -91,13 +92,14 @@ class RawTokens(dict[str, int]):
         return list(self)
 
 
-def token_ids(texts: Sequence[str], table: RawTokens) -> tuple[np.ndarray, np.ndarray]:
+def token_ids(texts: Sequence[str] | Sequence[tuple[str, ...]], table: RawTokens) -> tuple[np.ndarray, np.ndarray]:
     """Raw token ids of every text (``tokenize``, stop words kept) as flat int32 ids and int64 offsets.
 
     ``table`` maps raw tokens to ids (from 1) and grows across calls. Texts are cut
     into pieces at sentence ends (``". "``) and list-item joins (``" \\n "``) — ASCII
     separators and NFKC starters, so pieces tokenise independently — and each distinct
-    piece (a sentence, an alias, a keyword) is tokenised once. ASCII pieces take
+    piece (a sentence, an alias, a keyword) is tokenised once; a text given as a tuple
+    is already its pieces (a list field's items, as if joined by ``" \\n "``). ASCII pieces take
     ``lower``/``translate``/``split`` instead of NFKC and a regex. Texts go through in
     chunks, so no Python object per piece or token occurrence outlives a chunk.
     """
@@ -118,7 +120,9 @@ def token_ids(texts: Sequence[str], table: RawTokens) -> tuple[np.ndarray, np.nd
         if len(piece_of) > _MAX_PIECES:  # mostly unique pieces: stop remembering them (ids restart)
             piece_of.clear()
             piece_ids, piece_len = piece_ids[:0], piece_len[:0]
-        split = [t.replace(" \n ", ". ").split(". ") for t in texts[lo:lo + _CHUNK_TEXTS]]
+        chunk = texts[lo:lo + _CHUNK_TEXTS]
+        split = chunk if isinstance(chunk[0], tuple) else [t.replace(" \n ", ". ").split(". ") for t in chunk]
+        del chunk
         n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
         flat = list(chain.from_iterable(split))
         del split

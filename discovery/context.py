@@ -12,7 +12,6 @@ from typing import Any
 
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import MODES, Context
-
 from tooldisc.errors import ConfigError
 
 _KEYS = ("tenant", "roles", "permissions", "mode", "forced")

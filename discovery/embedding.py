@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import normalize, sanitize, split_name
 

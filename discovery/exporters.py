@@ -15,7 +15,6 @@ from typing import Any
 
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.names import NameMap
-
 from tooldisc.errors import UsageError
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "mcp")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from tooldisc.discovery.security import side_effect_code
 
 if TYPE_CHECKING:

@@ -14,8 +14,11 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
+from operator import attrgetter
+from typing import Any
 
 import Stemmer
+
 from tooldisc.discovery.config import FIELDS
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import sanitize, split_name, split_names, tokenize
@@ -31,32 +34,50 @@ def stopwords() -> frozenset[str]:
 # --- the searchable text ---------------------------------------------------------------
 
 
+_LIST_FIELDS = ("aliases", "keywords", "examples")
+_JOIN = " \n "  # a piece boundary for the tokeniser: items never run into each other
+
+
 def field_column(tools: Sequence[Tool], field: str) -> list[str]:
     """The searchable text of ``field`` for each tool (DESIGN §5); an unknown field is empty.
 
-    List fields join their items with ``" \\n "`` (a piece boundary for the tokeniser).
-    ``split_name`` runs once per distinct capability, domain list and parameter schema
-    (variants of a tool share them), and over all names as one joined string.
+    List fields join their items with ``" \\n "``; :func:`field_pieces` is the same
+    column with list fields left as their items.
+    """
+    return [x if isinstance(x, str) else _JOIN.join(x) for x in field_pieces(tools, field)]
+
+
+class _Memo(dict):
+    """A value per distinct key, computed on first use (a C-level ``map`` over a column)."""
+
+    def __init__(self, make: Callable[[Any], str]):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> str:
+        self[key] = value = self.make(key)
+        return value
+
+
+def field_pieces(tools: Sequence[Tool], field: str) -> list[str] | list[tuple[str, ...]]:
+    """:func:`field_column`, except that list fields stay tuples of their items.
+
+    The tokeniser reads items as pieces directly, with no join and split. ``split_name``
+    runs once per distinct capability, domain list and parameter schema (variants of a
+    tool share them), and over all names as one joined string.
     """
     if field == "name":
         return split_names([t.name for t in tools])
-    if field in ("aliases", "keywords", "examples"):
-        return [" \n ".join(getattr(t, field)) for t in tools]
-    if field == "description":
-        return [t.description for t in tools]
+    if field in _LIST_FIELDS or field == "description":
+        return list(map(attrgetter(field), tools))
     if field == "capability":
-        caps: dict[str, str] = {}
-        return [caps[c] if c in caps else caps.setdefault(c, split_name(c)) for c in (t.capability or "" for t in tools)]
+        return list(map(_Memo(lambda c: split_name(c or "")).__getitem__, [t.capability for t in tools]))
     if field == "domains":
-        one: dict[str, str] = {}
-        doms: dict[tuple[str, ...], str] = {}
-        return [doms[d] if d in doms else doms.setdefault(
-            d, " ".join(one[x] if x in one else one.setdefault(x, split_name(x)) for x in d))
-            for d in (t.domains for t in tools)]
+        one = _Memo(split_name)
+        return list(map(_Memo(lambda d: " ".join(map(one.__getitem__, d))).__getitem__, [t.domains for t in tools]))
     if field == "parameters":
-        by_id: dict[int, str] = {}  # the schemas outlive this call, so their ids are stable keys
-        return [by_id[id(p)] if id(p) in by_id else by_id.setdefault(id(p), _parameters_text(p))
-                for p in (t.parameters for t in tools)]
+        params = {id(t.parameters): t.parameters for t in tools}  # the schemas outlive this call: ids are stable keys
+        return list(map(_Memo(lambda i: _parameters_text(params[i])).__getitem__, [id(t.parameters) for t in tools]))
     return [""] * len(tools)
 
 
@@ -86,9 +107,16 @@ class TextColumns:
         return len(self.tools)
 
     def column(self, field: str) -> list[str]:
+        """The field's text per tool (:func:`field_column`)."""
         if field in self.extra:
             return [str(x) for x in self.extra[field]]
         return field_column(self.tools, field)
+
+    def pieces(self, field: str) -> list[str] | list[tuple[str, ...]]:
+        """The same column in the tokeniser's form (:func:`field_pieces`)."""
+        if field in self.extra:
+            return [str(x) for x in self.extra[field]]
+        return field_pieces(self.tools, field)
 
 
 def as_columns(source: TextColumns | Sequence[Tool]) -> TextColumns:
@@ -136,6 +164,29 @@ def term_function(stem: bool) -> Callable[[str], str]:
 
 _STEMMERS: dict[str, Stemmer.Stemmer] = {}
 _STEM_LOCK = threading.Lock()  # a PyStemmer object is not safe to share between threads
+
+
+def terms_of_words(words: list[str], stem: bool = True) -> list[str]:
+    """The term of each distinct normalised token (no stop-word check), in batches and uncached.
+
+    What :func:`stem_term` / :func:`singular` give one at a time; index builds map each
+    distinct raw token once, so caching them would only hold memory.
+    """
+    if not stem:
+        return [singular(w) for w in words]
+    out = list(words)
+    for language, pick in (("english", str.isascii), ("persian", lambda w: not w.isascii())):
+        at = [i for i, w in enumerate(words) if pick(w) and not w.isdigit()]
+        if not at:
+            continue
+        with _STEM_LOCK:
+            stemmer = _STEMMERS.get(language)
+            if stemmer is None:
+                stemmer = _STEMMERS[language] = Stemmer.Stemmer(language)
+            stems = stemmer.stemWords([words[i] for i in at])
+        for i, st in zip(at, stems, strict=True):
+            out[i] = st or words[i]
+    return out
 
 
 @lru_cache(maxsize=262_144)

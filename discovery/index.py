@@ -21,15 +21,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
-from tooldisc.discovery.columns import gc_paused
+from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.config import RankerConfig
 from tooldisc.discovery.fields import TextColumns
-from tooldisc.discovery.lexical import LexicalIndex
+from tooldisc.discovery.lexical import LexicalBuilder, LexicalIndex
 from tooldisc.discovery.model import Context
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
-from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex
+from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramBuilder, NgramIndex
 from tooldisc.discovery.security import SecurityIndex
 
 _CACHE_LIMIT = 256
@@ -82,8 +83,11 @@ class Index:
     embedding: Any  # EmbeddingIndex from the semantic extra, or None
     is_core: np.ndarray
     name_rank: np.ndarray  # position of each tool in name order: the final tie-break
-    built_from: str  # hash of the catalog the arrays were built from
     config_hash: str = field(default="")
+    # Hash of the catalog the arrays were built from, when an index is paired with a
+    # catalog it was not built from; None: built from ``catalog`` itself (hashing a large
+    # catalog is the catalog's work, not the index's: it happens once, on first use).
+    built_from: str | None = None
 
     @property
     def size(self) -> int:
@@ -91,7 +95,7 @@ class Index:
 
     def problem(self) -> str | None:
         """Why the candidate index cannot be trusted for this catalog, if it cannot."""
-        if self.built_from != self.catalog.hash:
+        if self.built_from is not None and self.built_from != self.catalog.hash:
             return "stale_index"
         return None
 
@@ -105,12 +109,7 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
     """
     cfg = config
     with gc_paused():  # the builds allocate millions of small objects at 100k tools
-        columns = TextColumns(catalog.tools, extra_columns)
-        lexical = LexicalIndex.build(columns, cfg.fields, cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
-        ngram = None
-        if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain.min_ngram:
-            fields = ALL_FIELDS if len(catalog) <= cfg.ngram.long_fields_max_tools else SHORT_FIELDS
-            ngram = NgramIndex.build(columns, cfg.ngram.lo, cfg.ngram.hi, fields)
+        lexical, ngram = _text_indexes(TextColumns(catalog.tools, extra_columns), cfg)
         alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
         needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
         embedding = _embedding_index(catalog, encoder) if needs_embedding else None
@@ -118,12 +117,39 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         name_rank = np.empty(len(order), dtype=np.int64)
         name_rank[order] = np.arange(len(order))
         security = SecurityIndex(catalog.tools)
+    release_memory()
     return Index(
         catalog=catalog, config=cfg, classifier=classifier or load_classifier(), security=security,
         authorized=AuthorizedSets(security), lexical=lexical, ngram=ngram, alias=alias, embedding=embedding,
         is_core=np.array([t.is_core for t in catalog.tools], dtype=bool), name_rank=name_rank,
-        built_from=catalog.hash, config_hash=cfg.hash,
+        config_hash=cfg.hash,
     )
+
+
+def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex, NgramIndex | None]:
+    """The BM25F and n-gram indexes, each field tokenised once for both (one column alive at a time)."""
+    n = len(columns)
+    lexical = LexicalBuilder(n, cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
+    weights = {f: w for f, w in cfg.fields.items() if w > 0}
+    ngram_fields: tuple[str, ...] = ()
+    ngram = None
+    if cfg.weight("ngram") or cfg.weight("prior") or cfg.abstain.min_ngram:
+        ngram_fields = ALL_FIELDS if n <= cfg.ngram.long_fields_max_tools else SHORT_FIELDS
+        ngram = NgramBuilder(n, cfg.ngram.lo, cfg.ngram.hi, columns=n < cfg.retrieval.min_tools)  # ranked whole
+    table = RawTokens()
+    for name in dict.fromkeys([*weights, *ngram_fields]):  # config order: lexical term ids depend on it
+        ids, ptr = token_ids(columns.pieces(name), table)
+        if name in weights:
+            lexical.add(weights[name], ids, ptr, table)
+        if ngram is not None and name in ngram_fields:
+            ngram.add(ids, ptr)
+        del ids, ptr
+        release_memory()
+    names = table.names() if ngram is not None else []
+    del table
+    grams = ngram.finish(names) if ngram is not None else None  # before the BM25F cells exist: lower peak
+    del names
+    return lexical.finish(), grams
 
 
 def _embedding_index(catalog: Catalog, encoder: Any = None) -> Any:

@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import (
     TextColumns,
     as_columns,
     stopwords,
-    term_function,
     terms,
     terms_of_tokens,
+    terms_of_words,
 )
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.sparse import BLOCK_TOOLS, csc, gather_columns, ranges, term_cells
@@ -51,79 +52,13 @@ class LexicalIndex:
         (field, then position), so every weight is bit-identical to the per-tool formula.
         """
         with gc_paused():
-            return cls._build(as_columns(tools), field_weights, k1, b, stem)
-
-    @classmethod
-    def _build(cls, columns: TextColumns, field_weights: Mapping[str, float], k1: float, b: float,
-               stem: bool) -> LexicalIndex:
-        n = len(columns)
-        to_term = term_function(stem)
-        active = [(f, w) for f, w in field_weights.items() if w > 0]
-        stop = stopwords()
-        vocab: dict[str, int] = {}
-        table = RawTokens()
-        raw_term = np.zeros(0, dtype=np.int32)  # raw token id → term id, -1 stop word, -2 not yet seen
-        kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per field: term ids, tool offsets, norms
-        for field, weight in active:
-            ids, ptr = token_ids(columns.column(field), table)  # one column alive at a time
-            release_memory()
-            if len(table) > len(raw_term):
-                raw_term = np.concatenate([raw_term, np.full(len(table) - len(raw_term), -2, np.int32)])
-            present = np.unique(ids)
-            names = table.names()
-            for tok in sorted(names[i] for i in present[raw_term[present] == -2].tolist()):
-                raw_term[table[tok]] = -1 if tok in stop else vocab.setdefault(to_term(tok), len(vocab))
-            term_ids = raw_term[ids]
-            del ids
-            # Kept tokens per tool by a segment sum over the flags: no int64 array as long
-            # as the field's occurrences (32 MB for the descriptions of 100k tools) at the peak.
-            keep = np.zeros(len(term_ids) + 1, dtype=bool)  # a False sentinel: every segment start is in range
-            np.greater_equal(term_ids, 0, out=keep[:-1])
-            per_tool = np.add.reduceat(keep, ptr[:-1], dtype=np.int64)
-            per_tool[ptr[:-1] == ptr[1:]] = 0  # reduceat gives an empty segment its start element
-            term_ids = term_ids[keep[:-1]]
-            del keep
-            if len(vocab) <= 1 << 16:  # kept until the end of the build: half the bytes when ids fit
-                term_ids = term_ids.astype(np.uint16)
-            if not len(term_ids):
-                continue
-            lens = per_tool.astype(np.float64)
-            with np.errstate(divide="ignore"):  # b = 1 and an empty field: that tool has no cell
-                norm = weight / (1.0 - b + b * lens / lens.mean())
-            offsets = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(per_tool, out=offsets[1:])
-            kept.append((term_ids, offsets, norm.astype(np.float32)))
-        del table, raw_term
-        n_terms = len(vocab)
-        if not kept:
-            return cls({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n, stem)
-        # Two passes over tool blocks (document frequencies, then cells) instead of keeping
-        # every block's cells until the column sizes are known: a second sort is cheaper
-        # than 12 bytes per cell of peak memory.
-        blocks = [(lo, min(lo + BLOCK_TOOLS, n)) for lo in range(0, n, BLOCK_TOOLS)]
-        df_int = np.zeros(n_terms, dtype=np.int64)
-        for lo, hi in blocks:
-            df_int += term_cells(kept, lo, hi, n_terms)[0]
-        release_memory()
-        df = df_int.astype(np.float64)
-        idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(df_int, out=indptr[1:])
-        del df_int
-        rows = np.empty(int(indptr[-1]), dtype=np.int32)
-        weights = np.empty(int(indptr[-1]), dtype=np.float32)
-        fill = indptr[:-1].copy()
-        for lo, hi in blocks:
-            counts, cell_doc, tfw = term_cells(kept, lo, hi, n_terms)
-            pos = ranges(fill, counts)
-            cell_term = np.repeat(np.arange(n_terms, dtype=np.int32), counts)
-            rows[pos] = cell_doc
-            weights[pos] = (idf[cell_term] * tfw / (k1 + tfw)).astype(np.float32)
-            fill += counts
-            del pos, cell_term, cell_doc, tfw
-            release_memory()  # each block's temporaries, before the next block's land beside them
-        release_memory()
-        return cls(vocab, indptr, rows, weights, n, stem)
+            columns = as_columns(tools)
+            table = RawTokens()
+            builder = LexicalBuilder(len(columns), k1, b, stem)
+            for field, weight in field_weights.items():
+                if weight > 0:  # one column alive at a time
+                    builder.add(weight, *token_ids(columns.pieces(field), table), table)
+            return builder.finish()
 
     @property
     def matrix(self) -> Any:
@@ -155,3 +90,101 @@ class LexicalIndex:
             if doc in self.rows[s:e]:
                 hits.append(inverse[j])
         return sorted(hits)
+
+
+_STOP, _UNSEEN = -1, -2  # raw_term marks: a stop word, a token no field has shown yet
+_STOP16 = 0xFFFF  # the stop mark in uint16 term ids
+
+
+class LexicalBuilder:
+    """Takes a field's raw token ids at a time (in config field order), then builds the :class:`LexicalIndex`.
+
+    :func:`tooldisc.discovery.index.build_index` feeds it and the n-gram builder the
+    same token ids, so each field is tokenised once for both.
+    """
+
+    def __init__(self, n_tools: int, k1: float, b: float, stem: bool):
+        self.n, self.k1, self.b, self.stem = n_tools, k1, b, stem
+        self.stop = stopwords()
+        self.vocab: dict[str, int] = {}
+        self.raw_term = np.zeros(0, dtype=np.int32)  # raw token id → term id; _STOP, _UNSEEN
+        self.kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per field: term ids, tool offsets, norms
+
+    def add(self, weight: float, ids: np.ndarray, ptr: np.ndarray, table: RawTokens) -> None:
+        """One field at BM25F weight ``weight``: ``ids[ptr[t]:ptr[t+1]]`` are tool t's raw token ids."""
+        n, b, vocab = self.n, self.b, self.vocab
+        if len(table) > len(self.raw_term):
+            self.raw_term = np.concatenate([self.raw_term, np.full(len(table) - len(self.raw_term), _UNSEEN, np.int32)])
+        raw_term = self.raw_term
+        present = np.zeros(len(raw_term), dtype=bool)
+        present[ids] = True
+        new = np.flatnonzero(present & (raw_term == _UNSEEN)).tolist()
+        del present
+        if new:
+            names = table.names()
+            words = sorted(names[i] for i in new)
+            del names
+            kept = [w for w in words if w not in self.stop]
+            for w, term in zip(kept, terms_of_words(kept, self.stem), strict=True):
+                raw_term[table[w]] = vocab.setdefault(term, len(vocab))
+            for w in words:
+                if w in self.stop:
+                    raw_term[table[w]] = _STOP
+        # Term ids as uint16 while the vocabulary fits (half the bytes of the field's occurrences).
+        small = len(vocab) < _STOP16
+        lookup = np.where(raw_term < 0, _STOP16, raw_term).astype(np.uint16) if small else raw_term
+        term_ids = lookup[ids]
+        del lookup
+        # Kept tokens per tool by a segment sum over the flags: no int64 array as long
+        # as the field's occurrences (32 MB for the descriptions of 100k tools) at the peak.
+        keep = np.zeros(len(term_ids) + 1, dtype=bool)  # a False sentinel: every segment start is in range
+        if small:
+            np.less(term_ids, _STOP16, out=keep[:-1])
+        else:
+            np.greater_equal(term_ids, 0, out=keep[:-1])
+        per_tool = np.add.reduceat(keep, ptr[:-1], dtype=np.int64) if n else np.zeros(0, np.int64)
+        per_tool[ptr[:-1] == ptr[1:]] = 0  # reduceat gives an empty segment its start element
+        term_ids = term_ids[keep[:-1]]
+        del keep
+        if not len(term_ids):
+            return
+        lens = per_tool.astype(np.float64)
+        with np.errstate(divide="ignore"):  # b = 1 and an empty field: that tool has no cell
+            norm = weight / (1.0 - b + b * lens / lens.mean())
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(per_tool, out=offsets[1:])
+        self.kept.append((term_ids, offsets, norm.astype(np.float32)))
+
+    def finish(self) -> LexicalIndex:
+        n, k1, kept, vocab = self.n, self.k1, self.kept, self.vocab
+        self.kept = []
+        n_terms = len(vocab)
+        if not kept:
+            return LexicalIndex({}, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n, self.stem)
+        # Two passes over tool blocks (document frequencies, then cells) instead of keeping
+        # every block's cells until the column sizes are known: a second sort is cheaper
+        # than 12 bytes per cell of peak memory.
+        blocks = [(lo, min(lo + BLOCK_TOOLS, n)) for lo in range(0, n, BLOCK_TOOLS)]
+        df_int = np.zeros(n_terms, dtype=np.int64)
+        for lo, hi in blocks:
+            df_int += term_cells(kept, lo, hi, n_terms, weights=False)[0]
+        release_memory()
+        df = df_int.astype(np.float64)
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df_int, out=indptr[1:])
+        del df_int
+        rows = np.empty(int(indptr[-1]), dtype=np.int32)
+        weights = np.empty(int(indptr[-1]), dtype=np.float32)
+        fill = indptr[:-1].copy()
+        for lo, hi in blocks:
+            counts, cell_doc, tfw = term_cells(kept, lo, hi, n_terms)
+            pos = ranges(fill, counts)
+            cell_term = np.repeat(np.arange(n_terms, dtype=np.int32), counts)
+            rows[pos] = cell_doc
+            weights[pos] = (idf[cell_term] * tfw / (k1 + tfw)).astype(np.float32)
+            fill += counts
+            del pos, cell_term, cell_doc, tfw
+            release_memory()  # each block's temporaries, before the next block's land beside them
+        release_memory()
+        return LexicalIndex(vocab, indptr, rows, weights, n, self.stem)

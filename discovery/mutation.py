@@ -21,7 +21,6 @@ from importlib import resources
 
 from tooldisc.discovery.security import DESTRUCTIVE, EXECUTE, EXPORT, READ, UNKNOWN, WRITE
 from tooldisc.discovery.text import tokenize
-
 from tooldisc.errors import ConfigError
 
 PRIORITY = (DESTRUCTIVE, EXECUTE, EXPORT, WRITE, READ)
@@ -279,6 +278,7 @@ def _narrowing(data: object, file: str) -> Narrowing:
 def load_classifier(path: str | None = None) -> MutationClassifier:
     """The shipped word lists, or a user's file with the same layout."""
     import yaml
+
     from tooldisc.discovery.catalog_io import safe_yaml
 
     if path is None:

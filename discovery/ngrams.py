@@ -1,26 +1,40 @@
 """Character n-gram TF-IDF: the feature that forgives typos and Persian inflection.
 
 ``فاکتورها`` and ``فاکتور``, or ``invocie`` and ``invoice``, share most of their
-character n-grams even when they share no token. Tool vectors (sublinear TF, smooth
-IDF, L2-normalised — scikit-learn's ``TfidfVectorizer(analyzer="char_wb")``
-convention) are built once, in a term-major layout for scoring every tool and a
-tool-major layout for scoring a few retrieved candidates.
+character n-grams even when they share no token. A tool's vector follows
+scikit-learn's ``TfidfVectorizer(analyzer="char_wb", sublinear_tf=True)``: word-bounded
+n-grams of its tokens, ``1 + ln(tf)`` times the smooth IDF, L2-normalised.
+
+The tools × n-grams matrix is not stored for large catalogs. A tool's n-gram counts are its tokens'
+n-gram counts summed (``C = T·G``: T is tools × tokens, G tokens × n-grams), so the
+index keeps T (by tool and by token), G (by n-gram), each tool's vector norm and each
+n-gram's IDF — a tenth of the cells of C at 100,000 tools — and computes the exact
+cosine of the tools a query needs. N-grams are numbered in sorted order of their key:
+each character is coded by its rank in the catalog's alphabet and an n-gram packs its
+codes into one integer (a Python int when they do not fit in 63 bits). A catalog small
+enough to be ranked whole also keeps C's weights by n-gram (:attr:`NgramIndex.columns`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
-from tooldisc.discovery.columns import RawTokens, gc_paused, token_ids
+
+from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import TextColumns, as_columns
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import csc, gather_columns
+from tooldisc.discovery.sparse import gather_columns, ranges
 
 ALL_FIELDS = ("name", "aliases", "keywords", "capability", "description", "examples")
 SHORT_FIELDS = ("name", "aliases", "keywords", "capability")
+
+_BLOCK = 8192  # tools per block when scoring many tools (bounds temporary memory)
+_NORM_BLOCK = 2048  # tools per block of C = T·G while building
+
 
 
 def char_ngrams(tokens: Sequence[str], lo: int = 3, hi: int = 5) -> list[str]:
@@ -34,173 +48,420 @@ def char_ngrams(tokens: Sequence[str], lo: int = 3, hi: int = 5) -> list[str]:
     return out
 
 
-_BLOCK_ROWS = 16384
+def _code_points(tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Code points of every token padded with spaces, concatenated, and each padded length."""
+    text = "".join(f" {t} " for t in tokens)
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)) + 2
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32), lengths
 
 
-def _first_seen(streams: list[tuple[np.ndarray, np.ndarray]], n: int, n_raw: int) -> np.ndarray:
-    """Raw token ids in order of first occurrence in the tool-major stream (tool, field, position)."""
-    lens = [np.diff(ptr) for _, ptr in streams]
-    tool_start = np.zeros(n + 1, dtype=np.int64)
-    if lens:
-        np.cumsum(np.sum(lens, axis=0), out=tool_start[1:])
-    first = np.full(n_raw, np.iinfo(np.int64).max, dtype=np.int64)
-    before = tool_start[:-1].copy()  # stream position of each tool's current field
-    for (ids, ptr), field_lens in zip(streams, lens, strict=True):
-        uniq, idx = np.unique(ids, return_index=True)
-        tool = np.searchsorted(ptr, idx, side="right") - 1
-        pos = before[tool] + (idx - ptr[tool])
-        first[uniq] = np.minimum(first[uniq], pos)
-        before += field_lens
-    seen = np.flatnonzero(first != np.iinfo(np.int64).max)
-    return seen[np.argsort(first[seen])]
+def _windows(codes: np.ndarray, lengths: np.ndarray, lo: int, hi: int, bits: int,
+             dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(packed key, token) of every n-gram of every padded token; ``codes`` are alphabet codes."""
+    start = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=start[1:])
+    keys, owners = [], []
+    for n in range(lo, hi + 1):
+        fits = np.flatnonzero(lengths >= n)
+        per = lengths[fits] - n + 1
+        at = ranges(start[fits], per).astype(np.int64)
+        key = codes[at].astype(dtype)
+        for i in range(1, n):
+            key = (key << bits) | codes[at + i].astype(dtype)
+        keys.append(key)
+        owners.append(np.repeat(fits, per))
+    if not keys:
+        return np.zeros(0, dtype=dtype), np.zeros(0, dtype=np.int64)
+    return np.concatenate(keys), np.concatenate(owners)
+
+
+class NgramBuilder:
+    """Takes a field's raw token ids at a time, then builds the :class:`NgramIndex`.
+
+    Fed the same token ids as the lexical index (see :func:`tooldisc.discovery.index.build_index`),
+    so each field is tokenised once for both. The build keeps its temporaries to a few
+    arrays as long as the token occurrences and blocks of tools, never the tools × n-grams matrix.
+    """
+
+    def __init__(self, n_tools: int, lo: int, hi: int, columns: bool = False):
+        """``columns``: also keep the weights by n-gram (see :attr:`NgramIndex.columns`)."""
+        self.n, self.lo, self.hi, self.columns = n_tools, lo, hi, columns
+        self.fields: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, ids: np.ndarray, ptr: np.ndarray) -> None:
+        """One field's raw token ids (``ids[ptr[t]:ptr[t+1]]`` belong to tool t)."""
+        self.fields.append((ids, ptr))
+
+    def finish(self, names: Sequence[str]) -> NgramIndex:
+        """``names[i]`` is raw token id i's text."""
+        fields, self.fields = self.fields, []
+        seen = np.zeros(len(names), dtype=bool)
+        for ids, _ in fields:
+            seen[ids] = True
+        used = np.flatnonzero(seen)  # compact token ids, in raw id order
+        del seen
+        grams = _token_grams([names[i] for i in used.tolist()], self.lo, self.hi)
+        compact = np.zeros(len(names), dtype=np.int32)
+        compact[used] = np.arange(len(used), dtype=np.int32)
+        tool_ptr, tool_tokens, tool_counts = _tool_tokens(fields, compact, self.n, len(used))
+        del fields, compact
+        # T by token: each token's tools, ascending (a stable sort of the tool-major cells)
+        by_tok = np.argsort(tool_tokens, kind="stable")
+        token_ptr = _ptr(tool_tokens[by_tok], len(used))
+        token_tools = np.repeat(np.arange(self.n, dtype=np.int32), np.diff(tool_ptr))[by_tok]
+        token_counts = tool_counts[by_tok]
+        del by_tok
+        release_memory()
+        df, norms = _df_and_norms(self.n, tool_ptr, tool_tokens, tool_counts, grams)
+        idf = np.log((1.0 + self.n) / (1.0 + df.astype(np.float64))) + 1.0
+        g_ptr, g_gram, g_count = grams.by_token
+        by_gram = np.argsort(g_gram, kind="stable")  # G by n-gram (CSC): each n-gram's tokens, ascending
+        gram_ptr = _ptr(g_gram[by_gram], len(grams.keys))
+        gram_tokens = np.repeat(np.arange(len(used), dtype=np.int32), np.diff(g_ptr))[by_gram]
+        gram_counts = g_count[by_gram]
+        del by_gram
+        release_memory()
+        return NgramIndex(grams.keys, grams.alphabet, grams.bits, idf, df, norms, tool_ptr, tool_tokens,
+                          tool_counts, token_ptr, token_tools, token_counts, gram_ptr, gram_tokens, gram_counts,
+                          g_ptr, g_gram, g_count, self.n, self.lo, self.hi,
+                          _weight_columns(tool_ptr, tool_tokens, tool_counts, grams, idf, norms) if self.columns else None)
+
+
+def _weight_columns(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray, grams: _Grams,
+                    idf: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """C's float32 weights by n-gram (CSC: ptr, tools ascending, weights), computed as the
+    factored scorer computes them, so :meth:`NgramIndex.scores` gives the same bits either way."""
+    from scipy import sparse
+
+    g_ptr, g_gram, g_count = grams.by_token
+    g = sparse.csr_matrix((g_count.astype(np.float64), g_gram, g_ptr), shape=(len(g_ptr) - 1, len(grams.keys)))
+    t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr), shape=(len(tool_ptr) - 1, g.shape[0]))
+    c = (t @ g).tocsc()  # exact integer counts; each n-gram's tools ascending
+    c.sort_indices()
+    weight = (_sublinear(c.data) * idf[np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))] / norms[c.indices])
+    return c.indptr.astype(np.int64), c.indices.astype(np.int32), weight.astype(np.float32)
+
+
+@dataclass(frozen=True)
+class _Grams:
+    keys: np.ndarray  # sorted packed keys
+    alphabet: dict[str, int]
+    bits: int
+    by_token: tuple[np.ndarray, np.ndarray, np.ndarray]  # G by token: ptr, n-gram ids (int32), counts
+
+
+def _token_grams(tokens: list[str], lo: int, hi: int) -> _Grams:
+    """The n-gram vocabulary (packed keys) and G, each distinct token's n-gram counts."""
+    cps, lengths = _code_points(tokens)
+    alphabet_cps, codes = np.unique(cps, return_inverse=True)
+    del cps
+    alphabet = {chr(c): i + 1 for i, c in enumerate(alphabet_cps.tolist())}
+    bits = max(1, len(alphabet).bit_length())
+    dtype: Any = np.int64 if bits * hi <= 63 else object
+    keys, owner = _windows((codes + 1).astype(np.uint32), lengths, lo, hi, bits, dtype)
+    del codes
+    vocab = np.unique(keys)
+    v = max(len(vocab), 1)
+    cell = owner * v
+    del owner
+    cell += np.searchsorted(vocab, keys)
+    del keys
+    cell, count = np.unique(cell, return_counts=True)  # by token, then n-gram
+    g_ptr = _ptr(cell // v, len(tokens))
+    return _Grams(vocab, alphabet, bits, (g_ptr, (cell % v).astype(np.int32), _small(count)))
+
+
+def _tool_tokens(fields: list[tuple[np.ndarray, np.ndarray]], compact: np.ndarray, n: int,
+                 n_tokens: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """T by tool (CSR): each tool's distinct tokens, ascending, and how often it holds each."""
+    total = sum(len(ids) for ids, _ in fields)
+    keys = np.empty(total, dtype=np.int64)
+    at = 0
+    for ids, ptr in fields:
+        part = keys[at:at + len(ids)]
+        part[:] = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
+        part *= n_tokens
+        part += compact[ids]
+        at += len(ids)
+    keys.sort()
+    new = np.ones(len(keys), dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    del new
+    counts = np.diff(np.append(starts, len(keys)))
+    keys = keys[starts]
+    del starts
+    tool_ptr = _ptr(keys // max(n_tokens, 1), n)
+    return tool_ptr, (keys % max(n_tokens, 1)).astype(np.int32), _small(counts)
+
+
+def _ptr(sorted_owner: np.ndarray, n: int) -> np.ndarray:
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sorted_owner, minlength=n), out=ptr[1:])
+    return ptr
+
+
+def _small(counts: np.ndarray) -> np.ndarray:
+    top = int(counts.max(initial=0))
+    return counts.astype(np.uint8 if top < 1 << 8 else np.uint16 if top < 1 << 16 else np.uint32)
+
+
+def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
+                  grams: _Grams) -> tuple[np.ndarray, np.ndarray]:
+    """Document frequency of each n-gram and L2 norm of each tool's TF-IDF vector.
+
+    Two passes over blocks of tools of ``C = T·G`` (the IDF needs every tool's counts
+    before any norm): no more than one small block of C exists at a time.
+    """
+    from scipy import sparse
+
+    g_ptr, g_gram, g_count = grams.by_token
+    v = len(grams.keys)
+    g = sparse.csr_matrix((g_count.astype(np.float32), g_gram, g_ptr), shape=(len(g_ptr) - 1, v))
+
+    def blocks() -> Any:
+        for lo in range(0, n, _NORM_BLOCK):
+            hi = min(lo + _NORM_BLOCK, n)
+            s, e = int(tool_ptr[lo]), int(tool_ptr[hi])
+            t = sparse.csr_matrix((tool_counts[s:e].astype(np.float32), tool_tokens[s:e], tool_ptr[lo:hi + 1] - s),
+                                  shape=(hi - lo, g.shape[0]))
+            yield lo, hi, t @ g  # exact integer counts in float32
+
+    df = np.zeros(v, dtype=np.int64)
+    for _, _, c in blocks():
+        df += np.bincount(c.indices, minlength=v)
+    release_memory()
+    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+    norms = np.zeros(n, dtype=np.float64)
+    for lo, hi, c in blocks():
+        w = _sublinear(c.data)
+        w *= idf[c.indices]
+        w *= w
+        norms[lo:hi] = np.sqrt(np.bincount(np.repeat(np.arange(hi - lo), np.diff(c.indptr)), weights=w,
+                                           minlength=hi - lo))
+    release_memory()
+    return df.astype(np.int32), norms
+
+
+def _sublinear(counts: np.ndarray) -> np.ndarray:
+    return 1.0 + np.log(counts.astype(np.float64))
+
+
+@lru_cache(maxsize=1)
+def _sublinear_table() -> np.ndarray:
+    return _sublinear(np.arange(1, 256))
+
+
+def _sublinear_small(counts: np.ndarray) -> np.ndarray:
+    """``1 + ln(count)`` by table lookup for uint8 counts (almost always 1)."""
+    if counts.dtype == np.uint8:
+        return _sublinear_table()[counts.astype(np.intp) - 1]
+    return _sublinear(counts)
 
 
 @dataclass(frozen=True)
 class NgramIndex:
-    """L2-normalised TF-IDF weights in CSC (by n-gram) and CSR (by tool) layouts."""
+    """Token-factored n-gram TF-IDF (see the module docstring for the layout)."""
 
-    vocab: dict[str, int]
+    keys: np.ndarray  # packed n-gram keys, sorted: n-gram id = position
+    alphabet: dict[str, int]  # character → code (1..A)
+    bits: int  # bits per character code in a key
     idf: np.ndarray
     df: np.ndarray
-    col_ptr: np.ndarray
-    col_rows: np.ndarray
-    col_data: np.ndarray
-    row_ptr: np.ndarray
-    row_cols: np.ndarray
-    row_data: np.ndarray
+    norms: np.ndarray  # L2 norm of each tool's TF-IDF vector (0 for a tool without n-grams)
+    tool_ptr: np.ndarray  # T by tool: tokens of tool t are tool_tokens[tool_ptr[t]:tool_ptr[t+1]]
+    tool_tokens: np.ndarray
+    tool_counts: np.ndarray
+    token_ptr: np.ndarray  # T by token: tools holding token k, ascending
+    token_tools: np.ndarray
+    token_counts: np.ndarray
+    gram_ptr: np.ndarray  # G by n-gram: tokens holding n-gram g, ascending
+    gram_tokens: np.ndarray
+    gram_counts: np.ndarray
+    token_gram_ptr: np.ndarray  # G by token: n-grams of token k (ascending) and their counts
+    token_grams: np.ndarray
+    token_gram_counts: np.ndarray
     n_docs: int
     lo: int = 3
     hi: int = 5
+    # C's weights by n-gram (ptr, tools, float32), kept for catalogs small enough to rank
+    # whole: scoring every tool then sums a few columns instead of expanding every tool's tokens.
+    columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def build(cls, tools: TextColumns | Sequence[Tool], lo: int = 3, hi: int = 5,
-              fields: Sequence[str] = ALL_FIELDS) -> NgramIndex:
-        """Tool × n-gram counts as (tool × token counts) @ (token × n-gram counts).
-
-        Each distinct token's n-grams are generated once (not once per occurrence), and
-        the counts matrix comes from one sparse product, so no Python object exists per
-        n-gram occurrence. N-gram ids are numbered in first-occurrence order over the
-        tools' token streams, as a per-tool loop would number them; TF-IDF and the L2
-        norms use the same float64 operations in the same order.
-        """
+              fields: Sequence[str] = ALL_FIELDS, columns: bool = False) -> NgramIndex:
+        """The index over ``fields`` of every tool (tools or prepared columns)."""
         with gc_paused():
-            return cls._build(as_columns(tools), lo, hi, fields)
+            prepared = as_columns(tools)
+            table = RawTokens()
+            builder = NgramBuilder(len(prepared), lo, hi, columns)
+            for f in dict.fromkeys(fields):
+                builder.add(*token_ids(prepared.pieces(f), table))  # one column alive at a time
+            return builder.finish(table.names())
 
-    @classmethod
-    def _build(cls, columns: TextColumns, lo: int, hi: int, fields: Sequence[str]) -> NgramIndex:
-        from scipy import sparse
+    # --- what the index holds, for oracles and operators ----------------------------
 
-        n = len(columns)
-        table = RawTokens()
-        streams = [token_ids(columns.column(f), table) for f in fields]  # one column alive at a time
-        n_raw = len(table)
-        order = _first_seen(streams, n, n_raw)
-        names = table.names()
-        del table
-        vocab: dict[str, int] = {}
-        gram_ids: list[int] = []
-        per_token = np.zeros(len(order), dtype=np.int64)
-        for k, raw in enumerate(order.tolist()):
-            grams = char_ngrams((names[raw],), lo, hi)
-            per_token[k] = len(grams)
-            gram_ids.extend([vocab.setdefault(g, len(vocab)) for g in grams])
-        del names
-        v = len(vocab)
-        token_grams = sparse.csr_matrix(
-            (np.ones(len(gram_ids), np.float32), (np.repeat(order, per_token), np.asarray(gram_ids, np.int64))),
-            shape=(n_raw, max(v, 1)))
-        del gram_ids
-        doc_rows = np.concatenate([np.zeros(0, np.int32)]
-                                  + [np.repeat(np.arange(n, dtype=np.int32), np.diff(ptr)) for _, ptr in streams])
-        doc_cols = np.concatenate([np.zeros(0, np.int32)] + [ids for ids, _ in streams])
-        del streams
-        doc_tokens = sparse.csr_matrix((np.ones(len(doc_rows), np.float32), (doc_rows, doc_cols)), shape=(n, n_raw))
-        del doc_rows, doc_cols
-        tf = doc_tokens @ token_grams  # exact integer counts in float32
-        del doc_tokens, token_grams
-        tf.sort_indices()
-        if not tf.nnz:
-            z64, z32, zf = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)
-            return cls({}, np.zeros(0), np.zeros(0), z64, z32, zf, np.zeros(n + 1, np.int64), z32, zf, n, lo, hi)
-        row_ptr = tf.indptr.astype(np.int64)
-        row_cols = tf.indices.astype(np.int32, copy=False)
-        df = np.bincount(row_cols, minlength=v).astype(np.float64)
-        idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-        row_data = tf.data  # overwritten in place: counts → normalised weights
-        for r0 in range(0, n, _BLOCK_ROWS):
-            r1 = min(r0 + _BLOCK_ROWS, n)
-            s, e = int(row_ptr[r0]), int(row_ptr[r1])
-            cell_row = np.repeat(np.arange(r1 - r0), np.diff(row_ptr[r0:r1 + 1]))
-            w = (1.0 + np.log(row_data[s:e].astype(np.float64))) * idf[row_cols[s:e]]
-            norms = np.sqrt(np.bincount(cell_row, weights=w * w, minlength=r1 - r0))
-            row_data[s:e] = (w / np.where(norms > 0, norms, 1.0)[cell_row]).astype(np.float32)
-        tf.indices = row_cols
-        by_col = tf.tocsc()  # a stable counting sort: rows stay ascending within each column
-        del tf
-        return cls(vocab, idf, df, by_col.indptr.astype(np.int64), by_col.indices.astype(np.int32, copy=False),
-                   by_col.data, row_ptr, row_cols, row_data, n, lo, hi)
+    def grams(self) -> list[str]:
+        """Each n-gram's text, in id order."""
+        chars = {code: ch for ch, code in self.alphabet.items()}
+        mask = (1 << self.bits) - 1
+        out = []
+        for key in self.keys.tolist():
+            text = []
+            while key:
+                text.append(chars[key & mask])
+                key >>= self.bits
+            out.append("".join(reversed(text)))
+        return out
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """N-gram → id (built on request; the index itself keeps only packed keys)."""
+        return {g: i for i, g in enumerate(self.grams())}
 
     @property
     def matrix(self) -> Any:
         """The L2-normalised TF-IDF weights as a ``scipy.sparse.csc_array`` (tools × n-grams)."""
-        return csc(self.col_ptr, self.col_rows, self.col_data, self.n_docs)
+        from scipy import sparse
+
+        t = sparse.csr_array((self.tool_counts.astype(np.float64), self.tool_tokens, self.tool_ptr),
+                             shape=(self.n_docs, len(self.token_ptr) - 1))
+        g = sparse.csc_array((self.gram_counts.astype(np.float64), self.gram_tokens, self.gram_ptr),
+                             shape=(len(self.token_ptr) - 1, len(self.keys)))
+        c = (t @ g.tocsr()).tocsr()
+        c.sort_indices()
+        rows = np.repeat(np.arange(self.n_docs), np.diff(c.indptr))
+        c.data = (((1.0 + np.log(c.data)) * self.idf[c.indices]) / self.norms[rows]).astype(np.float32)
+        return sparse.csc_array(c)
+
+    # --- queries -------------------------------------------------------------------
+
+    @cached_property
+    def idf_max(self) -> float:
+        return float(self.idf.max(initial=1.0))
 
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(sorted n-gram ids, L2-normalised TF-IDF weights) of the query's known n-grams.
 
         Unknown n-grams count in the norm (at the largest IDF), so text the catalog has
-        never seen lowers the similarity instead of vanishing.
+        never seen lowers the similarity instead of vanishing. A query has a few dozen
+        n-grams: their keys are packed in Python, then looked up in one search.
         """
-        grams = char_ngrams(tokens, self.lo, self.hi)
-        counts: dict[int, int] = {}
-        for g in grams:
-            j = self.vocab.get(g)
-            if j is not None:
-                counts[j] = counts.get(j, 0) + 1
-        if not counts:
+        codes, bits = self.alphabet, self.bits
+        keys: list[int] = []
+        total = 0
+        for tok in tokens:
+            padded = [codes.get(ch, 0) for ch in f" {tok} "]
+            n_chars = len(padded)
+            for n in range(self.lo, min(self.hi, n_chars) + 1):
+                total += n_chars - n + 1
+                for i in range(n_chars - n + 1):
+                    key = 0
+                    for code in padded[i:i + n]:
+                        if not code:  # a character the catalog never used: an unknown n-gram
+                            break
+                        key = (key << bits) | code
+                    else:
+                        keys.append(key)
+        if not keys or not len(self.keys):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        ids = np.fromiter(sorted(counts), dtype=np.int64, count=len(counts))
-        tf = np.fromiter((counts[j] for j in ids.tolist()), dtype=np.float64, count=len(counts))
-        w = (1.0 + np.log(tf)) * self.idf[ids]
-        unknown = max(len(grams) - int(tf.sum()), 0)
-        norm = np.sqrt((w * w).sum() + unknown * float(self.idf.max(initial=1.0)) ** 2)
-        return ids, (w / norm if norm > 0 else w).astype(np.float32)
-
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """Cosine similarity of the query with every tool (dense, float32)."""
-        ids, w = self.query_vector(tokens)
-        return gather_columns(self.col_ptr, self.col_rows, self.col_data, ids, w, self.n_docs)
-
-    def scores_rare(self, tokens: Sequence[str], max_df: int,
-                    qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """A cheap lower bound of :meth:`scores` from the query's rarer n-grams only.
-
-        Used to retrieve candidates in large catalogs: common n-grams have posting lists
-        as long as the catalog and rank nothing on their own.
-        """
-        ids, w = qv if qv is not None else self.query_vector(tokens)
-        keep = self.df[ids] <= max_df
-        return gather_columns(self.col_ptr, self.col_rows, self.col_data, ids[keep], w[keep], self.n_docs)
+        wanted = np.array(keys, dtype=self.keys.dtype)
+        at = np.searchsorted(self.keys, wanted)
+        at[at == len(self.keys)] = 0
+        known = at[self.keys[at] == wanted]
+        if not len(known):
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        ids, tf = np.unique(known, return_counts=True)
+        w = (1.0 + np.log(tf.astype(np.float64))) * self.idf[ids]
+        norm = np.sqrt((w * w).sum() + (total - len(known)) * self.idf_max ** 2)
+        return ids.astype(np.int64), (w / norm if norm > 0 else w).astype(np.float32)
 
     def scores_subset(self, tokens: Sequence[str], indices: np.ndarray,
                       qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """Exact cosine for a few tools, through their rows (cost ∝ their n-grams).
+        """Exact cosine of the query with the tools ``indices`` (float32, in that order).
 
-        The query is spread into a dense weight vector over the n-gram vocabulary so
-        each of the candidates' n-grams costs one gather, not a search.
+        The counts a tool shares with the query are summed from its tokens — only those
+        tokens that hold one of the query's n-grams are expanded — and weights are
+        computed exactly as the reference vectors are (float64, cast to float32) and
+        summed per tool in n-gram order.
         """
         ids, w = qv if qv is not None else self.query_vector(tokens)
+        indices = np.asarray(indices, dtype=np.int64)
         out = np.zeros(len(indices), dtype=np.float32)
         if not len(ids) or not len(indices):
             return out
-        starts, ends = self.row_ptr[indices], self.row_ptr[indices + 1]
-        lengths = ends - starts
-        total = int(lengths.sum())
-        if total == 0:
+        marked = np.zeros(len(self.token_ptr) - 1, dtype=bool)  # tokens holding a query n-gram
+        starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
+        marked[self.gram_tokens[ranges(starts, ends - starts)]] = True
+        slot_of = np.full(len(self.keys), -1, dtype=np.int32)  # n-gram id → its slot in the query
+        slot_of[ids] = np.arange(len(ids), dtype=np.int32)
+        idf_q = self.idf[ids]
+        for lo in range(0, len(indices), _BLOCK):
+            chunk = indices[lo:lo + _BLOCK]
+            found = self._counts(chunk, len(ids), marked, slot_of)
+            if found is None:
+                continue
+            row, col, c = found
+            weight = ((1.0 + np.log(c)) * idf_q[col] / self.norms[chunk[row]]).astype(np.float32)
+            out[lo:lo + len(chunk)] = np.bincount(row, weights=weight * w[col], minlength=len(chunk))
+        return out
+
+    def _counts(self, chunk: np.ndarray, nq: int, marked: np.ndarray,
+                slot_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(row in chunk, query slot, count) of every n-gram a tool of ``chunk`` shares with the query.
+
+        Rows ascending, slots ascending within a row (the order the weights are summed in).
+        """
+        s, e = self.tool_ptr[chunk], self.tool_ptr[chunk + 1]
+        at = ranges(s, e - s)
+        keep = np.flatnonzero(marked[self.tool_tokens[at]])
+        if not len(keep):
+            return None
+        owner = np.repeat(np.arange(len(chunk)), e - s)[keep]
+        at = at[keep]
+        ptok = self.tool_tokens[at]
+        gs, ge = self.token_gram_ptr[ptok], self.token_gram_ptr[ptok + 1]
+        gat = ranges(gs, ge - gs)
+        slot = slot_of[self.token_grams[gat]]
+        hit = np.flatnonzero(slot >= 0)
+        pair = np.repeat(np.arange(len(at)), ge - gs)[hit]
+        key = owner[pair] * nq + slot[hit]
+        val = self.tool_counts[at[pair]] * self.token_gram_counts[gat[hit]].astype(np.float64)
+        c = np.bincount(key, weights=val, minlength=len(chunk) * nq)
+        nz = np.flatnonzero(c)
+        return nz // nq, nz % nq, c[nz]
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of the query with every tool (dense, float32)."""
+        if self.columns is None:
+            return self.scores_subset(tokens, np.arange(self.n_docs))
+        ids, w = self.query_vector(tokens)
+        return gather_columns(*self.columns, ids, w, self.n_docs)
+
+    def scores_rare(self, tokens: Sequence[str], max_df: int,
+                    qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """A cheap estimate of :meth:`scores` from the query's rarer n-grams, for every tool (float64).
+
+        Used to retrieve candidates in large catalogs: common n-grams have posting lists
+        as long as the catalog and rank nothing on their own. Each token's share is
+        taken once per tool (``1 + ln`` of its count there), so an n-gram found in two
+        different tokens of a tool counts twice: an estimate, never a score.
+        """
+        ids, w = qv if qv is not None else self.query_vector(tokens)
+        keep = self.df[ids] <= max_df
+        out = np.zeros(self.n_docs)
+        if not keep.any():
             return out
-        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
-        dense = np.zeros(len(self.idf), dtype=np.float32)
-        dense[ids] = w
-        contrib = self.row_data[offsets] * dense[self.row_cols[offsets]]
-        owner = np.repeat(np.arange(len(indices)), lengths)
-        return np.bincount(owner, weights=contrib, minlength=len(indices)).astype(np.float32)
+        ids, w = ids[keep], w[keep]
+        starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
+        at = ranges(starts, ends - starts)
+        share = np.repeat(w * self.idf[ids], ends - starts) * _sublinear_small(self.gram_counts[at])
+        per_token = np.bincount(self.gram_tokens[at], weights=share, minlength=len(self.token_ptr) - 1)
+        utok = np.flatnonzero(per_token)
+        starts, ends = self.token_ptr[utok], self.token_ptr[utok + 1]
+        at = ranges(starts, ends - starts)
+        weights = _sublinear_small(self.token_counts[at])
+        weights *= np.repeat(per_token[utok], ends - starts)
+        sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
+        return np.divide(sums, self.norms, out=out, where=sums > 0)

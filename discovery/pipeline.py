@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+
 from tooldisc.discovery.abstention import abstain_reason, content_ngram
 from tooldisc.discovery.adaptive import choose_k
 from tooldisc.discovery.candidates import index_candidates
@@ -29,7 +30,6 @@ from tooldisc.discovery.mutation import MutationClassifier
 from tooldisc.discovery.security import MUTATIONS, READ, check_tool
 from tooldisc.discovery.stages import Authorized, Ranked, Request, Retrieved
 from tooldisc.discovery.text import tokenize
-
 from tooldisc.errors import UsageError
 
 

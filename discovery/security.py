@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.model import Context, Tool
 

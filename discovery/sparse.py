@@ -73,16 +73,17 @@ def stable_argsort(keys: np.ndarray, n_keys: int) -> np.ndarray:
 
 
 
-BLOCK_TOOLS = 8192
+BLOCK_TOOLS = 4096
 
 
 def term_cells(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int, hi: int,
-           n_terms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               n_terms: int, weights: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(cells per term, tool of each cell, Σ field norm) for tools ``lo:hi``, cells in (term, tool) order.
 
     Occurrences are laid out tool-major with fields in order inside a tool, so the stable
     sort by term leaves each cell's occurrences in (field, position) order: the float64
-    sum adds the same values in the same order as a per-tool loop.
+    sum adds the same values in the same order as a per-tool loop. ``weights=False``
+    counts the cells per term only (a first pass that needs no sums).
     """
     size = hi - lo
     per_field = [np.diff(offsets[lo:hi + 1]) for _, offsets, _ in fields]
@@ -91,19 +92,26 @@ def term_cells(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int,
     np.cumsum(per_tool[:-1], out=start[1:])
     total = int(per_tool.sum())
     terms_ = np.empty(total, dtype=np.int32)
-    vals = np.empty(total, dtype=np.float32)
+    vals = np.empty(total if weights else 0, dtype=np.float32)
     for (term_ids, offsets, norm), lens in zip(fields, per_field, strict=True):
         pos = ranges(start, lens)
         terms_[pos] = term_ids[offsets[lo]:offsets[hi]]
-        vals[pos] = np.repeat(norm[lo:hi], lens)
+        if weights:
+            vals[pos] = np.repeat(norm[lo:hi], lens)
         start += lens
     docs = np.repeat(np.arange(lo, hi, dtype=np.int32), per_tool)
     order = stable_argsort(terms_, n_terms)
-    terms_, docs, vals = terms_[order], docs[order], vals[order]
+    terms_, docs = terms_[order], docs[order]
+    if weights:
+        vals = vals[order]
     del order
     new = np.ones(total, dtype=bool)
-    new[1:] = (terms_[1:] != terms_[:-1]) | (docs[1:] != docs[:-1])
+    np.not_equal(terms_[1:], terms_[:-1], out=new[1:])
+    new[1:] |= docs[1:] != docs[:-1]
     starts = np.flatnonzero(new)
     del new
+    counts = np.bincount(terms_[starts], minlength=n_terms)
+    if not weights:
+        return counts, docs[:0], np.zeros(0)
     tfw = np.add.reduceat(vals.astype(np.float64), starts) if total else np.zeros(0)
-    return np.bincount(terms_[starts], minlength=n_terms), docs[starts], tfw
+    return counts, docs[starts], tfw

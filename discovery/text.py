@@ -24,7 +24,8 @@ _CHAR_MAP = str.maketrans(
 _DIACRITICS = re.compile("[\u064b-\u065f\u0670\u06d6-\u06ed]")
 _CONTROL = re.compile("[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_NAME_SEPARATORS = re.compile(r"(::|[._\-/&:\s]+)")
+_NAME_SEPARATORS = re.compile(r"(?:::|[._\-/&:\s]+)")
+_NAME_SEPARATORS_NO_COLON = re.compile(r"[._\-/&\s]+")  # the same where no ':' occurs (faster: no alternation)
 WORD = re.compile(r"\w+", re.UNICODE)
 
 MAX_TEXT = 2000
@@ -86,7 +87,7 @@ def split_names(names: list[str]) -> list[str]:
     match can touch it and splitting back gives each name's own result.
     """
     joined = "\x00".join(names)
-    spaced = _NAME_SEPARATORS.sub(" ", joined)
+    spaced = (_NAME_SEPARATORS if ":" in joined else _NAME_SEPARATORS_NO_COLON).sub(" ", joined)
     # The camel-case pattern needs an ASCII capital on one side; lowercase names skip its slow scan.
     parts = (_CAMEL.sub(" ", spaced) if _ASCII_UPPER.search(spaced) else spaced).split("\x00")
     if len(parts) != len(names):  # a name held a NUL itself

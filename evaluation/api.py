@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from tooldisc.errors import UsageError
 from tooldisc.evaluation.inputs import PathLike, RunInputs, load_run_inputs
 from tooldisc.evaluation.run import SLICE_FIELDS, RunResult, Scores
 
-from tooldisc.errors import UsageError
-
 if TYPE_CHECKING:
     import polars as pl
+
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.config import RankerConfig
     from tooldisc.discovery.model import Context

@@ -136,9 +136,9 @@ def compare(run_a: EvalRun | RunResult, run_b: EvalRun | RunResult, *, permutati
     is a :class:`~tooldisc.errors.UsageError`, since nothing would be paired.
     """
     import polars as pl
-    from tooldisc.evaluation.per_query import MEASURE_COLUMNS
 
     from tooldisc.errors import UsageError
+    from tooldisc.evaluation.per_query import MEASURE_COLUMNS
 
     a, b = _as_eval(run_a), _as_eval(run_b)
     if a.gold.hash != b.gold.hash or a.cutoff != b.cutoff:

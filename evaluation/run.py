@@ -150,6 +150,7 @@ class Scores:
         (latency percentiles) go through :func:`tooldisc.metrics.aggregate`.
         """
         import numpy as np
+
         from tooldisc.metrics.compute import Row, aggregate
 
         out: dict[Measure, float] = {}

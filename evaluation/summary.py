@@ -44,9 +44,8 @@ def metrics_dict(totals: Mapping[Measure, float]) -> dict[str, float | None]:
 
 def check_measurable(measures: Sequence[Measure | str]) -> None:
     """Refuse, before any work, a measure an eval run cannot produce."""
-    from tooldisc.metrics.measures import CandidateRecall, parse_measures
-
     from tooldisc.errors import UsageError
+    from tooldisc.metrics.measures import CandidateRecall, parse_measures
 
     for m in parse_measures(list(measures)):
         if isinstance(m, CandidateRecall):

@@ -78,9 +78,8 @@ def offer_tokens(result: RunResult, catalog: Catalog, depth: int,
 
 def sweep_document(result: RunResult, ks: Sequence[int]) -> dict[str, Any]:
     """One row per K, all from ``result`` (which must have been run at ``max(ks)``)."""
-    from tooldisc.metrics.measures import SchemaTokens
-
     from tooldisc.errors import UsageError
+    from tooldisc.metrics.measures import SchemaTokens
 
     if result.k == "auto" or max(ks) > result.cutoff:
         raise UsageError(f"a sweep needs a run at least as deep as its largest K ({max(ks)}); got {result.k}")

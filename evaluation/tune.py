@@ -28,6 +28,7 @@ from tooldisc.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     import numpy as np
+
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.config import RankerConfig
     from tooldisc.gold.model import GoldSet
@@ -163,6 +164,7 @@ def sample_candidates(space: Space, n_iter: int, random_state: int,
     """
     from scipy import stats
     from sklearn.model_selection import ParameterSampler
+
     from tooldisc.discovery.config import tunable_keys, value_at
 
     kinds = tunable_keys()
@@ -315,6 +317,7 @@ class WeightTuner(_Params):
         ``progress(done, total)`` is called after each (candidate, dataset) run.
         """
         import numpy as np
+
         from tooldisc.discovery.config import config_from_mapping, load_config
         from tooldisc.discovery.context import default_context
         from tooldisc.discovery.pipeline import Discoverer

@@ -25,9 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tooldisc.gold.model import GoldQuery, GoldSet
-
 from tooldisc.errors import DataError
+from tooldisc.gold.model import GoldQuery, GoldSet
 
 MAX_BYTES = 64 * 1024 * 1024
 EXTERNAL_NOTE = (

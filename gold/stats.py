@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tooldisc.gold.model import GoldQuery, GoldSet
-
 from tooldisc.errors import UsageError
+from tooldisc.gold.model import GoldQuery, GoldSet
 
 NONE_LABEL = "(none)"
 

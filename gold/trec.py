@@ -20,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tooldisc.gold.model import GoldQuery, GoldSet
-
 from tooldisc.errors import DataError
+from tooldisc.gold.model import GoldQuery, GoldSet
 
 if TYPE_CHECKING:
     from tooldisc.metrics.judgment import Judgment

@@ -23,6 +23,8 @@ from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
+
+from tooldisc.errors import UsageError
 from tooldisc.metrics.judgment import INTENT_ALLOWS, INTENTS, Judgment
 from tooldisc.metrics.measures import (
     ALL,
@@ -45,8 +47,6 @@ from tooldisc.metrics.measures import (
     SchemaTokens,
     parse_measures,
 )
-
-from tooldisc.errors import UsageError
 
 Run = Mapping[str, Sequence[str]]
 _BIG = np.iinfo(np.int64).max // 4  # "not within the offer": larger than any rank or K

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tooldisc.agent.guard import MODEL_TEXT, ToolCall, approval_key, guard
 from tooldisc.agent.search_tools import ToolSession
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.model import Context, Offer, Tool
-
 from tooldisc.errors import UsageError
 
 ACCOUNTANT = Context(tenant="t1", roles=frozenset({"accountant"}),

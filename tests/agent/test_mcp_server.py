@@ -17,6 +17,7 @@ pytest.importorskip("mcp")
 
 def _client_run(service, fn):
     from mcp import Client
+
     from tooldisc.agent.mcp_server import build_server
 
     async def main():

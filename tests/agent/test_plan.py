@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tooldisc.agent.plan import CHECKS, iter_references, parse_plan, validate_plan
-from tooldisc.agent.scenarios import load_scenarios, scenario_dir
 
 from tests.conftest import run_cli
+from tooldisc.agent.plan import CHECKS, iter_references, parse_plan, validate_plan
+from tooldisc.agent.scenarios import load_scenarios, scenario_dir
 from tooldisc.errors import DataError
 
 CASES = load_scenarios()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tooldisc.agent.search_tools import (
     MAX_SCHEMAS_PER_CALL,
     META_TOOL_PARAMETERS,
@@ -8,7 +9,6 @@ from tooldisc.agent.search_tools import (
     one_line,
 )
 from tooldisc.discovery.model import Context
-
 from tooldisc.errors import UsageError
 
 VIEWER = Context(tenant="t1", roles=frozenset({"viewer"}), permissions=frozenset(), mode="autonomous")

@@ -1,22 +1,19 @@
 from __future__ import annotations
 
-import importlib.util
 import json
 from importlib import resources
 
 import pytest
+
+from tests.conftest import run_cli
 from tooldisc.agent.guard import ToolCall, guard
 from tooldisc.agent.sink import CallbackSink, Experiment, JsonlSink, Telemetry, assign_arm
 from tooldisc.discovery.model import Context
-
-from tests.conftest import run_cli
 
 FIXED_TS = "2025-01-01T00:00:00Z"
 
 
 def _schema() -> dict:
-    if importlib.util.find_spec("tooldisc.canary.events") is None:
-        pytest.skip("tooldisc.canary.events is not there yet: cannot check events against its schema")
     return json.loads(resources.files("tooldisc.canary").joinpath("data/event.schema.json").read_text("utf-8"))
 
 
@@ -54,8 +51,6 @@ def test_events_are_valid_and_carry_no_ids_or_text(discoverer, catalog):
 
 def test_served_events_ingest_with_canary_tooling(tmp_path, catalog_path):
     pytest.importorskip("mcp")
-    if importlib.util.find_spec("tooldisc.cli.canary_cmd") is None:
-        pytest.skip("'tooldisc canary ingest' does not exist yet")
     from tooldisc.agent.mcp_server import AgentService, CatalogSource
 
     path = tmp_path / "events.jsonl"

@@ -4,9 +4,9 @@ import hashlib
 import random
 
 import pytest
+
 from tooldisc.canary.assignment import arm_for, assign, bucket, bucket_sql, threshold
 from tooldisc.canary.ingest import connect
-
 from tooldisc.errors import UsageError
 
 

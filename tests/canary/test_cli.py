@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tooldisc.canary.synth import synthesize
 
 from tests.conftest import run_cli
+from tooldisc.canary.synth import synthesize
 
 EXP = "indexed-retrieval-v1"
 

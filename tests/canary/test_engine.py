@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from tooldisc.canary.aggregate import aggregate
 from tooldisc.canary.engine_duckdb import DuckDBEngine
 from tooldisc.canary.events import EVENT_SCHEMA

@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from tooldisc.canary.config import GateConfig
-from tooldisc.canary.gates import GATE_NAMES, judge, next_percent
 
 from tests.canary.helpers import arm, evidence, healthy
+from tooldisc.canary.config import GateConfig
+from tooldisc.canary.gates import GATE_NAMES, judge, next_percent
 
 
 def status(v, name: str) -> str:

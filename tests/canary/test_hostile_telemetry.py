@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tooldisc.canary.engine_duckdb import DuckDBEngine
 from tooldisc.canary.events import EVENT_SCHEMA
 from tooldisc.canary.ingest import connect

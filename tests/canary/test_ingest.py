@@ -5,11 +5,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from tooldisc.canary.events import EVENT_SCHEMA
 from tooldisc.canary.ingest import connect, ingest, open_rows
 from tooldisc.canary.synth import synthesize
 from tooldisc.canary.verdict import run_verdict
-
 from tooldisc.errors import DataError
 
 GOOD = {

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.canary.helpers import arm, evidence, healthy
+from tests.conftest import run_cli
 from tooldisc.canary.events import EVENT_SCHEMA
 from tooldisc.canary.gates import judge
 from tooldisc.canary.shadow_synth import synthesize_shadow
@@ -12,9 +14,6 @@ from tooldisc.canary.synth import synthesize
 from tooldisc.canary.verdict import run_verdict
 from tooldisc.reports import render
 from tooldisc.reports.canary_report import verdict_dict
-
-from tests.canary.helpers import arm, evidence, healthy
-from tests.conftest import run_cli
 
 REASON = "arm: must be one of control, experiment"
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import jsonschema
 import pyarrow.parquet as pq
+
 from tooldisc.canary.config import GateConfig, load_gates
 from tooldisc.canary.events import EVENT_SCHEMA, load_json_schema
 from tooldisc.canary.synth import synthesize

@@ -9,6 +9,8 @@ import pytest
 from statsmodels.stats import proportion as sm_proportion
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
+
+from tests.canary.helpers import arm, evidence
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.gates import judge
 from tooldisc.canary.sequential import (
@@ -22,8 +24,6 @@ from tooldisc.canary.sequential import (
     rate_contrast,
     units_for_contrast,
 )
-
-from tests.canary.helpers import arm, evidence
 
 
 @pytest.mark.parametrize(("xe", "ne", "xc", "nc", "margin"),

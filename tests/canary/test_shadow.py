@@ -5,10 +5,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from tooldisc.canary.events import load_json_schema
 from tooldisc.canary.shadow import SHADOW_SCHEMA
 from tooldisc.canary.verdict import run_verdict
-
 from tooldisc.errors import DataError
 
 EXP = "capability-planner-v1"

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tooldisc.canary.shadow_synth import SHADOW_SCENARIOS, synthesize_shadow
 
 from tests.conftest import run_cli
+from tooldisc.canary.shadow_synth import SHADOW_SCENARIOS, synthesize_shadow
 
 EXP = "capability-planner-v1"
 EXPECTED = {  # written out, not read from SHADOW_SCENARIOS: (verdict, exit code, failing gate)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from tooldisc.canary.events import load_json_schema
-from tooldisc.canary.shadow import SHADOW_SCHEMA
 
 from tests.conftest import run_cli
+from tooldisc.canary.events import load_json_schema
+from tooldisc.canary.shadow import SHADOW_SCHEMA
 
 
 def synth(out: Path, scenario: str = "corrupt_rows", rows: str = "400", seed: str = "5", *extra: str):

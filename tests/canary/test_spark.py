@@ -13,11 +13,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from tooldisc.canary.assignment import bucket
-from tooldisc.canary.simulate import simulate
 
 from tests.canary.conftest import SparkHandle
 from tests.conftest import run_cli
+from tooldisc.canary.assignment import bucket
+from tooldisc.canary.simulate import simulate
 from tooldisc.errors import DataError
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_.é漢ی '\\\"😀"
@@ -48,6 +48,7 @@ def test_bucket_in_spark_sql_equals_python_for_100k_random_ids(spark, tmp_path: 
     import pyarrow as pa
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
+
     from tooldisc.canary.spark_simulate import bucket_column
 
     salt = "exp-ü'\\"
@@ -144,6 +145,7 @@ def test_cli_local_mode_is_quiet_and_matches_duckdb(spark_handle: SparkHandle) -
 def uuid_as_text(path: Path) -> None:
     """Parquet's UUID logical type is not read by Spark 4: event ids as text instead."""
     import pyarrow.parquet as pq
+
     from tooldisc.canary.ingest import connect
 
     if path.suffix != ".parquet" or "event_id" not in pq.read_schema(path).names:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from scipy.stats import chi2_contingency, chisquare
 from statsmodels.stats.proportion import proportion_confint
+
 from tooldisc.canary.stats import goodness_of_fit, independence, wilson
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from tooldisc.canary.events import EVENT_SCHEMA
 from tooldisc.canary.synth import SCENARIOS, synthesize
 from tooldisc.canary.verdict import run_verdict

@@ -100,6 +100,7 @@ def _build_the_command_once() -> None:
     server builds it once and each fork inherits its own copy; parsing, the command
     and its error handling still run in the child exactly as in ``tooldisc ARGV``."""
     import typer.main
+
     from tooldisc.cli.app import app
 
     built, build = typer.main.get_command(app), typer.main.get_command

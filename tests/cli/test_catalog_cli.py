@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 import yaml
-from tooldisc.discovery.catalog_io import load_catalog
 
 from tests.conftest import ROOT, run_cli
+from tooldisc.discovery.catalog_io import load_catalog
 
 OK = str(ROOT / "tests" / "cli" / "data" / "ok_catalog.yaml")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tooldisc.cli.app import app
 from typer.testing import CliRunner
 
 from tests.conftest import run_cli
+from tooldisc.cli.app import app
 
 # `serve` speaks MCP over stdio: its output is the protocol itself, so it has no --format.
 COMMANDS = [

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tooldisc.gold.loader import load_gold
 
 from tests.conftest import ROOT, run_cli
+from tooldisc.gold.loader import load_gold
 
 OK_CATALOG = str(ROOT / "tests" / "cli" / "data" / "ok_catalog.yaml")
 SHIPPED_GOLD = str(ROOT / "gold" / "data" / "gold.json")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.config import load_config
 from tooldisc.discovery.model import Context, Tool

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tooldisc.discovery.adaptive import POLICIES, choose_k
 from tooldisc.discovery.config import config_from_mapping
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from tooldisc.discovery.catalog import (
     build_catalog,
     canonical_json,
@@ -15,7 +16,6 @@ from tooldisc.discovery.catalog import (
     validate_catalog_data,
 )
 from tooldisc.discovery.catalog_io import load_catalog
-
 from tooldisc.errors import DataError
 
 

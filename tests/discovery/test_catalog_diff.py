@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from tooldisc.discovery.catalog import build_catalog
 from tooldisc.discovery.catalog_diff import SIDE_EFFECT_STRICTNESS, diff_catalogs
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+
 from tooldisc.discovery.config import (
     FEATURE_NAMES,
     FIELDS,
@@ -17,7 +18,6 @@ from tooldisc.discovery.config import (
     tunable_keys,
     value_at,
 )
-
 from tooldisc.errors import ConfigError
 
 

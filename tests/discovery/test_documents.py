@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from tooldisc.discovery.documents import (
     ALIAS_FLOOR,
     MAX_DEPTH,
@@ -18,7 +19,6 @@ from tooldisc.discovery.documents import (
     parse_jsonl,
     parse_yaml,
 )
-
 from tooldisc.errors import ConfigError, DataError
 
 ROOT = Path(__file__).resolve().parents[2]

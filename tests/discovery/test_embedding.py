@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from tooldisc.discovery.embedding import (
     EmbeddingIndex,
     EmbeddingModel,
@@ -20,7 +21,6 @@ from tooldisc.discovery.embedding import (
     tool_text,
 )
 from tooldisc.discovery.model import Tool
-
 from tooldisc.errors import MissingExtraError
 
 TOOLS = (

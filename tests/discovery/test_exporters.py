@@ -7,6 +7,7 @@ import copy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tooldisc.discovery.catalog import build_catalog
 from tooldisc.discovery.exporters import (
     ANTHROPIC_TOOL_SEARCH,
@@ -20,7 +21,6 @@ from tooldisc.discovery.exporters import (
 from tooldisc.discovery.importers import detect_format, to_catalog_document
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.names import PROVIDER_NAME, NameMap, is_provider_safe
-
 from tooldisc.errors import UsageError
 
 FULL = {"type": "object", "properties": {"customer": {"type": "string"}, "note": {"type": "string"}},

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from tooldisc.discovery import text as text_mod
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
@@ -82,38 +83,66 @@ def ref_lexical(tools: Sequence[Tool], field_weights: Mapping[str, float], k1: f
 
 
 def ref_ngram(tools: Sequence[Tool], lo: int, hi: int, fields: Sequence[str]) -> NgramIndex:
-    """Char n-gram TF-IDF per the ngrams.py docstring: sublinear TF, smooth IDF, L2 per tool."""
+    """Char n-gram TF-IDF per the ngrams.py docstring, one tool and one token at a time.
+
+    Tokens are numbered in sorted order (the build numbers them otherwise; nothing
+    outside the index sees token ids); n-grams by their packed key: length, then code points.
+    """
     n = len(tools)
-    vocab: dict[str, int] = {}
-    counts: list[Counter[int]] = []
-    for t in tools:
-        tt = field_texts(t)
-        grams = char_ngrams([tok for f in fields for tok in tokenize(tt[f])], lo, hi)
-        counts.append(Counter(vocab.setdefault(g, len(vocab)) for g in grams))
-    z64, z32, zf = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)
-    if not vocab:
-        return NgramIndex({}, np.zeros(0), np.zeros(0), z64, z32, zf, np.zeros(n + 1, np.int64), z32, zf, n, lo, hi)
-    df = np.zeros(len(vocab))
+    per_tool = [Counter(tok for f in fields for tok in tokenize(field_texts(t)[f])) for t in tools]
+    tokens = sorted({tok for c in per_tool for tok in c})
+    tid = {tok: i for i, tok in enumerate(tokens)}
+    chars = sorted({ch for tok in tokens for ch in f" {tok} "})
+    alphabet = {ch: i + 1 for i, ch in enumerate(chars)}
+    bits = max(1, len(alphabet).bit_length())
+
+    def key(gram: str) -> int:
+        out = 0
+        for ch in gram:
+            out = (out << bits) | alphabet[ch]
+        return out
+
+    token_grams = [Counter(char_ngrams([tok], lo, hi)) for tok in tokens]
+    grams = sorted({g for c in token_grams for g in c}, key=key)
+    gid = {g: i for i, g in enumerate(grams)}
+    counts = []  # per tool: n-gram id → count, summed over its tokens
+    for c in per_tool:
+        tool_counts: Counter[int] = Counter()
+        for tok, m in c.items():
+            for g, k in token_grams[tid[tok]].items():
+                tool_counts[gid[g]] += m * k
+        counts.append(tool_counts)
+    df = np.zeros(len(grams))
     for c in counts:
         for j in c:
             df[j] += 1
     idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-    row_ptr, row_cols, row_data = [0], [], []
-    for c in counts:
-        cols = sorted(c)
-        w = [(1.0 + math.log(c[j])) * idf[j] for j in cols]
-        norm = math.sqrt(sum(x * x for x in w)) or 1.0
-        row_cols += cols
-        row_data += [x / norm for x in w]
-        row_ptr.append(len(row_cols))
-    rows = np.repeat(np.arange(n), np.diff(row_ptr))
-    cols_arr = np.array(row_cols, dtype=np.int32)
-    data = np.array(row_data, dtype=np.float32)
-    by_col = np.lexsort((rows, cols_arr))
-    col_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    col_ptr[1:] = np.cumsum(np.bincount(cols_arr, minlength=len(vocab)))
-    return NgramIndex(vocab, idf, df, col_ptr, rows[by_col].astype(np.int32), data[by_col],
-                      np.array(row_ptr, dtype=np.int64), cols_arr, data, n, lo, hi)
+    norms = np.array([math.sqrt(sum(((1.0 + math.log(c[j])) * idf[j]) ** 2 for j in sorted(c))) for c in counts])
+
+    def csr(rows: list[dict[int, int]], width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        ptr[1:] = np.cumsum([len(r) for r in rows])
+        cols = np.array([j for r in rows for j in sorted(r)], dtype=np.int32)
+        vals = np.array([r[j] for r in rows for j in sorted(r)], dtype=np.int64)
+        return ptr, cols, vals
+
+    by_tool = [{tid[tok]: m for tok, m in c.items()} for c in per_tool]
+    by_token: list[dict[int, int]] = [{} for _ in tokens]
+    for t, row in enumerate(by_tool):
+        for k, m in row.items():
+            by_token[k][t] = m
+    by_gram: list[dict[int, int]] = [{} for _ in grams]
+    for k, c in enumerate(token_grams):
+        for g, m in c.items():
+            by_gram[gid[g]][k] = m
+    tp, tt, tc = csr(by_tool, len(tokens))
+    kp, kt, kc = csr(by_token, n)
+    gp, gt, gc = csr(by_gram, len(tokens))
+    xp, xt, xc = csr([{gid[g]: m for g, m in c.items()} for c in token_grams], len(grams))
+    small = np.uint8 if max([*tc, *kc, *gc, 0]) < 256 else np.uint16
+    keys = np.array([key(g) for g in grams], dtype=np.int64 if bits * hi <= 63 else object)
+    return NgramIndex(keys, alphabet, bits, idf, df.astype(np.int32), norms, tp, tt, tc.astype(small), kp, kt,
+                      kc.astype(small), gp, gt, gc.astype(small), xp, xt, xc.astype(small), n, lo, hi)
 
 
 def ref_alias(tools: Sequence[Tool]) -> AliasIndex:
@@ -158,9 +187,40 @@ def check_lexical(tools: Sequence[Tool], fields: Mapping[str, float], k1: float,
 
 
 def check_ngram(tools: Sequence[Tool], lo: int, hi: int, fields: Sequence[str], want: NgramIndex | None = None) -> None:
+    """Equal where numbering cannot differ; the tools × n-grams counts and weights equal cell for cell."""
+    from scipy import sparse
+
     got, want = NgramIndex.build(tools, lo, hi, fields), want or ref_ngram(tools, lo, hi, fields)
-    assert (got.n_docs, got.lo, got.hi) == (want.n_docs, want.lo, want.hi)
-    assert_same(got, want, ("df", "col_ptr", "col_rows", "row_ptr", "row_cols"), ("idf", "col_data", "row_data"))
+    assert (got.n_docs, got.lo, got.hi, got.bits, got.alphabet) == (want.n_docs, want.lo, want.hi, want.bits, want.alphabet)
+    assert got.keys.dtype == want.keys.dtype and list(got.keys) == list(want.keys)
+    np.testing.assert_array_equal(got.df, want.df)
+    np.testing.assert_array_equal(got.idf, want.idf)
+    np.testing.assert_allclose(got.norms, want.norms, rtol=1e-12, atol=0)
+    assert got.grams() == want.grams() and list(got.vocab) == got.grams()
+
+    def counts(ix: NgramIndex, by: str):
+        from scipy import sparse
+
+        n_tok = len(ix.token_ptr) - 1
+        t = sparse.csr_array((ix.tool_counts.astype(np.int64), ix.tool_tokens, ix.tool_ptr), shape=(ix.n_docs, n_tok))
+        if by == "token":  # the same T, read through the token-major arrays
+            t = sparse.csc_array((ix.token_counts.astype(np.int64), ix.token_tools, ix.token_ptr),
+                                 shape=(ix.n_docs, n_tok))
+        g = sparse.csc_array((ix.gram_counts.astype(np.int64), ix.gram_tokens, ix.gram_ptr), shape=(n_tok, len(ix.keys)))
+        return (t @ g).toarray()
+
+    np.testing.assert_array_equal(counts(got, "tool"), counts(want, "tool"))
+    np.testing.assert_array_equal(counts(got, "token"), counts(want, "tool"))
+    n_tok = len(got.token_ptr) - 1
+    by_gram = sparse.csc_array((got.gram_counts, got.gram_tokens, got.gram_ptr), shape=(n_tok, len(got.keys)))
+    by_token = sparse.csr_array((got.token_gram_counts, got.token_grams, got.token_gram_ptr),
+                                shape=(n_tok, len(got.keys)))
+    assert (by_gram != by_token).nnz == 0  # G read both ways is one matrix
+    for arr in ("tool_ptr", "token_ptr", "gram_ptr"):
+        assert getattr(got, arr).dtype == np.int64
+    g, w = got.matrix, want.matrix
+    assert g.dtype == w.dtype == np.float32 and g.shape == w.shape and g.nnz == w.nnz
+    np.testing.assert_allclose(g.toarray(), w.toarray(), rtol=1e-6, atol=0)
 
 
 def check_alias(tools: Sequence[Tool], want: AliasIndex | None = None) -> None:
@@ -215,6 +275,32 @@ def test_ngram_equals_reference(which: str) -> None:
 
 
 @pytest.mark.parametrize("which", sorted(CATALOGS))
+def test_ngram_scores_of_a_subset_equal_the_whole_and_the_matrix(which: str) -> None:
+    """Exact cosines of a few tools equal those of all tools (factored or by kept columns), bit for bit, and the weights' product."""
+    ix = NgramIndex.build(CATALOGS[which]().tools, 3, 5, ALL_FIELDS)
+    by_gram = NgramIndex.build(CATALOGS[which]().tools, 3, 5, ALL_FIELDS, columns=True)
+    assert ix.columns is None and by_gram.columns is not None
+    matrix = ix.matrix.tocsr()
+    few = np.arange(0, ix.n_docs, max(1, ix.n_docs // 40))
+    for query, _ in gold_queries()[:40]:
+        ids, w = qv = ix.query_vector(tokenize(query))
+        full = ix.scores(tokenize(query))
+        np.testing.assert_array_equal(by_gram.scores(tokenize(query)), full)  # the kept columns: same bits
+        np.testing.assert_array_equal(ix.scores_subset([], few, qv), full[few])
+        np.testing.assert_array_equal(ix.scores_subset([], few[::-1], qv), full[few[::-1]])
+        q = np.zeros(matrix.shape[1], dtype=np.float32)
+        q[ids] = w
+        np.testing.assert_allclose(full, matrix @ q, rtol=1e-5, atol=1e-7)
+
+
+def test_ngram_keys_too_wide_for_int64_are_python_ints() -> None:
+    """An alphabet × n-gram length beyond 63 bits packs keys as Python ints: the same index."""
+    tools = shipped().tools[:40]
+    check_ngram(tools, 3, 12, SHORT_FIELDS)
+    assert NgramIndex.build(tools, 3, 12, SHORT_FIELDS).keys.dtype == object
+
+
+@pytest.mark.parametrize("which", sorted(CATALOGS))
 def test_alias_equals_reference(which: str) -> None:
     check_alias(CATALOGS[which]().tools, cached_ref_alias(which))
 
@@ -232,11 +318,10 @@ def test_columns_and_tokens_equal_per_tool_calls() -> None:
 
 @lru_cache(maxsize=1)
 def gold_queries() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    from importlib import resources
-
+    from tooldisc.evaluation.inputs import default_gold_path
     from tooldisc.gold.loader import load_gold
 
-    gold = load_gold(str(resources.files("tooldisc.gold").joinpath("data/gold.json")), check=False)
+    gold = load_gold(default_gold_path(), check=False)
     return tuple((q.query, tuple(c for r, c in q.history if r == "user")) for q in gold.queries)
 
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
 from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 from tooldisc.discovery.config import config_from_mapping, load_config
 from tooldisc.discovery.pipeline import Discoverer

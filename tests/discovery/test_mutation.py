@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tooldisc.discovery.mutation import classifier_from_mapping, load_classifier
 
+from tooldisc.discovery.mutation import classifier_from_mapping, load_classifier
 from tooldisc.errors import ConfigError
 
 CASES = [

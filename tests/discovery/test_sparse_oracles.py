@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 import pytest
+
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets
 from tooldisc.discovery.fields import field_column, terms

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+
 from tooldisc.discovery.catalog import build_catalog
 from tooldisc.discovery.config import config_from_mapping, load_config
 from tooldisc.discovery.fields import stem_term, terms
 from tooldisc.discovery.pipeline import Discoverer
-
 from tooldisc.errors import ConfigError
 
 TOOLS = [

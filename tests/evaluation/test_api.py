@@ -7,12 +7,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from tooldisc.evaluation.api import EvalRun
-from tooldisc.evaluation.inputs import default_gold_path, load_run_inputs
-from tooldisc.evaluation.per_query import MEASURE_COLUMNS, PER_QUERY_SCHEMA
 
 import tooldisc
 from tooldisc.errors import DataError, UsageError
+from tooldisc.evaluation.api import EvalRun
+from tooldisc.evaluation.inputs import default_gold_path, load_run_inputs
+from tooldisc.evaluation.per_query import MEASURE_COLUMNS, PER_QUERY_SCHEMA
 
 NO_NGRAMS = {"weights": {"ngram": 0.0}}  # moves q2 of the tiny set
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from tooldisc.evaluation.per_query import PER_QUERY_SCHEMA, per_query_bytes, read_per_query
 
 import tooldisc
 from tests.conftest import run_cli
+from tooldisc.evaluation.per_query import PER_QUERY_SCHEMA, per_query_bytes, read_per_query
 
 irm = pytest.importorskip("ir_measures")
 

@@ -7,6 +7,9 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+
+from tests.conftest import run_cli
+from tooldisc.errors import DataError, UsageError
 from tooldisc.evaluation.gate import (
     baseline_thresholds,
     check,
@@ -17,9 +20,6 @@ from tooldisc.evaluation.gate import (
     parse_thresholds,
 )
 from tooldisc.metrics import parse_measure
-
-from tests.conftest import run_cli
-from tooldisc.errors import DataError, UsageError
 
 METRICS = {"hit@15": 0.96, "MRR": 0.8, "nDCG@15": 0.85, "forbidden@15": 0.0, "no_match_success": None,
            "false_abstention": 0.01, "avg_k": 9.5}

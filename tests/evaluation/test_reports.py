@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+
 from tooldisc.evaluation.compare import compare_document
 from tooldisc.evaluation.gate import check, gate_document, parse_thresholds
 from tooldisc.evaluation.run import run_discovery

@@ -7,13 +7,13 @@ from importlib import resources
 
 import jsonschema
 import pytest
+
+from tooldisc.errors import UsageError
 from tooldisc.evaluation.compare import compare_document
 from tooldisc.evaluation.run import eval_measures, run_discovery, score_run
 from tooldisc.evaluation.summary import eval_document
 from tooldisc.evaluation.sweep import parse_ks, sweep_document
 from tooldisc.metrics import evaluate
-
-from tooldisc.errors import UsageError
 
 
 def _schema() -> dict:

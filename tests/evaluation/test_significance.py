@@ -7,9 +7,9 @@ import itertools
 import numpy as np
 import pytest
 from scipy import stats
-from tooldisc.evaluation.significance import holm, paired_test, randomization_p, ttest_p
 
 from tooldisc.errors import UsageError
+from tooldisc.evaluation.significance import holm, paired_test, randomization_p, ttest_p
 
 
 def test_randomization_exact_tiny_case_by_hand() -> None:

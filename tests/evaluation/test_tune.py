@@ -229,9 +229,8 @@ def test_labels_never_reach_discovery(synthetic, monkeypatch):
     ({"weights.ngram": []}, "weights.ngram", "non-empty list"),
 ])
 def test_bad_spaces_name_the_file_and_key(space, where, message):
-    from tooldisc.evaluation.tune import validate_space
-
     from tooldisc.errors import ConfigError
+    from tooldisc.evaluation.tune import validate_space
 
     with pytest.raises(ConfigError, match=message) as info:
         validate_space(space, file="space.yaml")
@@ -241,7 +240,6 @@ def test_bad_spaces_name_the_file_and_key(space, where, message):
 def test_any_numeric_config_key_is_tunable(synthetic):
     """The space's keys are the config schema's: no key can reach the tuner unvalidated."""
     from tooldisc.discovery.config import tunable_keys
-
     from tooldisc.errors import ConfigError
 
     cat, gold, base, _ = synthetic

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from tooldisc.discovery.catalog import build_catalog, validate_catalog_data
 
 ROOT = Path(__file__).resolve().parents[2]

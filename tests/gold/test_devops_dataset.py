@@ -10,11 +10,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from tests.gold.gold_checks import INTENT_ALLOWS, INTENT_PRIMARY, content_words
 from tooldisc.discovery.catalog_io import load_catalog
 from tooldisc.discovery.text import split_name
 from tooldisc.gold.loader import load_gold
-
-from tests.gold.gold_checks import INTENT_ALLOWS, INTENT_PRIMARY, content_words
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "gold" / "data" / "devops"

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+
+from tooldisc.errors import DataError
 from tooldisc.gold import GoldQuery, gold_schema, load_gold
 from tooldisc.gold.loader import EXTERNAL_NOTE
 from tooldisc.metrics import Judgment
-
-from tooldisc.errors import DataError
 
 Q1 = {
     "id": "inv-1", "query": "فاکتور فروش بزن", "primary_expected_tools": ["create_invoice"],
@@ -60,7 +60,8 @@ def test_json_list_and_jsonl(tmp_path: Path) -> None:
 
 
 def test_yaml(tmp_path: Path) -> None:
-    yaml = pytest.importorskip("yaml")
+    import yaml
+
     check_loaded(load_gold(write(tmp_path, "g.yaml", yaml.safe_dump(DOC, allow_unicode=True))))
     # the format comes from the content, not the name
     check_loaded(load_gold(write(tmp_path, "g.txt", yaml.safe_dump(DOC, allow_unicode=True))))
@@ -153,7 +154,8 @@ def test_semantic_errors_raise_unless_check_is_off(tmp_path: Path) -> None:
 
 
 def test_schema_is_valid_and_shipped() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
+
     schema = gold_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(DOC, schema)

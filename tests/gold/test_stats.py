@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tooldisc.gold import GoldQuery, GoldSet, gold_stats, language, split
 
 from tooldisc.errors import UsageError
+from tooldisc.gold import GoldQuery, GoldSet, gold_stats, language, split
 
 
 def test_language() -> None:

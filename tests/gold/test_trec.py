@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from tooldisc.errors import DataError
 from tooldisc.gold import GoldQuery, GoldSet
 from tooldisc.gold.trec import (
     BINARY_NOTE,
@@ -23,8 +25,6 @@ from tooldisc.gold.trec import (
     write_run,
 )
 from tooldisc.metrics import Judgment, evaluate, parse_measure
-
-from tooldisc.errors import DataError
 
 GOLD = GoldSet((
     GoldQuery("q1", "x", ("b", "a"), acceptable_tools=("c", "a"), intent="write"),

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
 from tooldisc.gold import GoldQuery, GoldSet, load_gold, validate_gold
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from tooldisc.metrics import Judgment, Row, aggregate, compute, evaluate, parse_measure, ranked
 
 from tooldisc.errors import UsageError
+from tooldisc.metrics import Judgment, Row, aggregate, compute, evaluate, parse_measure, ranked
 
 L2 = math.log2
 

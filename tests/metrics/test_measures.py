@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+from tooldisc.errors import UsageError
 from tooldisc.metrics import (
     MEASURES,
     MRR,
@@ -24,8 +26,6 @@ from tooldisc.metrics import (
     parse_measure,
     parse_measures,
 )
-
-from tooldisc.errors import UsageError
 
 
 @pytest.mark.parametrize(

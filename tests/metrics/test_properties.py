@@ -6,6 +6,7 @@ import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tooldisc.metrics import INTENTS, Judgment, aggregate, compute, parse_measures
 
 TOOLS = list("abcdefgh")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from tooldisc.metrics import Judgment, compute
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

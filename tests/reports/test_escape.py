@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+
 from tooldisc.reports.escape import html_text, md_code, md_text, visible
 from tooldisc.reports.html import external_references
 from tooldisc.reports.markdown import md_table

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from tooldisc.reports import FORMATS, KINDS, render
 from tooldisc.reports.blocks import Chart, Fields, Lines, Paragraph, Report, Table
 from tooldisc.reports.html import write_html

@@ -15,9 +15,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 from markdown_it import MarkdownIt
-from tooldisc.reports.html import external_references
 
 from tests.conftest import ROOT, run_cli
+from tooldisc.reports.html import external_references
 
 TOOLS = [
     {"name": "list_invoices", "description": "List sales invoices", "side_effect": "none",

@@ -1,0 +1,316 @@
+"""What ``tooldisc bench`` measures in each per-size process: tooldisc and the BM25 baselines.
+
+Every engine sees the same tools and queries. Quality is compared like with like:
+a query's hit counts only tools the security filter lets that query see (its
+authorized set, from tooldisc's own authorize step), for tooldisc and for the
+baselines alike — rank-bm25 and bm25s rank everything, so without that their
+hits would include tools no request of that kind may be offered. The authorized
+sets are computed before any baseline is timed; a baseline's time includes
+applying the mask to its scores.
+
+Memory comes from ``/proc/self/status``: the peak (``VmHWM``) is reset just before a
+build and read right after it.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tooldisc.evaluation.bench import BenchOptions
+
+Progress = Callable[[str, int, int], None]
+BASELINES: tuple[str, ...] = ("rank_bm25", "bm25s")
+HIT_WHAT = ("share of judged queries (an intended tool, not no-match) with an intended tool among the "
+            "first K, ranking only the tools the query is authorized to see")
+
+
+def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options: BenchOptions,
+                     tick: Progress) -> tuple[dict[str, Any], Any]:
+    """Build time and memory, per-query latency, hits and candidate recall; also the engine."""
+    import numpy as np
+
+    from tooldisc.discovery.pipeline import Discoverer
+
+    builds, rss = [], None
+    engine = None
+    for i in range(options.build_repeats):
+        tick("build", i, options.build_repeats)
+        engine = None
+        gc.collect()
+        before = reset_peak()
+        t0 = time.perf_counter()
+        engine = Discoverer(catalog, config)
+        builds.append(time.perf_counter() - t0)
+        if rss is None:
+            rss = rss_after(before)
+    tick("build", options.build_repeats, options.build_repeats)
+    assert engine is not None
+    k = options.k
+    total = (options.repeats + 1) * len(queries)
+    done = 0
+    for q in queries:  # warm-up: caches (authorized set per context), branch predictors
+        engine.discover(q.query, None, k, q.history)
+        done += 1
+    tick("tooldisc", done, total)
+    lat = np.zeros((options.repeats, len(queries)))
+    steps: dict[str, float] = {}
+    hits: dict[str, list[int]] = {}
+    recall: dict[str, list[float]] = {"index": [], "intended": []}
+    for r in range(options.repeats):
+        for i, q in enumerate(queries):
+            t0 = time.perf_counter()
+            offer = engine.discover(q.query, None, k, q.history)
+            lat[r, i] = (time.perf_counter() - t0) * 1000.0
+            for step, ms in offer.timings.items():
+                steps[step] = steps.get(step, 0.0) + ms
+            if r == 0 and q.intended:
+                count_hit(hits, q, {c.name for c in offer.candidates})
+                _candidate_recall(recall, engine, q, k)
+        done += len(queries)
+        tick("tooldisc", done, total)
+    calls = options.repeats * len(queries)
+    cfg = engine.config
+    return {
+        "available": True,
+        "what": "Discoverer(catalog, config) build; discover(query, default context, k) per query",
+        "build_s": summary_s(builds),
+        "rss_mb": rss,
+        "latency_ms": latency(lat),
+        "steps_mean_ms": {s: round(v / calls, 5) for s, v in steps.items()},
+        **hit_rates(hits),
+        "candidate_recall": {
+            "what": (f"index: share of the exhaustive ranking's top {k} (every authorized tool ranked) among "
+                     f"the retrieved candidates; intended: share of a query's intended tools, of those the "
+                     f"security filter lets through, among them. Candidates: the best {cfg.retrieval.candidates} "
+                     f"by BM25F and by a fused estimate when the authorized set has ≥ {cfg.retrieval.min_tools} "
+                     "tools, else the whole authorized set"),
+            "index": round(float(np.mean(recall["index"])), 4) if recall["index"] else None,
+            "intended": round(float(np.mean(recall["intended"])), 4) if recall["intended"] else None,
+            "queries": len(recall["index"]),
+        },
+        "authorized_tools": len(engine.authorized_indices(engine.default_context, "READ")),
+    }, engine
+
+
+def _candidate_recall(recall: dict[str, list[float]], engine: Any, q: Any, k: int) -> None:
+    """Record candidate recall of one query (see ``candidate_recall.what``)."""
+    authorized, retrieved, _method = engine.candidates(q.query, None, q.history)
+    got = set(retrieved.tolist())
+    idx = engine.index.security.name_to_idx
+    reference = engine.discover_exhaustive(q.query, None, k, q.history).names
+    if reference:
+        recall["index"].append(sum(idx[n] in got for n in reference) / len(reference))
+    allowed = set(authorized.tolist())
+    visible = [idx[n] for n in q.intended if n in idx and idx[n] in allowed]
+    if visible:
+        recall["intended"].append(sum(i in got for i in visible) / len(visible))
+
+
+def authorized_sets(engine: Any, queries: Sequence[Any]) -> list[np.ndarray]:
+    """Each query's authorized tool indices, from tooldisc's authorize step (default context)."""
+    return [engine.candidates(q.query, None, q.history)[0] for q in queries]
+
+
+def refused_share(engine: Any, queries: Sequence[Any], authorized: Sequence[np.ndarray]) -> float | None:
+    """Share of judged queries none of whose intended tools the security filter lets through."""
+    idx = engine.index.security.name_to_idx
+    judged = [(q, a) for q, a in zip(queries, authorized, strict=True) if q.intended]
+    if not judged:
+        return None
+    refused = sum(1 for q, a in judged if not {idx[n] for n in q.intended if n in idx} & set(a.tolist()))
+    return round(refused / len(judged), 4)
+
+
+def _doc_tokens(catalog: Any, fields: Sequence[str]) -> list[list[str]]:
+    from tooldisc.discovery.fields import field_column, terms
+
+    columns = [field_column(catalog.tools, f) for f in fields]
+    return [terms(" \n ".join(col[i] for col in columns)) for i in range(len(catalog.tools))]
+
+
+def measure_baseline(name: str, catalog: Any, fields: Sequence[str], queries: Sequence[Any],
+                     authorized: Sequence[np.ndarray], options: BenchOptions, tick: Progress) -> dict[str, Any]:
+    """Build time, memory, per-query latency and hits of one baseline; ``available: False`` when absent.
+
+    Per query, the baseline's scores are masked to the query's authorized tools before its
+    top K is taken (like with like); ``hit_at_k_all_tools`` is the same without the mask.
+    """
+    import numpy as np
+
+    from tooldisc.discovery.fields import terms
+
+    try:
+        module = __import__(name)
+    except ImportError:
+        return {"available": False, "skipped": f"{name} is not installed (pip install 'tooldisc[dev]')"}
+    names = [t.name for t in catalog.tools]
+    k = min(options.k, len(names))
+    gc.collect()
+    before = reset_peak()
+    t0 = time.perf_counter()
+    docs = _doc_tokens(catalog, fields)
+    if name == "rank_bm25":
+        index: Any = module.BM25Okapi(docs)
+
+        def search(text: str, mask: np.ndarray | None) -> list[int]:
+            s = index.get_scores(terms(text))
+            if mask is not None:
+                s = s * mask
+            top = np.argpartition(-s, k - 1)[:k]
+            top = top[np.argsort(-s[top], kind="stable")]
+            return [int(i) for i in top if s[i] > 0]
+    else:
+        index = module.BM25()
+        index.index(docs, show_progress=False)
+
+        def search(text: str, mask: np.ndarray | None) -> list[int]:
+            # an unknown token stands in for an empty query: bm25s maps an empty list to an id it never built
+            found, score = index.retrieve([terms(text) or ["\uffff"]], k=k, show_progress=False, n_threads=0,
+                                          weight_mask=mask)
+            return [int(i) for i, s in zip(found[0], score[0], strict=True) if s > 0]
+    build = time.perf_counter() - t0
+    rss = rss_after(before)
+    del docs
+
+    masks = []
+    for a in authorized:
+        m = np.zeros(len(names), dtype=np.float32)
+        m[a] = 1.0
+        masks.append(m)
+    warm = list(range(min(20, len(queries))))
+    total = len(warm) + options.repeats * len(queries)
+    done = 0
+    for i in warm:
+        search(queries[i].query, masks[i])
+        done += 1
+    tick(name, done, total)
+    lat = np.zeros((options.repeats, len(queries)))
+    hits: dict[str, list[int]] = {}
+    unfiltered: dict[str, list[int]] = {}
+    for r in range(options.repeats):
+        for i, q in enumerate(queries):
+            t0 = time.perf_counter()
+            top = search(q.query, masks[i])
+            lat[r, i] = (time.perf_counter() - t0) * 1000.0
+            if r == 0 and q.intended:
+                count_hit(hits, q, {names[j] for j in top})
+                count_hit(unfiltered, q, {names[j] for j in search(q.query, None)})
+        done += len(queries)
+        tick(name, done, total)
+    from importlib import metadata
+
+    dist = "rank-bm25" if name == "rank_bm25" else "bm25s"
+    return {
+        "available": True,
+        "version": metadata.version(dist),
+        "what": ("tokenise + BM25Okapi(docs); get_scores masked to the query's authorized tools, then top-K"
+                 if name == "rank_bm25" else
+                 "tokenise + BM25().index(docs); retrieve([query], k=K, weight_mask=the query's authorized "
+                 "tools), one query per call"),
+        "build_s": summary_s([build]),
+        "rss_mb": rss,
+        "latency_ms": latency(lat),
+        **hit_rates(hits),
+        "hit_at_k_all_tools": hit_rates(unfiltered)["hit_at_k"],
+    }
+
+
+def count_hit(hits: dict[str, list[int]], query: Any, offered: set[str]) -> None:
+    """Count whether an intended tool of ``query`` is among ``offered``, per query source."""
+    for key in ("all", query.source):
+        pair = hits.setdefault(key, [0, 0])
+        pair[0] += bool(set(query.intended) & offered)
+        pair[1] += 1
+
+
+def hit_rates(hits: dict[str, list[int]]) -> dict[str, Any]:
+    """``hit_at_k`` over judged queries, and by query source (a sanity check, not a quality metric)."""
+    total = hits.get("all", [0, 0])
+    return {
+        "hit_at_k": round(total[0] / total[1], 4) if total[1] else None,
+        "hit_at_k_by_source": {s: round(h / n, 4) for s, (h, n) in sorted(hits.items()) if s != "all" and n},
+    }
+
+
+def latency(lat: Any) -> dict[str, Any]:
+    """Per-query percentiles within each repeat, then the median over repeats."""
+    import numpy as np
+
+    per = [{"p50": float(np.percentile(row, 50)), "p95": float(np.percentile(row, 95)),
+            "p99": float(np.percentile(row, 99)), "mean": float(row.mean()), "max": float(row.max())}
+           for row in lat]
+    out: dict[str, Any] = {key: round(float(np.median([p[key] for p in per])), 5) for key in per[0]}
+    out["per_repeat"] = [{k: round(v, 5) for k, v in p.items()} for p in per]
+    return out
+
+
+def summary_s(values: Sequence[float]) -> dict[str, Any]:
+    import statistics
+
+    return {"median": round(statistics.median(values), 4), "runs": [round(v, 4) for v in values]}
+
+
+def ratios(engines: dict[str, Any]) -> dict[str, Any]:
+    """Baseline ÷ tooldisc: above 1 means tooldisc is faster (or smaller)."""
+    own = engines["tooldisc"]
+    out: dict[str, Any] = {}
+    for name in BASELINES:
+        other = engines.get(name) or {}
+        if not other.get("available"):
+            continue
+        out[name] = {
+            "p50": _div(other["latency_ms"]["p50"], own["latency_ms"]["p50"]),
+            "p95": _div(other["latency_ms"]["p95"], own["latency_ms"]["p95"]),
+            "build": _div(other["build_s"]["median"], own["build_s"]["median"]),
+        }
+    return out
+
+
+def _div(a: float, b: float) -> float | None:
+    return round(a / b, 3) if b > 0 else None
+
+
+def _status_mb(key: str) -> float | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak() -> float | None:
+    """Current RSS (MB), after resetting the peak so ``VmHWM`` measures only what follows."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+    except OSError:
+        return None
+    return _status_mb("VmRSS")
+
+
+def rss_after(before: float | None) -> dict[str, Any]:
+    """Peak and retained RSS since :func:`reset_peak`, or ``ru_maxrss`` when it could not reset."""
+    if before is None:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        return {"measure": "ru_maxrss of the whole process so far (peak could not be reset)",
+                "process_peak": round(peak, 1)}
+    peak = _status_mb("VmHWM") or 0.0
+    now = _status_mb("VmRSS") or 0.0
+    return {
+        "measure": "VmHWM reset just before the build; growth = minus RSS before the build",
+        "before": round(before, 1),
+        "process_peak": round(peak, 1),
+        "peak_growth": round(peak - before, 1),
+        "retained_growth": round(now - before, 1),
+    }
