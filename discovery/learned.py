@@ -200,6 +200,8 @@ def parse_learned(text: str, file: str | None = None) -> Learned:
                         where=f"line {exc.lineno}, column {exc.colno}") from None
     except ValueError as exc:
         raise DataError(f"not a tooldisc learned file: {exc}", file=file) from None
+    except RecursionError:
+        raise DataError("not a tooldisc learned file: nested too deeply", file=file) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise DataError(f"not a tooldisc learned file (expected an object with \"format\": \"{FORMAT}\")", file=file)
     version = doc.get("version")
