@@ -57,7 +57,7 @@ def fitted():
 
 
 def test_expansions_are_kept_when_they_win_held_out(fitted) -> None:
-    catalog, examples, learned = fitted
+    learned = fitted[2]
     rep = learned.report["expansions"]
     assert rep["kept"] and rep["with"] > rep["without"] + 0.3 and rep["p"] < 0.05
     phrases_of = dict(learned.expansions.tools["list_invoices"][1])
@@ -65,7 +65,7 @@ def test_expansions_are_kept_when_they_win_held_out(fitted) -> None:
 
 
 def test_every_stored_phrase_is_shared_by_k_distinct_requests_of_its_tool(fitted) -> None:
-    catalog, examples, learned = fitted
+    _, examples, learned = fitted
     k = learned.expansions.min_requests
     for tool, (_, stored) in learned.expansions.tools.items():
         texts = {" ".join(e.query.lower().split()) for e in examples if tool in e.relevant}
