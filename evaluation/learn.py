@@ -9,7 +9,7 @@ significantly (``alpha``); the report inside the file says what was kept and why
 
 - **expansions** (:mod:`.phrases`): k-anonymous phrases per tool; their feature weight
   (used when no ranker is kept) is chosen on the training folds.
-- **ranker**: pointwise logistic regression over the ranking features, coefficients
+- **ranker**: pairwise logistic regression over the ranking features, coefficients
   held non-negative so every feature keeps meaning "more relevant".
 - **abstention**: logistic regression over offer features for P(no tool fits), with
   the threshold that keeps false abstention at or under the target on held-out folds.
@@ -266,20 +266,41 @@ def _best_expansion_weight(rows: list[_Rows], base: np.ndarray, j: int) -> float
     return best_w
 
 
-def _fit_ranker(rows: list[_Rows], seed: int) -> np.ndarray:
-    """Pointwise logistic regression on (candidate features, relevant?), coefficients ≥ 0.
+def _pairs(rows: list[_Rows], seed: int, per_positive: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """Feature differences (relevant − other candidate of the same request), both signs.
 
-    A feature whose coefficient comes out negative is dropped and the rest refitted, so
-    every kept weight still means "more of this feature, more relevant".
+    Each relevant tool is paired with at most ``per_positive`` other candidates, the
+    best-scored by the default ranking first, so one long candidate list cannot
+    outweigh the rest.
+    """
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for r in rows:
+        neg = np.flatnonzero(~r.y)
+        if len(neg) > per_positive:
+            neg = rng.choice(neg, size=per_positive, replace=False)
+        for p in np.flatnonzero(r.y):
+            diffs.append(r.x[p] - r.x[neg])
+    d = np.concatenate(diffs) if diffs else np.zeros((0, rows[0].x.shape[1] if rows else 0))
+    return np.concatenate([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))]
+
+
+def _fit_ranker(rows: list[_Rows], seed: int) -> np.ndarray:
+    """Pairwise logistic regression (RankNet's loss) on feature differences, coefficients ≥ 0.
+
+    A pair's label says which candidate is relevant; no intercept, since a ranking
+    only compares. A feature whose coefficient comes out negative is dropped and the
+    rest refitted, so every kept weight still means "more of this feature, more
+    relevant" and the pipeline's rule "ranked only when a relevance feature is
+    positive" keeps its meaning.
     """
     from sklearn.linear_model import LogisticRegression
 
-    x = np.concatenate([r.x for r in rows])
-    y = np.concatenate([r.y for r in rows])
+    x, y = _pairs(rows, seed)
     active = np.ones(x.shape[1], dtype=bool)
     coef = np.zeros(x.shape[1])
     while active.any():
-        model = LogisticRegression(C=1.0, max_iter=2000, random_state=seed).fit(x[:, active], y)
+        model = LogisticRegression(C=1.0, max_iter=2000, fit_intercept=False, random_state=seed).fit(x[:, active], y)
         c = model.coef_[0]
         if (c >= 0).all():
             coef[active] = c
