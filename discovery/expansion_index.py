@@ -15,13 +15,16 @@ labelled request has reached yet:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tooldisc.discovery.fields import terms_of_tokens
+from tooldisc.discovery.fields import TextColumns, terms_of_tokens
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
+
+FIELD = "expansions"
 
 
 @dataclass(frozen=True)
@@ -34,12 +37,16 @@ class ExpansionIndex:
     n_docs: int
 
     @classmethod
-    def build(cls, names: Sequence[str], texts: Mapping[str, str], main: LexicalIndex, k1: float, b: float,
+    def build(cls, tools: Sequence[Tool], texts: Mapping[str, str], main: LexicalIndex, k1: float, b: float,
               stem: bool = True) -> ExpansionIndex:
-        """``texts`` maps tool name → expansions text; ``names`` is the catalog order."""
-        docs = [Tool(name=n, examples=(texts[n],) if n in texts else ()) for n in names]
-        local = LexicalIndex.build(docs, {"examples": 1.0}, k1, b, stem)
-        n = len(names)
+        """``texts`` maps tool name → expansions text; ``tools`` are the catalog's, in order.
+
+        The expansions are an extra column (:class:`~.fields.TextColumns`): indexed, never
+        part of a tool record.
+        """
+        column = [texts.get(t.name, "") for t in tools]
+        local = LexicalIndex.build(TextColumns(tools, {FIELD: column}), {FIELD: 1.0}, k1, b, stem)
+        n = len(tools)
         data = local.data.astype(np.float64)
         idf: dict[str, float] = {}
         for term, j in local.vocab.items():
@@ -70,6 +77,15 @@ class ExpansionIndex:
         raw = self.index.scores(list(tokens))
         m = self.mass(tokens)
         return raw / np.float32(m) if m > 0 else raw
+
+
+def expansion_texts(expansions: Mapping[str, Sequence[tuple[str, int]]]) -> dict[str, str]:
+    """Tool → the text its expansions column indexes: each phrase ⌊√count⌋ times.
+
+    Repetition carries how many requests shared a phrase into BM25 term frequency,
+    damped so that one very common phrase does not swamp the rest.
+    """
+    return {tool: " \n ".join(p for p, c in ps for _ in range(max(1, math.isqrt(c)))) for tool, ps in expansions.items()}
 
 
 def _idf(n: int, df: int) -> float:

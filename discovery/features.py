@@ -95,6 +95,17 @@ def history(ix: Index, state: Retrieved) -> np.ndarray:
     return np.minimum(out, h.cap)
 
 
+def expansion(ix: Index, state: Retrieved) -> np.ndarray:
+    """How much of the query a tool's learned expansions explain (0 without a learned file).
+
+    Catalog-wide IDF over the query's IDF mass (:mod:`.expansion_index`), so a tool no
+    labelled request has reached yet is not pushed down by one weak match elsewhere.
+    """
+    if ix.expansion is None:
+        return np.zeros(len(state.indices), dtype=np.float32)
+    return ix.expansion.scores(state.authorized.request.tokens)[state.indices]
+
+
 # Features that may only order tools another feature already found relevant.
 TIE_BREAKERS: frozenset[str] = frozenset({"core"})
 
@@ -106,4 +117,5 @@ FEATURES: dict[str, Feature] = {
     "prior": prior,
     "history": history,
     "core": core,
+    "expansion": expansion,
 }

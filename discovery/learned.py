@@ -22,12 +22,15 @@ scores, shares, gaps), so they still apply.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,6 +39,8 @@ from tooldisc.errors import DataError
 
 if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
+    from tooldisc.discovery.config import RankerConfig
+    from tooldisc.discovery.index import Index
 
 FORMAT = "tooldisc-learned"
 VERSION = 1
@@ -308,6 +313,13 @@ def _from_body(doc: Mapping[str, Any], file: str | None) -> Learned:
     return Learned(catalog_hash, expansions, ranker, abstention, mutation, report, file)
 
 
+@lru_cache(maxsize=1)
+def default_abstention() -> Abstention:
+    """The abstention model shipped with tooldisc, fitted on its own gold sets (docs/learning.md)."""
+    text = resources.files("tooldisc.discovery").joinpath("data/abstention.json").read_text("utf-8")
+    return parse_abstention(json.loads(text), "abstention.json")
+
+
 def parse_abstention(raw: Any, file: str | None, where: str = "abstention") -> Abstention:
     """An abstention model (a learned file's part, or the shipped default's document)."""
     from tooldisc.discovery.learned_features import ABSTENTION_FEATURES
@@ -398,3 +410,70 @@ def bind(learned: Learned, catalog: Catalog) -> Bound:
         notes.append(f"warning: {where}: learned on catalog {learned.catalog_hash[:12]}, used with "
                      f"{catalog.hash[:12]}; models still apply, stale expansions do not")
     return Bound(learned, kept, tuple(notes))
+
+
+# --- applying a learned file ---------------------------------------------------------
+
+
+def learned_config(config: RankerConfig, learned: Learned | None) -> RankerConfig:
+    """The ranker config with a learned file's weights in place of the config's.
+
+    A learned ranker replaces every relevance weight (the ``core`` tie-break stays);
+    expansions without a ranker add the expansion feature at the weight ``learn`` chose.
+    The relevance weights are then rescaled to the config's own sum, so scores keep the
+    scale adaptive K and the confidence level were set for (a positive factor never
+    changes a ranking). Everything else in the config applies unchanged.
+    """
+    if learned is None or (learned.ranker is None and learned.expansions is None):
+        return config
+    from tooldisc.discovery.config import FEATURE_NAMES
+    from tooldisc.discovery.features import TIE_BREAKERS
+
+    weights = dict(config.weights)
+    if learned.ranker is not None:
+        weights = {n: 0.0 for n in FEATURE_NAMES if n not in TIE_BREAKERS}
+        weights.update({n: float(c) for n, c in zip(learned.ranker.features, learned.ranker.coef, strict=True)})
+        weights.update({n: config.weight(n) for n in TIE_BREAKERS})
+    else:
+        weights["expansion"] = learned.expansions.weight  # type: ignore[union-attr]
+    own = sum(config.weight(n) for n in FEATURE_NAMES if n not in TIE_BREAKERS)
+    new = sum(w for n, w in weights.items() if n not in TIE_BREAKERS)
+    if own > 0 and new > 0:
+        weights = {n: (w * own / new if n not in TIE_BREAKERS else w) for n, w in weights.items()}
+    return dataclasses.replace(config, weights={n: round(w, 10) for n, w in weights.items()})
+
+
+def attach(index: Index, learned: Learned | None) -> Index:
+    """The index record with what the learned file (or the shipped default) adds.
+
+    The abstention model is the learned file's when it has one, else the shipped
+    default (when ``abstain.model`` is on). Nothing here touches the security index.
+    """
+    cfg = index.config
+    abstention = None
+    if cfg.abstain.model:
+        abstention = learned.abstention if learned is not None and learned.abstention is not None \
+            else default_abstention()
+    if learned is None:
+        return dataclasses.replace(index, abstention=abstention)
+    from tooldisc.discovery.expansion_index import ExpansionIndex, expansion_texts
+
+    bound = bind(learned, index.catalog)
+    expansion = None
+    if bound.expansions:
+        expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
+                                         cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
+    return dataclasses.replace(index, expansion=expansion, abstention=abstention, mutation_model=learned.mutation,
+                               learned_digest=learned.digest, learned_notes=bound.notes)
+
+
+def narrows(model: MutationModel, query_terms: set[str], rule_class: str) -> bool:
+    """True when ``model`` says the word lists' ``rule_class`` is not what the request means.
+
+    Only a mutation class can be narrowed (to READ); READ and UNKNOWN never change.
+    """
+    if rule_class not in MUTATION_CLASSES:
+        return False
+    z = model.intercept + model.rules.get(rule_class, 0.0) + sum(model.terms.get(t, 0.0) for t in query_terms)
+    p = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+    return p < model.threshold

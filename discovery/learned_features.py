@@ -15,10 +15,7 @@ default abstention model stays valid whatever ranker a learned file brings:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -68,86 +65,36 @@ def select(values: np.ndarray, names: Sequence[str], wanted: Sequence[str]) -> n
     return values[..., [pos[w] for w in wanted]]
 
 
-def ranking_feature_names(engine: Any, expansion: bool) -> list[str]:
-    """The ranking features a learned ranker is fitted over: those this engine computes."""
+def ranking_feature_names(ix: Any, expansion: bool) -> list[str]:
+    """The ranking features a learned ranker is fitted over: those this index computes."""
     names = ["bm25"]
-    if engine.ngram_index is not None:
+    if ix.ngram is not None:
         names += ["ngram", "prior"]
-    if engine.alias_index is not None:
+    if ix.alias is not None:
         names.append("alias")
-    if engine.embedding_index is not None:
+    if ix.embedding is not None:
         names.append("embedding")
-    if engine.config.history_turns:
+    if ix.config.history.turns:
         names.append("history")
     if expansion:
         names.append("expansion")
     return names
 
 
-def content_ngram_best(engine: Any, tokens: Sequence[str], indices: np.ndarray) -> float:
-    """Best n-gram cosine of the query's content words (stop words dropped) over ``indices``."""
+def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False) -> float:
+    """Best n-gram cosine of the query's content words (stop words dropped) over ``indices``.
+
+    ``few``: the indices are a handful of candidates, whose rows are cheaper to read
+    than the n-gram columns.
+    """
     from tooldisc.discovery.fields import stopwords
 
-    if engine.ngram_index is None or not len(indices):
+    if ix.ngram is None or not len(indices):
         return 0.0
     stop = stopwords()
     content = [t for t in tokens if t not in stop]
     if not content:
         return 0.0
-    return float(engine.ngram_index.scores_subset(content, indices).max(initial=0.0))
-
-
-def ranking_rows(engine: Any, query: str, history: Sequence[str], expansion: Any, n: int,
-                 relevant: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    """(candidate names, raw ranking features, offer features, history rules abstention out).
-
-    Runs the pipeline's authorize and retrieve steps (default context), so a tool the
-    security filter removes is never a row. Candidates are the best ``n`` by the config's
-    weights (the expansion feature at weight 1), the best ``n`` by expansions alone, and
-    every retrieved ``relevant`` tool.
-    """
-    from tooldisc.discovery.features import FEATURES
-    from tooldisc.discovery.pipeline import authorize, retrieve
-
-    req = engine._request(query, None, None, history)
-    ret = retrieve(authorize(req, engine), engine)
-    idx = ret.indices
-    names = ranking_feature_names(engine, expansion is not None)
-    cols = []
-    exp = None
-    for name in names:
-        if name == "expansion":
-            exp = expansion.scores(req.tokens)[idx].astype(np.float64)
-            cols.append(exp)
-        else:
-            cols.append(FEATURES[name](engine, ret).astype(np.float64))
-    x = np.stack(cols, axis=1) if len(idx) else np.zeros((0, len(names)))
-    weights = np.array([engine.config.weight(f) if f != "expansion" else 1.0 for f in names])
-    score = x @ weights
-    keep = _top(score, n)
-    if exp is not None:
-        keep = np.union1d(keep, _top(exp, n))
-    tool_names = np.asarray(engine.security.names, dtype=object)[idx]
-    if len(relevant):
-        keep = np.union1d(keep, np.flatnonzero(np.isin(tool_names, np.asarray(relevant, dtype=object))))
-    best_bm25 = float(ret.lexical[idx].max(initial=0.0))
-    offer = offer_features(req.tokens, engine.lexical, best_bm25, content_ngram_best(engine, req.tokens, idx),
-                           float(exp.max(initial=0.0)) if exp is not None else 0.0)
-    history_hit = "history" in names and bool(x[:, names.index("history")].max(initial=0.0) > 0)
-    return tool_names[keep], x[keep], offer, history_hit
-
-
-def _top(values: np.ndarray, n: int) -> np.ndarray:
-    positive = np.flatnonzero(values > 0)
-    if len(positive) > n:
-        positive = positive[np.argpartition(-values[positive], n - 1)[:n]]
-    return np.sort(positive)
-
-
-@lru_cache(maxsize=1)
-def default_abstention() -> Any:
-    """The abstention model shipped with tooldisc, fitted on its own gold sets (see docs/learning.md)."""
-    from tooldisc.discovery.learned import parse_abstention
-
-    text = resources.files("tooldisc.discovery").joinpath("data/abstention.json").read_text("utf-8")
-    return parse_abstention(json.loads(text), "abstention.json")
+    if few:
+        return float(ix.ngram.scores_subset(content, indices).max(initial=0.0))
+    return float(ix.ngram.scores(content)[indices].max(initial=0.0))

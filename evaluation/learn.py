@@ -133,7 +133,7 @@ def _learn(catalog: Catalog, examples: Sequence[Example], options: LearnOptions 
     if opts.mutation:
         from tooldisc.evaluation.learn_mutation import fit_mutation
 
-        mutation, report["mutation"] = fit_mutation(examples, engine.classifier, opts)
+        mutation, report["mutation"] = fit_mutation(examples, engine.index.classifier, opts)
     return Learned(catalog.hash, expansions, ranker, abstention, mutation, report)
 
 
@@ -143,7 +143,7 @@ def _learn(catalog: Catalog, examples: Sequence[Example], options: LearnOptions 
 def _cross_fit(engine: Any, examples: Sequence[Example], found: list[set[str]], fold_of: np.ndarray,
                matched: list[int], no_tool: list[int], opts: LearnOptions, progress: Progress | None) -> _Fit:
     """Each fold's features with expansions learned from the other folds only."""
-    from tooldisc.discovery.learned_features import ranking_rows
+    from tooldisc.evaluation.learn_rows import ranking_rows
 
     rng = np.random.default_rng(opts.seed + 1)
     chosen = set(rng.choice(matched, size=min(opts.sample, len(matched)), replace=False).tolist()) | set(no_tool)
@@ -157,7 +157,8 @@ def _cross_fit(engine: Any, examples: Sequence[Example], found: list[set[str]], 
             index = _expansion_index(engine, _shared(examples, found, train, opts))
         for i in sorted(j for j in chosen if fold_of[j] == f):
             e = examples[i]
-            names, x, offer, history = ranking_rows(engine, e.query, e.history, index, opts.candidates, e.relevant)
+            names, x, offer, history = ranking_rows(engine.index, e.query, e.history, index, opts.candidates,
+                                                   e.relevant)
             y = np.isin(names, np.asarray(e.relevant, dtype=object)) if e.relevant else np.zeros(len(names), bool)
             fit.rows.append(_Rows(f, i, names, x, y, offer, history, e.no_tool))
             done += 1
@@ -175,12 +176,12 @@ def _shared(examples: Sequence[Example], found: list[set[str]], indices: Sequenc
 
 
 def _expansion_index(engine: Any, phrases: dict[str, tuple[tuple[str, int], ...]]) -> Any:
-    from tooldisc.discovery.expansion_index import ExpansionIndex
-    from tooldisc.evaluation.phrases import expansion_texts
+    from tooldisc.discovery.expansion_index import ExpansionIndex, expansion_texts
 
-    names = [t.name for t in engine.catalog.tools]
-    cfg = engine.config
-    return ExpansionIndex.build(names, expansion_texts(phrases), engine.lexical, cfg.k1, cfg.b, cfg.stem)
+    ix = engine.index
+    cfg = ix.config
+    return ExpansionIndex.build(ix.catalog.tools, expansion_texts(phrases), ix.lexical, cfg.bm25.k1, cfg.bm25.b,
+                                cfg.text.stem)
 
 
 # --- judging each part -------------------------------------------------------------
@@ -223,7 +224,7 @@ def _judge_expansions(rows: list[_Rows], opts: LearnOptions, engine: Any, exampl
     from tooldisc.discovery.learned_features import ranking_feature_names
     from tooldisc.evaluation.significance import paired_test
 
-    names = ranking_feature_names(engine, True)
+    names = ranking_feature_names(engine.index, True)
     ranked = [r for r in rows if r.y.any()]
     j = names.index("expansion")
     base = _base_weights(engine, names)
@@ -315,7 +316,7 @@ def _judge_ranker(rows: list[_Rows], opts: LearnOptions, engine: Any,
     from tooldisc.discovery.learned_features import ranking_feature_names
     from tooldisc.evaluation.significance import paired_test
 
-    names = ranking_feature_names(engine, opts.expansions)
+    names = ranking_feature_names(engine.index, opts.expansions)
     ranked = [r for r in rows if r.y.any()]
     base = _base_weights(engine, names)
     if "expansion" in names:
@@ -334,7 +335,8 @@ def _judge_ranker(rows: list[_Rows], opts: LearnOptions, engine: Any,
 
 def _judge_abstention(rows: list[_Rows], opts: LearnOptions) -> tuple[Abstention | None, dict[str, Any]]:
     """Held-out correctness (abstain exactly when no tool fits) against the shipped default model."""
-    from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER, default_abstention
+    from tooldisc.discovery.learned import default_abstention
+    from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
     from tooldisc.evaluation.significance import paired_test
 
     usable = [r for r in rows if not r.history]
@@ -412,8 +414,8 @@ def fit_default_abstention(target: float = 0.01, seed: int = 0) -> dict[str, Any
     holds; rerunning gives the same bytes.
     """
     from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets
-    from tooldisc.discovery.learned_features import ranking_rows
     from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.learn_rows import ranking_rows
     from tooldisc.gold.loader import load_gold
 
     xs, ys, names = [], [], []
@@ -422,7 +424,7 @@ def fit_default_abstention(target: float = 0.01, seed: int = 0) -> dict[str, Any
         engine = Discoverer(catalog)
         for q in load_gold(gold_path).queries:
             history = tuple(c for r, c in q.history if r == "user")
-            _, _, offer, hit = ranking_rows(engine, q.query, history, None, 1)
+            _, _, offer, hit = ranking_rows(engine.index, q.query, history, None, 1)
             if not hit:
                 xs.append(offer)
                 ys.append(not q.matched)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from tooldisc.discovery.learned import MUTATION_CLASSES, MutationModel
+from tooldisc.discovery.learned import MUTATION_CLASSES, MutationModel, narrows
 
 if TYPE_CHECKING:
     from tooldisc.discovery.mutation import MutationClassifier
@@ -37,15 +37,6 @@ def model_terms(query: str) -> set[str]:
     from tooldisc.discovery.fields import terms
 
     return set(terms(query))
-
-
-def narrowed(model: MutationModel, query_terms: set[str], rule_class: str) -> bool:
-    """True when ``model`` says the word lists' ``rule_class`` is not what the request means."""
-    if rule_class not in MUTATION_CLASSES:
-        return False
-    z = model.intercept + model.rules.get(rule_class, 0.0) + sum(model.terms.get(t, 0.0) for t in query_terms)
-    p = 1.0 / (1.0 + np.exp(-np.clip(z, -60, 60)))
-    return bool(p < model.threshold)
 
 
 def _wider_narrower(predicted: Sequence[str], labelled: Sequence[str]) -> tuple[int, int]:
@@ -79,7 +70,7 @@ def fit_mutation(examples: Sequence[Example], classifier: MutationClassifier,
             continue
         model = _fit([terms[i] for i in train], [row_rules[i] for i in train], y[train], opts)
         for i in np.flatnonzero(folds == f):
-            if narrowed(model, terms[i], row_rules[i]):
+            if narrows(model, terms[i], row_rules[i]):
                 after[rows[i]] = "READ"
     w2, n2 = _wider_narrower(after, truth)
     keep = w2 < wider and n2 <= narrower

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from tooldisc.discovery.fields import stopwords
 from tooldisc.discovery.text import tokenize
@@ -92,12 +92,3 @@ def shared_phrases(requests: Iterable[tuple[str, set[str], Sequence[str]]], min_
         if chosen:
             out[tool] = tuple(chosen)
     return out
-
-
-def expansion_texts(expansions: Mapping[str, Sequence[tuple[str, int]]]) -> dict[str, str]:
-    """Tool → the text its expansions field indexes: each phrase ⌊√count⌋ times.
-
-    Repetition carries how many requests shared a phrase into BM25 term frequency,
-    damped so that one very common phrase does not swamp the rest.
-    """
-    return {tool: " \n ".join(p for p, c in ps for _ in range(max(1, math.isqrt(c)))) for tool, ps in expansions.items()}

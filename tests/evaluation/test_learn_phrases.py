@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tooldisc.evaluation.phrases import expansion_texts, phrases, scrub, shared_phrases
+from tooldisc.discovery.expansion_index import expansion_texts
+from tooldisc.evaluation.phrases import phrases, scrub, shared_phrases
 
 
 def test_scrub_cuts_emails_urls_quotes_numbers_and_ids() -> None:
