@@ -54,12 +54,13 @@ def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | 
     return None
 
 
-def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float) -> float:
+def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float, expansion_top: float = 0.0) -> float:
     """The calibrated P(no authorized tool fits the request), from the index's abstention model.
 
     The features (:mod:`.learned_features`) read the query, the catalog vocabulary and
-    the retrieved tools' best lexical and content-word n-gram evidence — never the
-    ranking weights — so the shipped default model holds under any ranker.
+    the retrieved tools' best lexical, content-word n-gram and expansion evidence —
+    never the ranking weights — so the shipped default model holds under any ranker.
+    ``expansion_top`` is the retrieved tools' best expansion feature (0 without one).
     """
     from tooldisc.discovery.learned_features import (
         ABSTENTION_FEATURES_ORDER,
@@ -68,11 +69,8 @@ def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float) -> float:
     )
 
     tokens = ret.authorized.request.tokens
-    expansion_top = 0.0
-    if ix.expansion is not None and len(ret.indices):
-        expansion_top = float(ix.expansion.scores(tokens)[ret.indices].max(initial=0.0))
-    x = offer_features(tokens, ix.lexical, best_bm25,
-                       content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed"), expansion_top)
+    content = content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed", ret.ngram)
+    x = offer_features(tokens, ix.lexical, best_bm25, content, expansion_top)
     model = ix.abstention.model
     columns = [ABSTENTION_FEATURES_ORDER.index(n) for n in model.features]
     return float(model.probability(x[columns][None, :])[0])

@@ -477,3 +477,38 @@ def narrows(model: MutationModel, query_terms: set[str], rule_class: str) -> boo
     z = model.intercept + model.rules.get(rule_class, 0.0) + sum(model.terms.get(t, 0.0) for t in query_terms)
     p = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
     return p < model.threshold
+
+
+def for_grown_catalog(learned: Learned, base: Catalog, grown: Catalog) -> Learned:
+    """The learned file re-bound to a synthetic catalog grown from its own (``tooldisc bench``).
+
+    Base tools keep their expansions; each variant (named ``{namespace}_{base name}_…``
+    by :mod:`.synthetic`) takes its base tool's, so the expansion index is as large,
+    relative to the catalog, as in the file's own catalog. Refused when ``base`` is not
+    the catalog the file was learned on.
+    """
+    from tooldisc.errors import UsageError
+
+    if base.hash != learned.catalog_hash:
+        raise UsageError("a learned file applies to the catalog it was learned on: pass that catalog with "
+                         f"--catalog (learned on {learned.catalog_hash[:12]}, got {base.hash[:12]})")
+    if learned.expansions is None:
+        return dataclasses.replace(learned, catalog_hash=grown.hash)
+    own = {name: phrases for name, (_, phrases) in learned.expansions.tools.items()}
+    tools: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
+    for t in grown.tools:
+        source = t.name if t.name in own else _variant_base(t, own)
+        if source is not None:
+            tools[t.name] = (t.definition_hash, own[source])
+    grown_exp = dataclasses.replace(learned.expansions, tools=tools)
+    return dataclasses.replace(learned, catalog_hash=grown.hash, expansions=grown_exp)
+
+
+def _variant_base(tool: Any, names: Mapping[str, Any]) -> str | None:
+    rest = tool.name[len(tool.namespace) + 1:] if tool.namespace and tool.name.startswith(f"{tool.namespace}_") else ""
+    cut = rest.rfind("_")
+    while cut > 0:
+        if rest[:cut] in names:
+            return rest[:cut]
+        cut = rest.rfind("_", 0, cut)
+    return None

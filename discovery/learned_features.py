@@ -81,11 +81,13 @@ def ranking_feature_names(ix: Any, expansion: bool) -> list[str]:
     return names
 
 
-def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False) -> float:
+def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False,
+                       all_words: np.ndarray | None = None) -> float:
     """Best n-gram cosine of the query's content words (stop words dropped) over ``indices``.
 
     ``few``: the indices are a handful of candidates, whose rows are cheaper to read
-    than the n-gram columns.
+    than the n-gram columns. ``all_words``: the n-gram cosine of every tool for all the
+    query's words, reused when no word is a stop word (the same query, no second pass).
     """
     from tooldisc.discovery.fields import stopwords
 
@@ -95,6 +97,8 @@ def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few:
     content = [t for t in tokens if t not in stop]
     if not content:
         return 0.0
+    if all_words is not None and len(content) == len(tokens):
+        return float(all_words[indices].max(initial=0.0))
     if few:
         return float(ix.ngram.scores_subset(content, indices).max(initial=0.0))
     return float(ix.ngram.scores(content)[indices].max(initial=0.0))

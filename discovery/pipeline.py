@@ -110,12 +110,21 @@ def rank(ret: Retrieved, ix: Index) -> Ranked:
     if "history" in contributions:
         signals["history"] = float(contributions["history"].max(initial=0.0))
     if ix.abstention is not None:
-        signals["no_tool"] = no_tool_probability(ret, ix, signals["bm25"])
+        signals["no_tool"] = no_tool_probability(ret, ix, signals["bm25"], _top_expansion(ret, ix, contributions))
     elif ret.ngram is not None:
         signals["ngram"] = content_ngram(ret, ix, signals["bm25"])
     if ix.embedding is not None and len(ret.indices):
         signals["embedding"] = float(ix.embedding.similarity(ret.authorized.request.query, ret.indices).max())
     return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)
+
+
+def _top_expansion(ret: Retrieved, ix: Index, contributions: dict[str, np.ndarray]) -> float:
+    """The retrieved tools' best expansion feature, from the rank step's contribution when it has one."""
+    if ix.expansion is None or not len(ret.indices):
+        return 0.0
+    if "expansion" in contributions:
+        return float(contributions["expansion"].max()) / ix.config.weight("expansion")
+    return float(FEATURES["expansion"](ix, ret).max())
 
 
 def cut(ranked: Ranked, ix: Index) -> Offer:
