@@ -110,3 +110,13 @@ def test_options_are_checked_in_one_place(kwargs, fragment) -> None:
     with pytest.raises(UsageError) as info:
         LearnOptions(**kwargs)
     assert fragment in str(info.value)
+
+
+def test_the_shipped_abstention_model_is_what_its_fitting_function_produces() -> None:
+    """Not a hand-set model: refitting on the shipped gold sets gives the shipped file, byte for byte."""
+    from importlib import resources
+
+    from tooldisc.evaluation.learn import fit_default_abstention
+
+    shipped = resources.files("tooldisc.discovery").joinpath("data/abstention.json").read_text("utf-8")
+    assert json.dumps(fit_default_abstention(), indent=1, sort_keys=True) + "\n" == shipped
