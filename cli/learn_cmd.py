@@ -26,6 +26,8 @@ def learn_command(
     config: ConfigOption = None,
     expansions: Annotated[bool, typer.Option("--expansions/--no-expansions",
                                              help="Learn query expansions per tool.")] = True,
+    affinity: Annotated[bool, typer.Option("--affinity/--no-affinity",
+                                           help="Learn a weight per expansion phrase (how much it sets its tool apart).")] = True,
     ranker: Annotated[bool, typer.Option("--ranker/--no-ranker", help="Learn ranking weights.")] = True,
     abstention: Annotated[bool, typer.Option("--abstention/--no-abstention",
                                              help="Learn the calibrated no-match model.")] = True,
@@ -47,7 +49,7 @@ def learn_command(
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
-    """Learn expansions, ranking weights, a no-match model and a mutation check from labelled requests.
+    """Learn expansions, phrase weights, ranking weights, a no-match model and a mutation check from labelled requests.
 
     Each part is fitted by cross-fitting and kept only when it wins significantly on
     held-out folds against discovery without it; the file says what was kept and why.
@@ -65,7 +67,7 @@ def learn_command(
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
     if not out:
         raise UsageError("learn needs --out LEARNED (where to write the learned file)")
-    opts = LearnOptions(expansions=expansions, ranker=ranker, abstention=abstention, mutation=mutation,
+    opts = LearnOptions(expansions=expansions, affinity=affinity, ranker=ranker, abstention=abstention, mutation=mutation,
                         min_requests=min_requests, max_phrases=max_phrases, folds=folds, sample=sample,
                         target_false_abstention=false_abstention, alpha=alpha, seed=seed)
     cat = load_catalog_option(catalog)
@@ -86,7 +88,7 @@ def learn_command(
 def _print_report(report: dict[str, Any]) -> None:
     typer.echo(f"{report['requests']} requests: {report['matched']} with a tool, {report['no_tool']} needing none; "
                f"{report['folds']} folds, parts kept at p < {report['alpha']}")
-    for part in ("expansions", "ranker", "abstention", "mutation"):
+    for part in ("expansions", "affinity", "ranker", "abstention", "mutation"):
         info = report.get(part)
         if info is None:
             typer.echo(f"  {part:<11} off")

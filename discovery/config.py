@@ -28,7 +28,7 @@ from tooldisc.errors import ConfigError
 FIELDS = ("name", "aliases", "keywords", "capability", "domains", "description", "examples", "parameters")
 # Ranking features a ``weights`` entry may name; :data:`tooldisc.discovery.features.FEATURES`
 # implements exactly these (tested), in this order.
-FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "core", "expansion")
+FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "core", "expansion", "affinity")
 
 
 # --- constraints (data, checked in one place) ----------------------------------------

@@ -23,6 +23,7 @@ import numpy as np
 from tooldisc.discovery.fields import TextColumns, terms_of_tokens
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
+from tooldisc.discovery.sparse import gather_columns
 
 FIELD = "expansions"
 
@@ -91,3 +92,62 @@ def expansion_texts(expansions: Mapping[str, Sequence[tuple[str, int]]]) -> dict
 def _idf(n: int, df: int) -> float:
     """Lucene's BM25 IDF, as :mod:`.lexical` uses."""
     return float(np.log1p((n - df + 0.5) / (df + 0.5)))
+
+
+@dataclass(frozen=True)
+class AffinityIndex:
+    """Learned phrase weights per tool (a linear SVM, each tool against the rest), phrase-major.
+
+    A query's phrases (:func:`tooldisc.discovery.phrases.phrases`) select columns; a tool's
+    evidence is the sum of its weights over them, divided by √(phrases found) so long
+    queries do not win by length; the feature is the softmax of that evidence over the
+    retrieved tools at ``temperature`` — near 1 for the one tool the phrases point at.
+    """
+
+    vocab: Mapping[str, int]
+    indptr: np.ndarray
+    rows: np.ndarray  # tool indices
+    data: np.ndarray  # weights
+    n_docs: int
+    temperature: float
+
+    @classmethod
+    def build(cls, tools: Sequence[Tool], weights: Mapping[str, Mapping[str, float]],
+              temperature: float) -> AffinityIndex:
+        position = {t.name: i for i, t in enumerate(tools)}
+        cells: dict[str, list[tuple[int, float]]] = {}
+        for name, phrase_weights in weights.items():
+            i = position.get(name)
+            if i is None:
+                continue
+            for phrase, w in phrase_weights.items():
+                cells.setdefault(phrase, []).append((i, float(w)))
+        vocab = {p: j for j, p in enumerate(sorted(cells))}
+        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        rows, data = [], []
+        for p, j in vocab.items():
+            col = sorted(cells[p])
+            rows.extend(r for r, _ in col)
+            data.extend(w for _, w in col)
+            indptr[j + 1] = indptr[j] + len(col)
+        return cls(vocab, indptr, np.asarray(rows, dtype=np.int64), np.asarray(data, dtype=np.float64),
+                   len(tools), temperature)
+
+    def evidence(self, query: str) -> np.ndarray:
+        """Every tool's summed phrase weights for ``query``, over √(phrases found)."""
+        from tooldisc.discovery.phrases import phrases
+
+        ids = np.fromiter(sorted(self.vocab[p] for p in phrases(query) if p in self.vocab), dtype=np.int64)
+        if not len(ids):
+            return np.zeros(self.n_docs, dtype=np.float64)
+        summed = gather_columns(self.indptr, self.rows, self.data, ids, np.ones(len(ids)), self.n_docs)
+        return summed.astype(np.float64) / np.sqrt(len(ids))
+
+    def scores(self, query: str, indices: np.ndarray, temperature: float | None = None) -> np.ndarray:
+        """Softmax of the evidence over ``indices`` (all zero when no phrase of the query is known)."""
+        z = self.evidence(query)[indices]
+        if not len(z) or not z.any():
+            return np.zeros(len(indices), dtype=np.float64)
+        z = (z - z.max()) / (temperature or self.temperature)
+        e = np.exp(z)
+        return e / e.sum()

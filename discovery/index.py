@@ -90,6 +90,7 @@ class Index:
     built_from: str | None = None
     # What a learned file adds (discovery/learned.py): ranking, abstention and narrowing only.
     expansion: Any = None  # ExpansionIndex over learned phrases, or None
+    affinity: Any = None  # AffinityIndex of learned phrase weights, or None
     abstention: Any = None  # Abstention model used when config.abstain.model: a learned file's or the default
     mutation_model: Any = None  # MutationModel that may narrow the word lists' class to READ, or None
     learned_digest: str = ""  # SHA-256 of the learned file in use ("" without one): part of every offer hash

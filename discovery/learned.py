@@ -27,6 +27,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -82,15 +83,25 @@ class Expansions:
     max_phrases: int
     tools: Mapping[str, tuple[str, tuple[tuple[str, int], ...]]]
     weight: float = 1.0  # the expansion feature's weight when no learned ranker gives one
+    # Phrase weights (the affinity part): tool → phrase → weight, over the tool's own phrases only.
+    affinity: Mapping[str, Mapping[str, float]] | None = None
+    affinity_weight: float = 0.0  # the affinity feature's weight when no learned ranker gives one
+    temperature: float = 0.1  # of the softmax that turns summed phrase weights into the feature
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "min_requests": self.min_requests,
             "max_phrases": self.max_phrases,
             "weight": _num(self.weight),
-            "tools": {name: {"definition": h, "phrases": [[p, c] for p, c in ps]}
-                      for name, (h, ps) in sorted(self.tools.items())},
         }
+        aff = self.affinity
+        if aff is not None:
+            out["affinity"] = {"weight": _num(self.affinity_weight), "temperature": _num(self.temperature)}
+        out["tools"] = {
+            name: {"definition": h, "phrases": [[p, c] if aff is None else [p, c, _num(aff.get(name, {}).get(p, 0.0))]
+                                                for p, c in ps]}
+            for name, (h, ps) in sorted(self.tools.items())}
+        return out
 
 
 @dataclass(frozen=True)
@@ -178,11 +189,21 @@ def _checksum(body: Mapping[str, Any]) -> str:
     return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
 
 
+_SCALAR = r'(?:"(?:[^"\\\[\]]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)'
+_LEAF_ARRAY = re.compile(r"\[\s*(" + _SCALAR + r"(?:\s*,\s*" + _SCALAR + r")*)\s*\]")
+
+
 def dumps_learned(learned: Learned) -> str:
-    """The file text: indented, sorted keys, UTF-8 kept, with its checksum; byte-stable."""
+    """The file text: indented, sorted keys, UTF-8 kept, with its checksum; byte-stable.
+
+    Arrays of plain values (a ``[phrase, count, weight]`` row, a coefficient list) stay
+    on one line, so a person can read a tool's expansions top to bottom.
+    """
     body = _body(learned)
     doc = {**body, "sha256": _checksum(body)}
-    return json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
+    return _LEAF_ARRAY.sub(lambda m: "[" + ", ".join(re.split(r"\s*,\s*(?=" + _SCALAR + ")", m.group(1))) + "]",
+                           text) + "\n"
 
 
 # --- reading ------------------------------------------------------------------------
@@ -333,7 +354,13 @@ def parse_abstention(raw: Any, file: str | None, where: str = "abstention") -> A
 
 def _expansions(raw: Any, file: str | None) -> Expansions:
     where = "parts.expansions"
-    m = _mapping(raw, file, where, ("min_requests", "max_phrases", "tools", "weight"))
+    m = _mapping(raw, file, where, ("min_requests", "max_phrases", "tools", "weight"), ("affinity",))
+    aff_spec = None
+    if m.get("affinity") is not None:
+        a = _mapping(m["affinity"], file, f"{where}.affinity", ("weight", "temperature"))
+        aff_spec = (_number(a["weight"], file, f"{where}.affinity.weight", 0.0, 1e3),
+                    _number(a["temperature"], file, f"{where}.affinity.temperature", 1e-3, 1e3))
+    affinity: dict[str, dict[str, float]] = {}
     k = _int(m["min_requests"], file, f"{where}.min_requests", 2)
     cap = _int(m["max_phrases"], file, f"{where}.max_phrases", 1)
     tools = m["tools"]
@@ -348,18 +375,27 @@ def _expansions(raw: Any, file: str | None) -> Expansions:
         if not isinstance(phrases, list) or len(phrases) > cap:
             raise _fail(f"must be a list of at most {cap} [phrase, count] pairs", file, f"{at}.phrases")
         items = []
+        width = 2 if aff_spec is None else 3
+        shape = "[phrase, count]" if aff_spec is None else "[phrase, count, weight]"
         for i, pair in enumerate(phrases):
-            if (not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str)
+            if (not isinstance(pair, list) or len(pair) != width or not isinstance(pair[0], str)
                     or not pair[0].strip() or len(pair[0]) > _MAX_PHRASE_CHARS):
-                raise _fail(f"must be a [phrase, count] pair with a phrase of 1–{_MAX_PHRASE_CHARS} characters; "
+                raise _fail(f"must be a {shape} list with a phrase of 1–{_MAX_PHRASE_CHARS} characters; "
                             f"got {_short(pair)}", file, f"{at}.phrases[{i}]")
             count = _int(pair[1], file, f"{at}.phrases[{i}][1]", 1)
+            if aff_spec is not None:
+                w = _number(pair[2], file, f"{at}.phrases[{i}][2]", 0.0, 1e3)
+                if w > 0:
+                    affinity.setdefault(name, {})[pair[0]] = w
             if count < k:
                 raise _fail(f"a phrase shared by {count} requests is below min_requests {k} (k-anonymity)",
                             file, f"{at}.phrases[{i}]")
             items.append((pair[0], count))
         out[name] = (definition, tuple(items))
-    return Expansions(k, cap, out, _number(m["weight"], file, f"{where}.weight", 0.0, 1e3))
+    weight = _number(m["weight"], file, f"{where}.weight", 0.0, 1e3)
+    if aff_spec is None:
+        return Expansions(k, cap, out, weight)
+    return Expansions(k, cap, out, weight, affinity, aff_spec[0], aff_spec[1])
 
 
 def _mutation(raw: Any, file: str | None) -> MutationModel:
@@ -385,6 +421,7 @@ class Bound:
     learned: Learned
     expansions: Mapping[str, tuple[tuple[str, int], ...]]  # tool name → phrases, current tools only
     notes: tuple[str, ...] = ()
+    affinity: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # current tools only
 
 
 def bind(learned: Learned, catalog: Catalog) -> Bound:
@@ -409,7 +446,9 @@ def bind(learned: Learned, catalog: Catalog) -> Bound:
     if learned.catalog_hash != catalog.hash:
         notes.append(f"warning: {where}: learned on catalog {learned.catalog_hash[:12]}, used with "
                      f"{catalog.hash[:12]}; models still apply, stale expansions do not")
-    return Bound(learned, kept, tuple(notes))
+    aff = learned.expansions.affinity if learned.expansions is not None else None
+    affinity = {name: aff[name] for name in kept if aff is not None and name in aff}
+    return Bound(learned, kept, tuple(notes), affinity)
 
 
 # --- applying a learned file ---------------------------------------------------------
@@ -435,7 +474,10 @@ def learned_config(config: RankerConfig, learned: Learned | None) -> RankerConfi
         weights.update({n: float(c) for n, c in zip(learned.ranker.features, learned.ranker.coef, strict=True)})
         weights.update({n: config.weight(n) for n in TIE_BREAKERS})
     else:
-        weights["expansion"] = learned.expansions.weight  # type: ignore[union-attr]
+        exp = learned.expansions
+        weights["expansion"] = exp.weight  # type: ignore[union-attr]
+        if exp.affinity is not None:  # type: ignore[union-attr]
+            weights["affinity"] = exp.affinity_weight  # type: ignore[union-attr]
     own = sum(config.weight(n) for n in FEATURE_NAMES if n not in TIE_BREAKERS)
     new = sum(w for n, w in weights.items() if n not in TIE_BREAKERS)
     if own > 0 and new > 0:
@@ -456,15 +498,18 @@ def attach(index: Index, learned: Learned | None) -> Index:
             else default_abstention()
     if learned is None:
         return dataclasses.replace(index, abstention=abstention)
-    from tooldisc.discovery.expansion_index import ExpansionIndex, expansion_texts
+    from tooldisc.discovery.expansion_index import AffinityIndex, ExpansionIndex, expansion_texts
 
     bound = bind(learned, index.catalog)
-    expansion = None
+    expansion = affinity = None
     if bound.expansions:
         expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
                                          cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
-    return dataclasses.replace(index, expansion=expansion, abstention=abstention, mutation_model=learned.mutation,
-                               learned_digest=learned.digest, learned_notes=bound.notes)
+    if bound.affinity:
+        affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature)  # type: ignore[union-attr]
+    return dataclasses.replace(index, expansion=expansion, affinity=affinity, abstention=abstention,
+                               mutation_model=learned.mutation, learned_digest=learned.digest,
+                               learned_notes=bound.notes)
 
 
 def narrows(model: MutationModel, query_terms: set[str], rule_class: str) -> bool:

@@ -23,7 +23,7 @@ from tooldisc.discovery.fields import terms_of_tokens
 from tooldisc.discovery.lexical import LexicalIndex
 
 RANKER_FEATURES: frozenset[str] = frozenset(
-    {"bm25", "ngram", "alias", "embedding", "prior", "history", "core", "expansion"})
+    {"bm25", "ngram", "alias", "embedding", "prior", "history", "core", "expansion", "affinity"})
 ABSTENTION_FEATURES_ORDER: tuple[str, ...] = (
     "bm25_top", "ngram_content", "known", "idf_known", "unknown", "expansion_top")
 ABSTENTION_FEATURES: frozenset[str] = frozenset(ABSTENTION_FEATURES_ORDER)
@@ -65,7 +65,7 @@ def select(values: np.ndarray, names: Sequence[str], wanted: Sequence[str]) -> n
     return values[..., [pos[w] for w in wanted]]
 
 
-def ranking_feature_names(ix: Any, expansion: bool) -> list[str]:
+def ranking_feature_names(ix: Any, expansion: bool, affinity: bool = False) -> list[str]:
     """The ranking features a learned ranker is fitted over: those this index computes."""
     names = ["bm25"]
     if ix.ngram is not None:
@@ -78,6 +78,8 @@ def ranking_feature_names(ix: Any, expansion: bool) -> list[str]:
         names.append("history")
     if expansion:
         names.append("expansion")
+    if affinity:
+        names.append("affinity")
     return names
 
 

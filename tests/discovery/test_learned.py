@@ -68,7 +68,8 @@ def _learned(catalog) -> Learned:
     h = {t.name: t.definition_hash for t in catalog.tools}
     return Learned(
         catalog_hash=catalog.hash,
-        expansions=Expansions(3, 8, {"list_invoices": (h["list_invoices"], (("unpaid invoices", 7), ("bills", 3)))}, 2.0),
+        expansions=Expansions(3, 8, {"list_invoices": (h["list_invoices"], (("unpaid invoices", 7), ("bills", 3)))}, 2.0,
+                              {"list_invoices": {"bills": 0.75}}, 1.5, 0.1),
         ranker=LinearModel(("bm25", "ngram", "expansion"), np.array([0.4, 1.0, 0.25]), 0.0),
         abstention=Abstention(LinearModel(("bm25_top", "known"), np.array([-1.5, -2.0]), 1.25), 0.6, 0.01),
         mutation=MutationModel({"how": -2.0}, {"WRITE": 0.5}, 1.0, 0.3),
@@ -83,6 +84,8 @@ def test_round_trip_is_byte_identical_and_reads_back_equal() -> None:
     assert dumps_learned(again) == text
     assert again.parts == ("expansions", "ranker", "abstention", "mutation")
     assert again.expansions.tools["list_invoices"][1] == (("unpaid invoices", 7), ("bills", 3))
+    assert again.expansions.affinity == {"list_invoices": {"bills": 0.75}}  # a zero weight is not stored as one
+    assert '["unpaid invoices", 7, 0.0]' in text and '["bills", 3, 0.75]' in text  # one row per phrase
     np.testing.assert_allclose(again.ranker.coef, [0.4, 1.0, 0.25])
     assert again.digest == _learned(catalog).digest
 
