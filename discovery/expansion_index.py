@@ -143,9 +143,13 @@ class AffinityIndex:
         summed = gather_columns(self.indptr, self.rows, self.data, ids, np.ones(len(ids)), self.n_docs)
         return summed.astype(np.float64) / np.sqrt(len(ids))
 
-    def scores(self, query: str, indices: np.ndarray, temperature: float | None = None) -> np.ndarray:
-        """Softmax of the evidence over ``indices`` (all zero when no phrase of the query is known)."""
-        z = self.evidence(query)[indices]
+    def scores(self, query: str, indices: np.ndarray, temperature: float | None = None,
+               evidence: np.ndarray | None = None) -> np.ndarray:
+        """Softmax of the evidence over ``indices`` (all zero when no phrase of the query is known).
+
+        ``evidence``: :meth:`evidence` of this query, when the caller already has it.
+        """
+        z = (self.evidence(query) if evidence is None else evidence)[indices]
         if not len(z) or not z.any():
             return np.zeros(len(indices), dtype=np.float64)
         z = (z - z.max()) / (temperature or self.temperature)

@@ -115,11 +115,12 @@ def affinity(ix: Index, state: Retrieved) -> np.ndarray:
     return affinity_feature(ix, state)
 
 
-def affinity_feature(ix: Index, state: Retrieved, temperature: float | None = None) -> np.ndarray:
+def affinity_feature(ix: Index, state: Retrieved, temperature: float | None = None,
+                     evidence: np.ndarray | None = None) -> np.ndarray:
     """:func:`affinity` at a given softmax temperature (``learn`` chooses it on held-out folds)."""
     if ix.affinity is None or not len(state.indices):
         return np.zeros(len(state.indices), dtype=np.float32)
-    p = ix.affinity.scores(state.authorized.request.query, state.indices, temperature)
+    p = ix.affinity.scores(state.authorized.request.query, state.indices, temperature, evidence)
     relevant = (state.lexical[state.indices] > 0) | (state.ngram[state.indices] > 0 if state.ngram is not None else False)
     return (p * relevant).astype(np.float32)
 

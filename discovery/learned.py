@@ -150,8 +150,10 @@ class Learned:
 
     @property
     def parts(self) -> tuple[str, ...]:
-        """Names of the parts this file holds, in a fixed order."""
-        return tuple(p for p in ("expansions", "ranker", "abstention", "mutation") if getattr(self, p) is not None)
+        """Names of the parts this file holds, in a fixed order (``affinity`` lives in the expansions)."""
+        held = {p: getattr(self, p) is not None for p in ("expansions", "ranker", "abstention", "mutation")}
+        held["affinity"] = self.expansions is not None and self.expansions.affinity is not None
+        return tuple(p for p in ("expansions", "affinity", "ranker", "abstention", "mutation") if held[p])
 
     @property
     def digest(self) -> str:

@@ -82,6 +82,11 @@ class Rows:
     offer: np.ndarray  # abstention features of the request
     history: bool  # an earlier turn matched a tool: abstention is ruled out
     no_tool: bool  # labelled: no tool fits
+    tie: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # name order: the tie-break
+
+    def __post_init__(self) -> None:
+        if len(self.tie) != len(self.names):
+            self.tie = np.argsort(np.argsort(self.names.astype(str), kind="stable"))
 
 
 @dataclass

@@ -23,18 +23,31 @@ TEMPERATURES = (0.05, 0.1, 0.25)
 
 
 def ndcg(rows: Sequence[Rows], weights: np.ndarray) -> np.ndarray:
-    """Per-request nDCG@10 (binary gain) of ``x @ weights`` within each request's candidates."""
+    """Per-request nDCG@10 (binary gain) of ``x @ weights`` within each request's candidates.
+
+    Ties break by tool name, as in discovery; only positive scores are ranked. All
+    requests at once: one sort of every candidate by (request, −score, name).
+    """
     out = np.zeros(len(rows))
+    if not rows:
+        return out
+    sizes = np.array([len(r.y) for r in rows])
+    owner = np.repeat(np.arange(len(rows)), sizes)
+    s = np.concatenate([r.x for r in rows]) @ weights
+    y = np.concatenate([r.y for r in rows])
+    tie = np.concatenate([r.tie for r in rows])
+    order = np.lexsort((tie, -s, owner))
+    start = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=start[1:])
+    position = np.arange(len(order)) - start[owner[order]]
+    take = order[(position < RANK_DEPTH) & (s[order] > 0)]
     discount = 1.0 / np.log2(np.arange(2, RANK_DEPTH + 2))
-    for r, row in enumerate(rows):
-        n_rel = int(row.y.sum())
-        if not n_rel:
-            continue
-        s = row.x @ weights
-        order = np.lexsort((row.names, -s))
-        order = order[s[order] > 0][:RANK_DEPTH]
-        dcg = float((row.y[order] * discount[: len(order)]).sum())
-        out[r] = dcg / float(discount[: min(n_rel, RANK_DEPTH)].sum())
+    pos_of = np.empty(len(order), dtype=np.int64)
+    pos_of[order] = position
+    dcg = np.bincount(owner[take], weights=y[take] * discount[pos_of[take]], minlength=len(rows))
+    n_rel = np.bincount(owner, weights=y.astype(np.float64), minlength=len(rows)).astype(np.int64)
+    ideal = np.concatenate([[0.0], np.cumsum(discount)])[np.minimum(n_rel, RANK_DEPTH)]
+    np.divide(dcg, ideal, out=out, where=ideal > 0)
     return out
 
 

@@ -47,9 +47,10 @@ def ranking_rows(ix: Any, query: str, history: Sequence[str], n: int, relevant: 
     names = ranking_feature_names(ix, expansion is not None)
     cols = [FEATURES[name](ix, ret).astype(np.float64) for name in names]
     if affinity is not None:
+        evidence = affinity.evidence(query)  # once; each temperature only re-does the softmax
         for t in temperatures:
             names.append(f"affinity@{t:g}")
-            cols.append(affinity_feature(ix, ret, t).astype(np.float64))
+            cols.append(affinity_feature(ix, ret, t, evidence).astype(np.float64))
     x = np.stack(cols, axis=1) if len(idx) else np.zeros((0, len(names)))
     weights = np.array([ix.config.weight(f) if f in FEATURES and ix.config.weight(f) else 1.0 for f in names])
     keep = _top(x @ weights, n)

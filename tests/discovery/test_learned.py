@@ -82,7 +82,7 @@ def test_round_trip_is_byte_identical_and_reads_back_equal() -> None:
     text = dumps_learned(_learned(catalog))
     again = parse_learned(text, "x.json")
     assert dumps_learned(again) == text
-    assert again.parts == ("expansions", "ranker", "abstention", "mutation")
+    assert again.parts == ("expansions", "affinity", "ranker", "abstention", "mutation")
     assert again.expansions.tools["list_invoices"][1] == (("unpaid invoices", 7), ("bills", 3))
     assert again.expansions.affinity == {"list_invoices": {"bills": 0.75}}  # a zero weight is not stored as one
     assert '["unpaid invoices", 7, 0.0]' in text and '["bills", 3, 0.75]' in text  # one row per phrase
