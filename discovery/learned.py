@@ -542,12 +542,16 @@ def for_grown_catalog(learned: Learned, base: Catalog, grown: Catalog) -> Learne
     if learned.expansions is None:
         return dataclasses.replace(learned, catalog_hash=grown.hash)
     own = {name: phrases for name, (_, phrases) in learned.expansions.tools.items()}
+    weights = learned.expansions.affinity
     tools: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
+    affinity: dict[str, Mapping[str, float]] = {}
     for t in grown.tools:
         source = t.name if t.name in own else _variant_base(t, own)
         if source is not None:
             tools[t.name] = (t.definition_hash, own[source])
-    grown_exp = dataclasses.replace(learned.expansions, tools=tools)
+            if weights is not None and source in weights:
+                affinity[t.name] = weights[source]
+    grown_exp = dataclasses.replace(learned.expansions, tools=tools, affinity=affinity if weights is not None else None)
     return dataclasses.replace(learned, catalog_hash=grown.hash, expansions=grown_exp)
 
 

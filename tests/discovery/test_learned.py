@@ -115,3 +115,22 @@ def test_another_catalog_keeps_models_and_drops_stale_expansions_loudly() -> Non
     assert bound.learned.ranker is learned.ranker
     assert any("1 changed since learning" in n for n in bound.notes)
     assert any("learned on catalog" in n for n in bound.notes)
+
+
+def test_a_grown_catalog_gives_each_variant_its_base_tools_learned_parts() -> None:
+    from tooldisc.discovery.learned import for_grown_catalog
+    from tooldisc.discovery.synthetic import synthetic_catalog
+
+    from tooldisc.errors import UsageError
+
+    catalog = catalog_from_tools(_tools())
+    grown = synthetic_catalog(catalog, 12, seed=1)
+    moved = for_grown_catalog(_learned(catalog), catalog, grown)
+    assert moved.catalog_hash == grown.hash
+    variants = [t.name for t in grown.tools if t.name not in ("list_invoices", "delete_invoice")]
+    heirs = [n for n in variants if "_list_invoices_" in n]
+    assert heirs and set(moved.expansions.tools) == {"list_invoices", *heirs}
+    assert all(moved.expansions.affinity[n] == {"bills": 0.75} for n in heirs)
+    assert bind(moved, grown).notes == ()  # every kept part binds: nothing stale
+    with pytest.raises(UsageError, match="applies to the catalog it was learned on"):
+        for_grown_catalog(_learned(catalog), grown, grown)
