@@ -38,6 +38,7 @@ HOSTILE = [
     ("coef_length.json", "must be a list of 3 numbers"),
     ("below_k_anonymity.json", "below min_requests 3 (k-anonymity)"),
     ("threshold_over_one.json", "parts.abstention.threshold: must be in [0, 1]"),
+    ("affinity_temperature_zero.json", "parts.expansions.affinity.temperature: must be in [0.001, 1000]"),
     ("authorize_part.json", "unknown key 'allow_tools'"),
     ("deep_nesting.json", "nested too deeply"),
     ("pickle.bin", "not UTF-8"),
