@@ -111,6 +111,9 @@ class Abstention:
     model: LinearModel
     threshold: float
     target_false_abstention: float
+    # False: the model only gives the offer's confidence and the config's floors decide
+    # (the shipped model under ``abstain.model: false``). Never stored in a file.
+    decides: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.model.to_dict(), "threshold": _num(self.threshold),
@@ -490,14 +493,16 @@ def learned_config(config: RankerConfig, learned: Learned | None) -> RankerConfi
 def attach(index: Index, learned: Learned | None) -> Index:
     """The index record with what the learned file (or the shipped default) adds.
 
-    The abstention model is the learned file's when it has one, else the shipped
-    default (when ``abstain.model`` is on). Nothing here touches the security index.
+    The abstention model is the learned file's when it has one (and then it decides
+    abstention), else the shipped default, which gives the offer's confidence always and
+    decides abstention only under ``abstain.model: true`` (otherwise the floors do).
+    Nothing here touches the security index.
     """
     cfg = index.config
-    abstention = None
-    if cfg.abstain.model:
-        abstention = learned.abstention if learned is not None and learned.abstention is not None \
-            else default_abstention()
+    if learned is not None and learned.abstention is not None:
+        abstention = learned.abstention
+    else:
+        abstention = dataclasses.replace(default_abstention(), decides=cfg.abstain.model)
     if learned is None:
         return dataclasses.replace(index, abstention=abstention)
     from tooldisc.discovery.expansion_index import AffinityIndex, ExpansionIndex, expansion_texts

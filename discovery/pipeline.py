@@ -111,7 +111,7 @@ def rank(ret: Retrieved, ix: Index) -> Ranked:
         signals["history"] = float(contributions["history"].max(initial=0.0))
     if ix.abstention is not None:
         signals["no_tool"] = no_tool_probability(ret, ix, signals["bm25"], _top_expansion(ret, ix, contributions))
-    elif ret.ngram is not None:
+    if (ix.abstention is None or not ix.abstention.decides) and ret.ngram is not None:
         signals["ngram"] = content_ngram(ret, ix, signals["bm25"])
     if ix.embedding is not None and len(ret.indices):
         signals["embedding"] = float(ix.embedding.similarity(ret.authorized.request.query, ret.indices).max())
@@ -134,7 +134,7 @@ def cut(ranked: Ranked, ix: Index) -> Offer:
     scores = ranked.scores
     top = float(scores[0]) if len(scores) else 0.0
     second = float(scores[1]) if len(scores) > 1 else 0.0
-    if ix.abstention is not None:
+    if ix.abstention is not None and ix.abstention.decides:
         abstain = model_reason(ranked.signals, ix)
     else:
         abstain = abstain_reason(ranked.signals, cfg.abstain)

@@ -141,7 +141,7 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
             ranker = LinearModel(tuple(n for n, _ in chosen), np.array([w for _, w in chosen]), 0.0)
     abstention = mutation = None
     if opts.abstention:
-        abstention, report["abstention"] = judge_abstention(fit.rows, opts)
+        abstention, report["abstention"] = judge_abstention(fit.rows, opts, engine.config.abstain)
     if opts.mutation:
         from tooldisc.evaluation.learn_mutation import fit_mutation
 

@@ -16,10 +16,16 @@ import numpy as np
 from tooldisc.discovery.learned import Abstention, LinearModel
 
 if TYPE_CHECKING:
+    from tooldisc.discovery.config import AbstainSection
     from tooldisc.evaluation.learn import LearnOptions, Rows
 
-def judge_abstention(rows: list[Rows], opts: LearnOptions) -> tuple[Abstention | None, dict[str, Any]]:
-    """Held-out correctness (abstain exactly when no tool fits) against the shipped default model."""
+def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSection | None = None
+                     ) -> tuple[Abstention | None, dict[str, Any]]:
+    """Held-out correctness (abstain exactly when no tool fits) against discovery without the part.
+
+    That is the shipped default model under ``abstain.model: true`` (or no ``abstain``),
+    else the config's floors (best raw BM25F and content-word n-gram cosine both below).
+    """
     from tooldisc.discovery.learned import default_abstention
     from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
     from tooldisc.evaluation.learn_ranking import verdict_of
@@ -34,9 +40,12 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions) -> tuple[Abstention |
         return None, info
     x = np.stack([r.offer for r in usable])
     folds = np.array([r.fold for r in usable])
-    default = default_abstention()
-    dx = x[:, [ABSTENTION_FEATURES_ORDER.index(n) for n in default.model.features]]
-    base_abstain = default.model.probability(dx) >= default.threshold
+    if abstain is None or abstain.model:
+        default = default_abstention()
+        dx = x[:, [ABSTENTION_FEATURES_ORDER.index(n) for n in default.model.features]]
+        base_abstain = default.model.probability(dx) >= default.threshold
+    else:
+        base_abstain = floors_abstain(x, abstain)
     learned_abstain = np.zeros(len(y), dtype=bool)
     for f in range(opts.folds):
         tr, te = folds != f, folds == f
@@ -49,12 +58,23 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions) -> tuple[Abstention |
     info.update({"measure": "abstained exactly when no tool fits",
                  "held_out": {"no_match_success": round(float(learned_abstain[y].mean()), 4),
                               "false_abstention": round(float(learned_abstain[~y].mean()), 4)},
-                 "default_model": {"no_match_success": round(float(base_abstain[y].mean()), 4),
+                 "without": {"no_match_success": round(float(base_abstain[y].mean()), 4),
                                    "false_abstention": round(float(base_abstain[~y].mean()), 4)}})
     if not keep:
         return None, info
     model, threshold = fit_abstention(x, y, opts)
     return Abstention(model, threshold, opts.target_false_abstention), info
+
+
+def floors_abstain(x: np.ndarray, abstain: AbstainSection) -> np.ndarray:
+    """Where the config's floors abstain (DESIGN §5 no-match), from offer-feature rows."""
+    from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
+
+    if abstain.min_bm25 <= 0 and abstain.min_ngram <= 0:
+        return np.zeros(len(x), dtype=bool)
+    bm25 = np.expm1(x[:, ABSTENTION_FEATURES_ORDER.index("bm25_top")])
+    ngram = x[:, ABSTENTION_FEATURES_ORDER.index("ngram_content")]
+    return (bm25 < abstain.min_bm25) & (ngram < abstain.min_ngram)
 
 
 def fit_abstention(x: np.ndarray, y: np.ndarray, opts: LearnOptions,

@@ -145,3 +145,19 @@ def test_vectorised_ndcg_equals_the_per_request_definition() -> None:
                 o = o[s[o] > 0][:10]
                 want[r] = (row.y[o] * discount[: len(o)]).sum() / discount[: min(int(row.y.sum()), 10)].sum()
         np.testing.assert_allclose(ndcg(rows, w), want, atol=1e-12)
+
+
+def test_the_abstention_baseline_abstains_where_discovery_s_floors_do() -> None:
+    """A learned abstention part is judged against what discovery does without it (the floors)."""
+    import numpy as np
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.learn_abstention import floors_abstain
+    from tooldisc.evaluation.learn_rows import ranking_rows
+
+    catalog = _catalog()
+    engine = Discoverer(catalog)
+    queries = [e.query for e in _traffic()[:60]] + CHITCHAT + ["invoices", "ok thanks, that's all"]
+    rows = np.stack([ranking_rows(engine.index, q, (), 1)[3] for q in queries])
+    served = np.array([engine.discover(q).k_reason.startswith("abstained") for q in queries])
+    assert served.any() and not served.all()
+    assert (floors_abstain(rows, engine.config.abstain) == served).all()
