@@ -223,16 +223,17 @@ def load_learned(path: str | os.PathLike[str]) -> Learned:
 
 
 def parse_learned(text: str, file: str | None = None) -> Learned:
-    """Parse learned-file text (any extension: recognised by content)."""
+    """Parse learned-file text (any extension: recognised by content).
+
+    The hardened JSON reader refuses duplicate keys, NaN/Infinity and deep nesting.
+    """
+    from tooldisc.discovery.documents import loads_json
+
     try:
-        doc = json.loads(text, parse_constant=_refuse_constant)
+        doc = loads_json(text, file)
     except json.JSONDecodeError as exc:
         raise DataError(f"not a tooldisc learned file: invalid JSON ({exc.msg})", file=file,
                         where=f"line {exc.lineno}, column {exc.colno}") from None
-    except ValueError as exc:
-        raise DataError(f"not a tooldisc learned file: {exc}", file=file) from None
-    except RecursionError:
-        raise DataError("not a tooldisc learned file: nested too deeply", file=file) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise DataError(f"not a tooldisc learned file (expected an object with \"format\": \"{FORMAT}\")", file=file)
     version = doc.get("version")
@@ -251,10 +252,6 @@ def parse_learned(text: str, file: str | None = None) -> Learned:
         raise DataError("checksum mismatch: the file was changed after 'tooldisc learn' wrote it "
                         "(re-run learn instead of editing it)", file=file, where="sha256")
     return _from_body(body, file)
-
-
-def _refuse_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _fail(msg: str, file: str | None, where: str) -> DataError:

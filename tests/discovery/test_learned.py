@@ -32,7 +32,7 @@ HOSTILE = [
     ("future_version.json", "version 99 is not supported"),
     ("tampered_phrase.json", "checksum mismatch"),
     ("no_checksum.json", "missing its sha256 checksum"),
-    ("nan_coef.json", "NaN is not a number JSON allows"),
+    ("nan_coef.json", "NaN is not a JSON number"),
     ("coef_out_of_range.json", "parts.ranker.coef[1]: must be in [-1e+06, 1e+06]"),
     ("unknown_feature.json", "unknown feature 'authorize_all'"),
     ("coef_length.json", "must be a list of 3 numbers"),
@@ -40,8 +40,9 @@ HOSTILE = [
     ("threshold_over_one.json", "parts.abstention.threshold: must be in [0, 1]"),
     ("affinity_temperature_zero.json", "parts.expansions.affinity.temperature: must be in [0.001, 1000]"),
     ("authorize_part.json", "unknown key 'allow_tools'"),
-    ("deep_nesting.json", "nested too deeply"),
+    ("deep_nesting.json", "nested deeper than 100 levels"),
     ("pickle.bin", "not UTF-8"),
+    ("duplicate_key.json", "duplicate key 'weight'"),
 ]
 
 
