@@ -151,6 +151,7 @@ def _cv(name: str, catalog, gold, folds, **opts) -> dict:
 
 def sealtools() -> dict:
     from sklearn.model_selection import GroupKFold
+
     from tooldisc.discovery.catalog_io import load_catalog
     from tooldisc.gold.loader import load_gold
 
@@ -164,6 +165,7 @@ def sealtools() -> dict:
 
 def hesabix() -> dict:
     from sklearn.model_selection import StratifiedKFold
+
     from tooldisc.discovery.catalog_io import load_catalog
     from tooldisc.gold.loader import load_gold
 

@@ -11,6 +11,7 @@ import sys
 from typing import Annotated, Any
 
 import typer
+
 from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
 from tooldisc.cli.options import CatalogOption, ConfigOption
 
@@ -59,10 +60,9 @@ def learn_command(
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.learned import dumps_learned
+    from tooldisc.errors import UsageError
     from tooldisc.evaluation.learn import LearnOptions, learn
     from tooldisc.evaluation.learn_data import load_examples
-
-    from tooldisc.errors import UsageError
 
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
     if not out:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from tooldisc.discovery.fields import TextColumns, terms_of_tokens
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from tooldisc.discovery.fields import terms_of_tokens
 from tooldisc.discovery.lexical import LexicalIndex
 

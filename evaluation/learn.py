@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from tooldisc.discovery.learned import Expansions, Learned, LinearModel
 
+from tooldisc.discovery.learned import Expansions, Learned, LinearModel
 from tooldisc.errors import UsageError
 
 if TYPE_CHECKING:

@@ -13,6 +13,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from tooldisc.discovery.learned import Abstention, LinearModel
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from tooldisc.discovery.learned import MUTATION_CLASSES, MutationModel, narrows
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from tooldisc.discovery.learned_features import (
     content_ngram_best,
     offer_features,

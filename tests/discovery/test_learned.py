@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.learned import (
     Abstention,
@@ -20,7 +21,6 @@ from tooldisc.discovery.learned import (
     parse_learned,
 )
 from tooldisc.discovery.model import Tool
-
 from tooldisc.errors import DataError
 
 BAD = Path(__file__).resolve().parents[1] / "data" / "bad" / "learned"
@@ -122,7 +122,6 @@ def test_another_catalog_keeps_models_and_drops_stale_expansions_loudly() -> Non
 def test_a_grown_catalog_gives_each_variant_its_base_tools_learned_parts() -> None:
     from tooldisc.discovery.learned import for_grown_catalog
     from tooldisc.discovery.synthetic import synthetic_catalog
-
     from tooldisc.errors import UsageError
 
     catalog = catalog_from_tools(_tools())

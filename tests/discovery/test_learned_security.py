@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
-from tooldisc.discovery.catalog import catalog_from_tools
-from tooldisc.discovery.learned import Abstention, Expansions, Learned, LinearModel, MutationModel
-from tooldisc.discovery.pipeline import Discoverer
 
 from tests.discovery.security_oracle import (
     CONFIG,
@@ -25,6 +22,9 @@ from tests.discovery.security_oracle import (
     requests,
     tools,
 )
+from tooldisc.discovery.catalog import catalog_from_tools
+from tooldisc.discovery.learned import Abstention, Expansions, Learned, LinearModel, MutationModel
+from tooldisc.discovery.pipeline import Discoverer
 
 EXAMPLES = 100
 

@@ -6,14 +6,14 @@ import json
 import random
 
 import pytest
+
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.learned import dumps_learned, parse_learned
 from tooldisc.discovery.model import Tool
+from tooldisc.errors import UsageError
 from tooldisc.evaluation.learn import LearnOptions, learn, threshold_for
 from tooldisc.evaluation.learn_data import Example
 from tooldisc.evaluation.phrases import phrases
-
-from tooldisc.errors import UsageError
 
 # Each tool's users say it with words its description never uses: only traffic can teach them.
 TOOLS = {
@@ -125,6 +125,7 @@ def test_the_shipped_abstention_model_is_what_its_fitting_function_produces() ->
 def test_vectorised_ndcg_equals_the_per_request_definition() -> None:
     """The held-out judge's nDCG@10 against a plain loop, ties (rounded scores) broken by name."""
     import numpy as np
+
     from tooldisc.evaluation.learn import Rows
     from tooldisc.evaluation.learn_ranking import ndcg
 
@@ -150,6 +151,7 @@ def test_vectorised_ndcg_equals_the_per_request_definition() -> None:
 def test_the_abstention_baseline_abstains_where_discovery_s_floors_do() -> None:
     """A learned abstention part is judged against what discovery does without it (the floors)."""
     import numpy as np
+
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.learn_abstention import floors_abstain
     from tooldisc.evaluation.learn_rows import ranking_rows
