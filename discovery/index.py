@@ -91,7 +91,7 @@ class Index:
     # What a learned file adds (discovery/learned.py): ranking, abstention and narrowing only.
     expansion: Any = None  # ExpansionIndex over learned phrases, or None
     affinity: Any = None  # AffinityIndex of learned phrase weights, or None
-    abstention: Any = None  # Abstention model used when config.abstain.model: a learned file's or the default
+    abstention: Any = None  # Abstention model (a learned file's, or the shipped one): the offer's confidence
     mutation_model: Any = None  # MutationModel that may narrow the word lists' class to READ, or None
     learned_digest: str = ""  # SHA-256 of the learned file in use ("" without one): part of every offer hash
     learned_notes: tuple[str, ...] = ()  # stale parts ignored, said loudly by every command
