@@ -104,7 +104,7 @@ def _print_report(report: dict[str, Any]) -> None:
             detail = info.get("reason", "")
         typer.echo(f"  {part:<11} {state:<9} {detail}")
         if part == "abstention" and "held_out" in info:
-            h, d = info["held_out"], info["without"]
+            h, d = info["held_out"], info["baseline"]
             typer.echo(f"  {'':<11} {'':<9} no-match success {h['no_match_success']:.3f} at false abstention "
                        f"{h['false_abstention']:.4f} (without: {d['no_match_success']:.3f} at "
                        f"{d['false_abstention']:.4f})")

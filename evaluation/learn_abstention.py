@@ -59,7 +59,7 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
     info.update({"measure": "abstained exactly when no tool fits",
                  "held_out": {"no_match_success": round(float(learned_abstain[y].mean()), 4),
                               "false_abstention": round(float(learned_abstain[~y].mean()), 4)},
-                 "without": {"no_match_success": round(float(base_abstain[y].mean()), 4),
+                 "baseline": {"no_match_success": round(float(base_abstain[y].mean()), 4),
                                    "false_abstention": round(float(base_abstain[~y].mean()), 4)}})
     if not keep:
         return None, info

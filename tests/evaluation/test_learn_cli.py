@@ -21,9 +21,10 @@ def files(tmp_path_factory) -> dict[str, Path]:
                                for i, e in enumerate(_traffic())))
     out = d / "learned.bin"  # any extension: recognised by content
     proc = run_cli("learn", "--catalog", str(catalog), "--from", str(traffic), "--out", str(out), "--folds", "3",
-                   "--no-mutation", "--json")
+                   "--no-mutation")  # the table: every part's line is printed
     assert proc.returncode == 0, proc.stderr
-    return {"catalog": catalog, "traffic": traffic, "learned": out, "report": json.loads(proc.stdout)}
+    return {"catalog": catalog, "traffic": traffic, "learned": out, "table": proc.stdout,
+            "report": json.loads(out.read_text())}
 
 
 def test_learn_writes_a_verified_file_and_reports_each_part(files) -> None:
@@ -31,6 +32,11 @@ def test_learn_writes_a_verified_file_and_reports_each_part(files) -> None:
     assert "expansions" in report["parts"]
     assert report["report"]["expansions"]["kept"] is True
     assert "mutation" not in report["report"]  # --no-mutation: not fitted, not reported
+    table = files["table"]
+    for part in ("expansions", "affinity", "ranker", "abstention"):
+        assert f"  {part} " in table, table
+    if "abstention" in report["parts"]:
+        assert "no-match success" in table and "(without:" in table
     doc = json.loads(files["learned"].read_text())
     assert doc["format"] == "tooldisc-learned" and len(doc["sha256"]) == 64
 
