@@ -82,12 +82,13 @@ class CatalogSource:
     """A catalog file that reloads atomically when it changes; a bad file never replaces a good one."""
 
     def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
-                 report: Callable[[str], None] | None = None, fmt: str | None = None):
+                 report: Callable[[str], None] | None = None, fmt: str | None = None, learned: Any = None):
         from tooldisc.discovery.config import load_config
 
         self.path = Path(path)
         self.fmt = fmt  # a declared catalog format holds for every reload
         self.config = config or load_config()
+        self.learned = learned  # bound to each reloaded catalog; its stale parts are reported, never used
         self.report = report or (lambda msg: sys.stderr.write(msg + "\n"))
         self.reload_errors: list[str] = []
         self._lock = threading.Lock()
@@ -100,7 +101,10 @@ class CatalogSource:
 
         stamp = _stamp(self.path)
         catalog = load_catalog(self.path, fmt=self.fmt)
-        return Engine(catalog, Discoverer(catalog, self.config), NameMap(t.name for t in catalog.tools), stamp)
+        discoverer = Discoverer(catalog, self.config, learned=self.learned)
+        for text in discoverer.notes:
+            self.report(f"tooldisc serve: {text}")
+        return Engine(catalog, discoverer, NameMap(t.name for t in catalog.tools), stamp)
 
     def engine(self) -> Engine:
         """The current engine, after reloading the file if it changed since it was loaded."""

@@ -1,6 +1,10 @@
 """Quality of one ranker config on every gold set at hand, in one table.
 
 Usage: python benchmarks/quality.py [CONFIG.yaml] [--k 10|auto] [--sets default,devops,hesabix,bfcl,metatool]
+       python benchmarks/quality.py --learn [--sets metatool,sealtools,hesabix] [--json]
+
+``--learn`` learns a file from each set's training split only and reports every measure with
+and without it (benchmarks/learn_quality.py says exactly which split feeds which figure).
 
 The shipped default and devops sets are where configs are tuned; the shared benchmarks (read from
 ../shared when present) are only ever measured, never fitted.
@@ -28,6 +32,12 @@ MEASURES = ("hit@10", "recall@5", "MRR", "nDCG@10", "no_match_success", "false_a
 
 
 def main() -> None:
+    if "--learn" in sys.argv[1:]:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from learn_quality import main as learn_main
+
+        learn_main(sys.argv[1:])
+        return
     from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.context import default_context

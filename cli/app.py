@@ -56,6 +56,7 @@ def _register() -> None:
         "gold_cmd",
         "eval_cmd",
         "tune_cmd",
+        "learn_cmd",
         "bench_cmd",
         "canary_cmd",
         "plan_cmd",

@@ -51,6 +51,7 @@ def bench_command(
     catalog_format: CatalogFormatOption = None,
     gold: Annotated[str | None, typer.Option("--gold", help="Gold set whose queries are half the query set. Default: the shipped gold set.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")] = None,
+    learned: Annotated[str | None, typer.Option("--learned", help="A learned file for --catalog: the synthetic catalogs are grown from that catalog and every variant takes its base tool's expansions.")] = None,
     out: Annotated[str | None, typer.Option("--out", "-o", help="Also write the run's JSON document here.")] = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
@@ -65,11 +66,15 @@ def bench_command(
 
     chosen = resolve_format(fmt, json_, ("table", "json"))
     sizes = parse_sizes(tools)
-    if catalog:  # a bad catalog is one line and exit 2 here, not a traceback from a worker process
-        load_catalog_option(catalog, catalog_format)
+    # a bad catalog is one line and exit 2 here, not a traceback from a worker process
+    base = load_catalog_option(catalog, catalog_format) if catalog or learned else None
     options = BenchOptions(sizes=sizes, queries=queries, repeats=repeats, k=k, baselines=baselines,
                            seed=seed, catalog=catalog, gold=gold, config=config,
-                           catalog_format=declared_format(catalog_format))
+                           catalog_format=declared_format(catalog_format), learned=learned)
+    if learned:  # refuse a file learned on another catalog before any worker starts
+        from tooldisc.discovery.learned import for_grown_catalog, load_learned
+
+        for_grown_catalog(load_learned(learned), base, base)
     if baselines:
         missing = [m for m in ("rank_bm25", "bm25s") if not _importable(m)]
         for m in missing:

@@ -14,13 +14,16 @@ from tooldisc.cli.options import (
     ContextFileOption,
     ForcedOption,
     KOption,
+    LearnedOption,
     ModeOption,
     PermissionOption,
     RoleOption,
     TenantOption,
     build_context_from,
+    build_engine,
     context_flags,
     load_catalog_option,
+    load_learned_option,
     parse_k,
 )
 
@@ -37,6 +40,7 @@ def discover_command(
     forced: ForcedOption = None,
     context_file: ContextFileOption = None,
     config: ConfigOption = None,
+    learned: LearnedOption = None,
     history: Annotated[list[str] | None, typer.Option("--history", help="An earlier user turn, oldest first (repeatable).")] = None,
     explain: Annotated[str | None, typer.Option("--explain", help="Say which step removed TOOL, or where and why it ranked.")] = None,
     timings: Annotated[bool, typer.Option("--timings", help="Include per-step timings (never part of the offer hash).")] = False,
@@ -45,14 +49,13 @@ def discover_command(
 ) -> None:
     """Rank the tools a request may see: security filter first, then BM25F ranking, then top-K."""
     from tooldisc.discovery.config import load_config
-    from tooldisc.discovery.pipeline import Discoverer
 
     out = resolve_format(fmt, json_, ("table", "json"))
     cat = load_catalog_option(catalog, catalog_format)
     # The table always prints the effective context itself; JSON carries it under "context".
     ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
                              quiet=out == "table")
-    engine = Discoverer(cat, load_config(config))
+    engine = build_engine(cat, load_config(config), load_learned_option(learned))
     kk = parse_k(k)
     offer = engine.discover(query, ctx, kk, tuple(history or ()))
     explanation = engine.explain(query, explain, ctx, kk, tuple(history or ())) if explain else None
@@ -94,8 +97,10 @@ def _render_table(offer, explanation, timings: bool) -> None:
     console = stdout_console()
     console.print(context_line(offer.context), markup=False)
     features = sorted({f for c in offer.candidates for f in c.features})
+    p = offer.confidence.probability
+    shown = offer.confidence.level + (f" {p:.2f}" if p is not None else "")
     table = Table(title=f"{len(offer.candidates)} of {offer.authorized_count} authorized tools "
-                        f"(K={offer.k}, mutation {offer.mutation}, confidence {offer.confidence.level})")
+                        f"(K={offer.k}, mutation {offer.mutation}, confidence {shown})")
     table.add_column("#", justify="right")
     table.add_column("tool")
     table.add_column("score", justify="right")

@@ -30,6 +30,7 @@ from tooldisc.cli.options import (
     ContextFlags,
     ForcedOption,
     KOption,
+    LearnedOption,
     ModeOption,
     PermissionOption,
     RoleOption,
@@ -59,7 +60,7 @@ _SUFFIX_FORMAT = {".json": "json", ".md": "md", ".markdown": "md", ".html": "htm
 
 def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: ContextFlags, *,
             qrels: str | None = None, topics: str | None = None, quiet_context: bool = False,
-            catalog_format: str | None = None) -> Any:
+            catalog_format: str | None = None, learned: str | None = None) -> Any:
     """The run's inputs from the library loader; its notes, and the default-context line, go to stderr.
 
     ``quiet_context`` drops the default-context line when the report on stdout
@@ -77,7 +78,8 @@ def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: Co
         from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 
         catalog = load_catalog(catalog or default_catalog_path(), fmt=declared)
-    inputs = load_run_inputs(catalog, gold, config, context=asdict(flags), qrels=qrels, topics=topics)
+    inputs = load_run_inputs(catalog, gold, config, context=asdict(flags), qrels=qrels, topics=topics,
+                             learned=learned)
     for line in inputs.notes:
         note(line)
     if inputs.context.is_default and not quiet_context:
@@ -159,6 +161,7 @@ def eval_command(
     gold: GoldOption = None,
     k: KOption = None,
     config: ConfigOption = None,
+    learned: LearnedOption = None,
     mode: ModeOption = None,
     role: RoleOption = None,
     permission: PermissionOption = None,
@@ -204,8 +207,8 @@ def eval_command(
         _check_run_tag(run_tag)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
-                     catalog_format=catalog_format)
-    engine = Discoverer(inputs.catalog, inputs.config)
+                     catalog_format=catalog_format, learned=learned)
+    engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned)
     run = score_eval(_discover(inputs, kk, progress, engine=engine), timings=timings, notes=inputs.notes)
     doc = run.document(by=by_fields, max_misses=misses)
     if schemas:
@@ -259,6 +262,7 @@ def sweep_command(
     catalog_format: CatalogFormatOption = None,
     gold: GoldOption = None,
     config: ConfigOption = None,
+    learned: LearnedOption = None,
     mode: ModeOption = None,
     role: RoleOption = None,
     permission: PermissionOption = None,
@@ -283,7 +287,7 @@ def sweep_command(
     k_values = parse_ks(ks)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
-                     catalog_format=catalog_format)
+                     catalog_format=catalog_format, learned=learned)
     _render(sweep_document(_discover(inputs, max(k_values), progress), k_values), out_fmt, out, "sweep")
 
 
@@ -305,6 +309,9 @@ def compare_command(
     context_file: ContextFileOption = None,
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
+    learned: LearnedOption = None,
+    learned_a: Annotated[str | None, typer.Option("--learned-a", help="A learned file for A only (overrides --learned).")] = None,
+    learned_b: Annotated[str | None, typer.Option("--learned-b", help="A learned file for B only (overrides --learned).")] = None,
     permutations: Annotated[int, typer.Option("--permutations", min=1, help="Sign flips in the randomization test.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization test.")] = 0,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level after Holm's correction.")] = 0.05,
@@ -329,13 +336,14 @@ def compare_command(
     from tooldisc.cli.options import parse_k
     from tooldisc.evaluation.api import score_eval
     from tooldisc.evaluation.compare import compare, shared_k
-    from tooldisc.evaluation.inputs import load_config_input
+    from tooldisc.evaluation.inputs import load_config_input, load_learned_input
 
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     inputs_a = _inputs(catalog, gold, config_a, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
-                     catalog_format=catalog_format)
-    inputs_b = replace(inputs_a, config=load_config_input(config_b))
+                       catalog_format=catalog_format, learned=learned_a or learned)
+    inputs_b = replace(inputs_a, config=load_config_input(config_b),
+                       learned=load_learned_input(learned_b or learned))
     kk = shared_k(inputs_a.config, inputs_b.config, parse_k(k))
     runs = [score_eval(_discover(inputs, kk, progress, label=f"discovering ({label})"))
             for label, inputs in (("A", inputs_a), ("B", inputs_b))]

@@ -36,6 +36,7 @@ from tooldisc.cli.options import (
     ContextFileOption,
     ForcedOption,
     KOption,
+    LearnedOption,
     ModeOption,
     PermissionOption,
     RoleOption,
@@ -59,6 +60,7 @@ def gate_command(
     gold: GoldOption = None,
     k: KOption = None,
     config: ConfigOption = None,
+    learned: LearnedOption = None,
     mode: ModeOption = None,
     role: RoleOption = None,
     permission: PermissionOption = None,
@@ -104,7 +106,7 @@ def gate_command(
     thresholds = (*thresholds, *relative)
     eval_flags = {"--catalog": catalog, "--gold": gold, "--k": k, "--config": config, "--mode": mode,
                   "--role": role, "--permission": permission, "--tenant": tenant, "--forced": forced,
-                  "--context-file": context_file, "--qrels": qrels, "--topics": topics}
+                  "--context-file": context_file, "--qrels": qrels, "--topics": topics, "--learned": learned}
     if from_:
         given = [name for name, value in eval_flags.items() if value]
         if given:
@@ -116,7 +118,8 @@ def gate_command(
 
         check_measurable([t.measure for t in thresholds])
         flags = context_flags(tenant, role, permission, mode, forced, context_file)
-        inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, catalog_format=catalog_format)
+        inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, catalog_format=catalog_format,
+                         learned=learned)
         kk = parse_k(k)
         if base_doc is not None and baseline:  # refuse an incomparable baseline before the run, not after
             check_baseline(base_doc, _identity(inputs, kk), source=baseline, context=False)

@@ -24,6 +24,9 @@ CatalogFormatOption = Annotated[
 ConfigOption = Annotated[
     str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")
 ]
+LearnedOption = Annotated[
+    str | None, typer.Option("--learned", help="A learned file from 'tooldisc learn': it ranks and may abstain, never authorizes.")
+]
 KOption = Annotated[str | None, typer.Option("--k", help="How many tools to offer: an integer, or 'auto' for adaptive K. Default: the config's K (15).")]
 TenantOption = Annotated[str | None, typer.Option("--tenant", help="Tenant of the request.")]
 RoleOption = Annotated[list[str] | None, typer.Option("--role", help="A role of the caller (repeatable).")]
@@ -75,6 +78,26 @@ def load_catalog_option(path: str | None, fmt: str | None = None) -> Any:
     for t in quarantined:
         note(f"warning: {catalog.source}: tool {t.name!r} is quarantined and will never be offered: {t.quarantine}")
     return catalog
+
+
+def load_learned_option(path: str | None) -> Any:
+    """The learned file from ``--learned``, verified, or None."""
+    if not path:
+        return None
+    from tooldisc.discovery.learned import load_learned
+
+    return load_learned(path)
+
+
+def build_engine(catalog: Any, config: Any, learned: Any = None) -> Any:
+    """The Discoverer every command builds; a learned file's warnings (stale parts) go to stderr."""
+    from tooldisc.cli.common import note
+    from tooldisc.discovery.pipeline import Discoverer
+
+    engine = Discoverer(catalog, config, learned=learned)
+    for text in engine.notes:
+        note(text)
+    return engine
 
 
 def build_context_from(catalog: Any, flags: ContextFlags, *, quiet: bool = False) -> Any:

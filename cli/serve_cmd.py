@@ -24,6 +24,7 @@ from tooldisc.cli.options import (
     ContextFileOption,
     ForcedOption,
     KOption,
+    LearnedOption,
     ModeOption,
     PermissionOption,
     RoleOption,
@@ -31,6 +32,7 @@ from tooldisc.cli.options import (
     build_context_from,
     context_flags,
     load_catalog_option,
+    load_learned_option,
     parse_k,
 )
 
@@ -52,6 +54,7 @@ def serve_command(
         "--allow-default-context",
         help="Serve with the default context (every role and permission the catalog names, tenant "
              "'default', autonomous) when no context is given. Off by default: serve needs a context.")] = False,
+    learned: LearnedOption = None,
 ) -> None:
     """Serve the catalog over MCP (stdio): offers per request, guarded calls, search_tools.
 
@@ -79,7 +82,8 @@ def serve_command(
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     ctx = build_context_from(cat, flags)  # the default one says so on stderr
     declared = None if catalog_format in (None, "auto") else catalog_format  # checked by load_catalog_option
-    source = CatalogSource(catalog or default_catalog_path(), load_config(config), fmt=declared)
+    source = CatalogSource(catalog or default_catalog_path(), load_config(config), fmt=declared,
+                           learned=load_learned_option(learned))
     telemetry = Telemetry(JsonlSink(events), channel="mcp") if events else None
     # The default context follows catalog reloads (None: recomputed from each new catalog).
     service = AgentService(source, None if ctx.is_default else ctx,

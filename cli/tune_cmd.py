@@ -37,6 +37,9 @@ def tune_command(
                             "'nDCG@10', 'nDCG@10 - 0.5*forbidden@10'.")] = "nDCG@10",
     k: Annotated[int, typer.Option("--k", help="K every offer is cut at while tuning.")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seeds the random draws and the folds.")] = 0,
+    learned: Annotated[str | None, typer.Option(
+        "--learned", help="A learned file whose expansions, abstention and mutation parts apply to every "
+                          "candidate (its ranker does not: the weights are what is searched).")] = None,
     out: Annotated[str | None, typer.Option(
         "--out", "-o", help="Write the chosen weights YAML here (tuned keys only; overlays the shipped default).")] = None,
     progress: Annotated[bool | None, typer.Option(
@@ -66,7 +69,10 @@ def tune_command(
             raise UsageError(f"{name} must be an integer >= {low}; got {value}")
     parse_objective(objective)  # a bad objective or space fails before any data is loaded
     space_map, _ = load_space(space)
-    tuner = WeightTuner(space=space_map, objective=objective, n_iter=n_iter, cv=folds, k=k, random_state=seed)
+    from tooldisc.cli.options import load_learned_option
+
+    tuner = WeightTuner(space=space_map, objective=objective, n_iter=n_iter, cv=folds, k=k, random_state=seed,
+                        learned=load_learned_option(learned))
     datasets = _datasets(catalogs, golds, catalog_format)
     total = (n_iter + 1) * len(datasets)
     with _bar(total, progress) as tick:

@@ -52,3 +52,35 @@ def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | 
         shown = ", ".join(f"{s} {signals[s]:.3f} < {floors[s]:g}" for s in sorted(measured))
         return f"abstained: no tool fits ({shown})"
     return None
+
+
+def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float, expansion_top: float = 0.0) -> float:
+    """The calibrated P(no authorized tool fits the request), from the index's abstention model.
+
+    The features (:mod:`.learned_features`) read the query, the catalog vocabulary and
+    the retrieved tools' best lexical, content-word n-gram and expansion evidence —
+    never the ranking weights — so the shipped default model holds under any ranker.
+    ``expansion_top`` is the retrieved tools' best expansion feature (0 without one).
+    """
+    from tooldisc.discovery.learned_features import (
+        ABSTENTION_FEATURES_ORDER,
+        content_ngram_best,
+        offer_features,
+    )
+
+    tokens = ret.authorized.request.tokens
+    content = content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed", ret.ngram)
+    x = offer_features(tokens, ix.lexical, best_bm25, content, expansion_top)
+    model = ix.abstention.model
+    columns = [ABSTENTION_FEATURES_ORDER.index(n) for n in model.features]
+    return float(model.probability(x[columns][None, :])[0])
+
+
+def model_reason(signals: dict[str, float], ix: Index) -> str | None:
+    """Abstain when P(no tool fits) reaches the model's threshold, unless earlier turns point at a tool."""
+    if signals.get("history", 0.0) > 0:
+        return None
+    p, threshold = signals["no_tool"], ix.abstention.threshold
+    if p >= threshold:
+        return f"abstained: no tool fits (P(no tool) {p:.3f} ≥ {threshold:.3f})"
+    return None

@@ -28,7 +28,7 @@ from tooldisc.errors import ConfigError
 FIELDS = ("name", "aliases", "keywords", "capability", "domains", "description", "examples", "parameters")
 # Ranking features a ``weights`` entry may name; :data:`tooldisc.discovery.features.FEATURES`
 # implements exactly these (tested), in this order.
-FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "core")
+FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "core", "expansion", "affinity")
 
 
 # --- constraints (data, checked in one place) ----------------------------------------
@@ -144,6 +144,8 @@ class AdaptiveSection:
 
 @dataclass(frozen=True)
 class AbstainSection:
+    # true: a calibrated model (the shipped default, or a learned file's) decides, and the floors below are unused
+    model: bool = key(False, Flag())
     min_bm25: float = key(0.0, Interval(float, 0.0, 1e9))
     min_ngram: float = key(0.0, Interval(float, 0.0, 1.0))
     min_embedding: float = key(0.0, Interval(float, -1.0, 1.0))

@@ -95,6 +95,36 @@ def history(ix: Index, state: Retrieved) -> np.ndarray:
     return np.minimum(out, h.cap)
 
 
+def expansion(ix: Index, state: Retrieved) -> np.ndarray:
+    """How much of the query a tool's learned expansions explain (0 without a learned file).
+
+    Catalog-wide IDF over the query's IDF mass (:mod:`.expansion_index`), so a tool no
+    labelled request has reached yet is not pushed down by one weak match elsewhere.
+    """
+    if ix.expansion is None:
+        return np.zeros(len(state.indices), dtype=np.float32)
+    return ix.expansion.scores(state.authorized.request.tokens)[state.indices]
+
+
+def affinity(ix: Index, state: Retrieved) -> np.ndarray:
+    """Learned phrase weights' softmax over the retrieved tools (0 without them in the learned file).
+
+    Gated like ``prior``: it reorders tools that a text feature already finds relevant
+    and never lifts one that no query word reaches.
+    """
+    return affinity_feature(ix, state)
+
+
+def affinity_feature(ix: Index, state: Retrieved, temperature: float | None = None,
+                     evidence: np.ndarray | None = None) -> np.ndarray:
+    """:func:`affinity` at a given softmax temperature (``learn`` chooses it on held-out folds)."""
+    if ix.affinity is None or not len(state.indices):
+        return np.zeros(len(state.indices), dtype=np.float32)
+    p = ix.affinity.scores(state.authorized.request.query, state.indices, temperature, evidence)
+    relevant = (state.lexical[state.indices] > 0) | (state.ngram[state.indices] > 0 if state.ngram is not None else False)
+    return (p * relevant).astype(np.float32)
+
+
 # Features that may only order tools another feature already found relevant.
 TIE_BREAKERS: frozenset[str] = frozenset({"core"})
 
@@ -106,4 +136,6 @@ FEATURES: dict[str, Feature] = {
     "prior": prior,
     "history": history,
     "core": core,
+    "expansion": expansion,
+    "affinity": affinity,
 }

@@ -88,6 +88,13 @@ class Index:
     # catalog it was not built from; None: built from ``catalog`` itself (hashing a large
     # catalog is the catalog's work, not the index's: it happens once, on first use).
     built_from: str | None = None
+    # What a learned file adds (discovery/learned.py): ranking, abstention and narrowing only.
+    expansion: Any = None  # ExpansionIndex over learned phrases, or None
+    affinity: Any = None  # AffinityIndex of learned phrase weights, or None
+    abstention: Any = None  # Abstention model (a learned file's, or the shipped one): the offer's confidence
+    mutation_model: Any = None  # MutationModel that may narrow the word lists' class to READ, or None
+    learned_digest: str = ""  # SHA-256 of the learned file in use ("" without one): part of every offer hash
+    learned_notes: tuple[str, ...] = ()  # stale parts ignored, said loudly by every command
 
     @property
     def size(self) -> int:
@@ -105,7 +112,8 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
     """Build every index the config's non-zero weights and floors need.
 
     ``extra_columns`` maps a field name to one text per tool (in catalog order) that
-    is indexed but is not part of the tool (see the module docstring).
+    is indexed but is not part of the tool (see the module docstring).What a learned file adds is
+    attached afterwards (:func:`tooldisc.discovery.learned.attach`).
     """
     cfg = config
     with gc_paused():  # the builds allocate millions of small objects at 100k tools

@@ -97,14 +97,19 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Confidence:
-    """How sure the ranker is: top score, gap to the runner-up, and a level."""
+    """How sure discovery is: top score, gap to the runner-up, a level, and (with an
+    abstention model) the calibrated probability that some authorized tool fits."""
 
     top_score: float
     gap: float
     level: str  # "high" | "medium" | "low" | "none"
+    probability: float | None = None  # calibrated P(some authorized tool fits), when an abstention model runs
 
     def to_dict(self) -> dict[str, Any]:
-        return {"top_score": round(self.top_score, 6), "gap": round(self.gap, 6), "level": self.level}
+        out: dict[str, Any] = {"top_score": round(self.top_score, 6), "gap": round(self.gap, 6), "level": self.level}
+        if self.probability is not None:
+            out["probability"] = round(self.probability, 6)
+        return out
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from tooldisc.discovery.abstention import abstain_reason, content_ngram
+from tooldisc.discovery.abstention import (
+    abstain_reason,
+    content_ngram,
+    model_reason,
+    no_tool_probability,
+)
 from tooldisc.discovery.adaptive import choose_k
 from tooldisc.discovery.candidates import index_candidates
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
+from tooldisc.discovery.fields import terms_of_tokens
 from tooldisc.discovery.index import Index, build_index
+from tooldisc.discovery.learned import Learned, attach, learned_config, narrows
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier
 from tooldisc.discovery.security import MUTATIONS, READ, check_tool
@@ -35,7 +42,11 @@ from tooldisc.errors import UsageError
 
 def authorize(req: Request, ix: Index) -> Authorized:
     """Security first: the query's mutation class, then the §4 filter for this context."""
-    mutation = ix.classifier.classify(req.query, list(req.tokens))  # word rules, then narrowing
+    # word rules, then hardening narrowing; the learned model (which reads the word lists' class,
+    # the same one whenever the rules did not already narrow to READ) may only narrow further
+    mutation = ix.classifier.classify(req.query, list(req.tokens))
+    if ix.mutation_model is not None and narrows(ix.mutation_model, set(terms_of_tokens(list(req.tokens))), mutation):
+        mutation = READ  # a learned file may only narrow the word lists' class, never widen it
     if req.mutation_cap is not None and mutation != req.mutation_cap:
         mutation = READ  # the intersection of two different mutation rows is read-only
     return Authorized(req, mutation, ix.authorized(req.context, mutation))
@@ -98,11 +109,22 @@ def rank(ret: Retrieved, ix: Index) -> Ranked:
     signals = {"bm25": float(ret.lexical[ret.indices].max(initial=0.0))}
     if "history" in contributions:
         signals["history"] = float(contributions["history"].max(initial=0.0))
-    if ret.ngram is not None:
+    if ix.abstention is not None:
+        signals["no_tool"] = no_tool_probability(ret, ix, signals["bm25"], _top_expansion(ret, ix, contributions))
+    if (ix.abstention is None or not ix.abstention.decides) and ret.ngram is not None:
         signals["ngram"] = content_ngram(ret, ix, signals["bm25"])
     if ix.embedding is not None and len(ret.indices):
         signals["embedding"] = float(ix.embedding.similarity(ret.authorized.request.query, ret.indices).max())
     return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)
+
+
+def _top_expansion(ret: Retrieved, ix: Index, contributions: dict[str, np.ndarray]) -> float:
+    """The retrieved tools' best expansion feature, from the rank step's contribution when it has one."""
+    if ix.expansion is None or not len(ret.indices):
+        return 0.0
+    if "expansion" in contributions:
+        return float(contributions["expansion"].max()) / ix.config.weight("expansion")
+    return float(FEATURES["expansion"](ix, ret).max())
 
 
 def cut(ranked: Ranked, ix: Index) -> Offer:
@@ -112,7 +134,10 @@ def cut(ranked: Ranked, ix: Index) -> Offer:
     scores = ranked.scores
     top = float(scores[0]) if len(scores) else 0.0
     second = float(scores[1]) if len(scores) > 1 else 0.0
-    abstain = abstain_reason(ranked.signals, cfg.abstain)
+    if ix.abstention is not None and ix.abstention.decides:
+        abstain = model_reason(ranked.signals, ix)
+    else:
+        abstain = abstain_reason(ranked.signals, cfg.abstain)
     if not len(scores) or abstain:
         k = cfg.k if req.k == "auto" else int(req.k)
         why, n = abstain or "no authorized tool matched the query", 0
@@ -131,7 +156,8 @@ def cut(ranked: Ranked, ix: Index) -> Offer:
         )
         for i in range(n)
     )
-    confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n)
+    fits = 1.0 - ranked.signals["no_tool"] if "no_tool" in ranked.signals else None
+    confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n, fits)
     auth = ranked.retrieved.authorized
     offer_hash = _offer_hash(req, auth.mutation, k, candidates, ix)
     return Offer(
@@ -154,12 +180,22 @@ def _offer_hash(req: Request, mutation: str, k: int, candidates: tuple[Candidate
         mutation, str(k), ix.catalog.hash, ix.config_hash,
         *(f"{c.name}={c.score:.6f}" for c in candidates),
     ]
+    if ix.learned_digest:
+        parts.append(f"learned={ix.learned_digest}")
     return hashlib.sha256("\x1e".join(parts).encode("utf-8")).hexdigest()
 
 
-def _confidence(top: float, gap: float, n: int) -> Confidence:
+def _confidence(top: float, gap: float, n: int, fits: float | None = None) -> Confidence:
+    """Top score, gap and a level; with an abstention model, the calibrated P(some offered tool fits).
+
+    With the model the level reads the probability (high ≥ 0.9, medium ≥ 0.7); without
+    it, the relative gap between the first two scores, as before.
+    """
     if n == 0:
-        return Confidence(0.0, 0.0, "none")
+        return Confidence(0.0, 0.0, "none", fits)
+    if fits is not None:
+        level = "high" if fits >= 0.9 else "medium" if fits >= 0.7 else "low"
+        return Confidence(top, gap, level, fits)
     rel = gap / top if top > 0 else 0.0
     level = "high" if rel >= 0.25 else "medium" if rel >= 0.10 else "low"
     return Confidence(top, gap, level)
@@ -181,12 +217,20 @@ class Discoverer:
 
     def __init__(self, catalog: Catalog, config: RankerConfig | None = None,
                  classifier: MutationClassifier | None = None, encoder: Any = None, *,
-                 index: Index | None = None):
-        config = config or load_config()
+                 index: Index | None = None, learned: Learned | None = None):
+        config = learned_config(config or load_config(), learned)
         if index is not None and (index.catalog is not catalog or index.config != config):
             raise UsageError("The 'index' parameter must be built for the same catalog and config.")
-        self.index = index or build_index(catalog, config, classifier, encoder)
+        if learned is not None and not isinstance(learned, Learned):
+            raise UsageError("The 'learned' parameter must be a Learned (tooldisc.load_learned(path)). "
+                             f"Got {type(learned).__name__} instead.")
+        self.index = attach(index or build_index(catalog, config, classifier, encoder), learned)
         self._default_context = default_context(catalog)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Warnings about the learned file in use (stale parts ignored); empty without one."""
+        return self.index.learned_notes
 
     @property
     def catalog(self) -> Catalog:

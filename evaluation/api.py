@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.config import RankerConfig
+    from tooldisc.discovery.learned import Learned
     from tooldisc.discovery.model import Context
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.gold.model import GoldSet
@@ -110,14 +111,15 @@ def discover_gold(inputs: RunInputs, k: int | str | None = None, *, engine: Disc
                   progress: Callable[[int], None] | None = None) -> RunResult:
     """Offers for every gold query of ``inputs`` at ``k`` (``None``: the config's K).
 
-    ``engine`` reuses a Discoverer built over ``inputs.catalog`` and ``inputs.config``.
+    ``engine`` reuses a Discoverer built over ``inputs.catalog``, ``inputs.config`` and
+    ``inputs.learned``.
     """
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.run import run_discovery
 
     kk = check_k(k)
-    engine = engine if engine is not None else Discoverer(inputs.catalog, inputs.config)
-    return run_discovery(engine, inputs.gold, inputs.context, inputs.config.k if kk is None else kk,
+    engine = engine if engine is not None else Discoverer(inputs.catalog, inputs.config, learned=inputs.learned)
+    return run_discovery(engine, inputs.gold, inputs.context, engine.config.k if kk is None else kk,
                          progress=progress)
 
 
@@ -130,7 +132,8 @@ def score_eval(result: RunResult, *, timings: bool = False, notes: tuple[str, ..
 
 
 def evaluate(catalog: PathLike | Catalog | None, gold: PathLike | GoldSet | None,
-             config: PathLike | RankerConfig | None = None, k: int | str | None = None, learned: None = None,
+             config: PathLike | RankerConfig | None = None, k: int | str | None = None,
+             learned: PathLike | Learned | None = None,
              *, context: Context | Mapping[str, Any] | None = None, timings: bool = False) -> EvalRun:
     """Run discovery over a gold set and score it, as ``tooldisc eval`` does.
 
@@ -141,8 +144,9 @@ def evaluate(catalog: PathLike | Catalog | None, gold: PathLike | GoldSet | None
     (``tenant``, ``roles``, ``permissions``, ``mode``, ``forced``, ``context_file``), or
     ``None`` for the catalog default (every role and permission, tenant ``default``,
     mode autonomous). ``timings`` adds latency p50/p95 (then the result is no longer
-    reproducible to the byte). ``learned`` must be ``None``: learned files are not
-    supported yet, and passing one raises :class:`~tooldisc.errors.UsageError`.
+    reproducible to the byte). ``learned`` is a learned file from ``tooldisc learn``
+    (a path or :func:`tooldisc.load_learned`'s result), or ``None``; it ranks and may
+    abstain, never authorizes.
 
     Bad input raises :class:`~tooldisc.errors.DataError`, :class:`ConfigError` or
     :class:`UsageError` (all ``ValueError``), naming the file and the place.

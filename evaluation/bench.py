@@ -71,6 +71,7 @@ class BenchOptions:
     catalog: str | None = None
     gold: str | None = None
     config: str | None = None
+    learned: str | None = None  # a learned file for the base catalog; variants take their base tool's learned parts
     build_repeats: int = 3
     notes: tuple[str, ...] = field(default=())
     catalog_format: str | None = None  # None: declared by catalog_version, else detected
@@ -220,6 +221,11 @@ def measure_size(options: BenchOptions, n: int, progress: Progress | None = None
     queries = synthetic_queries(catalog, base_queries, options.queries, options.seed,
                                 base_names=frozenset(t.name for t in base.tools))
     config = load_config(options.config)
+    learned = None
+    if options.learned:
+        from tooldisc.discovery.learned import for_grown_catalog, load_learned
+
+        learned = for_grown_catalog(load_learned(options.learned), base, catalog)
     _ = catalog.hash  # the catalog's own hash, once, with the catalog (see the module docstring)
     generate_s = time.perf_counter() - t0
     gc.collect()
@@ -238,7 +244,7 @@ def measure_size(options: BenchOptions, n: int, progress: Progress | None = None
         "judged_queries": sum(1 for q in queries if q.intended),
     }
     engines: dict[str, Any] = {}
-    engines["tooldisc"], engine = measure_tooldisc(catalog, config, queries, options, tick)
+    engines["tooldisc"], engine = measure_tooldisc(catalog, config, queries, options, tick, learned)
     result["vocab_terms"] = len(engine.index.lexical.vocab)
     authorized = authorized_sets(engine, queries)
     result["refused_by_security"] = refused_share(engine, queries, authorized)

@@ -31,7 +31,7 @@ HIT_WHAT = ("share of judged queries (an intended tool, not no-match) with an in
 
 
 def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options: BenchOptions,
-                     tick: Progress) -> tuple[dict[str, Any], Any]:
+                     tick: Progress, learned: Any = None) -> tuple[dict[str, Any], Any]:
     """Build time and memory, per-query latency, hits and candidate recall; also the engine."""
     import numpy as np
 
@@ -45,7 +45,7 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
         gc.collect()
         before = reset_peak()
         t0 = time.perf_counter()
-        engine = Discoverer(catalog, config)
+        engine = Discoverer(catalog, config, learned=learned)
         builds.append(time.perf_counter() - t0)
         if rss is None:
             rss = rss_after(before)

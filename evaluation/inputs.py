@@ -6,8 +6,8 @@ or the small loaders beside it, so the default files, the gold-against-catalog c
 and the notes a user must see are decided in one place. Loading never prints: the
 notes travel in :attr:`RunInputs.notes` and the caller decides where they go.
 
-A learned file (issue 13) will be one more input; its slot is :attr:`RunInputs.learned`,
-and until its format lands anything but ``None`` is refused rather than ignored.
+A learned file (``tooldisc learn``) is one more input, :attr:`RunInputs.learned`; the
+warnings about its stale parts for this catalog travel in the notes like the others.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from tooldisc.errors import DataError, UsageError
 if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.config import RankerConfig
+    from tooldisc.discovery.learned import Learned
     from tooldisc.discovery.model import Context
     from tooldisc.gold.model import GoldSet
 
@@ -45,21 +46,36 @@ class RunInputs:
     ``notes`` are lines for a person (``note: …``, ``warning: …``): catalog notes,
     quarantined tools, gold-set warnings. Whether the context is the catalog default
     is ``context.is_default``; callers say so where their output does not.
-    ``learned`` is the slot for a learned file; always ``None`` until its format exists.
+    ``learned`` is a verified learned file, or ``None``.
     """
 
     catalog: Catalog
     gold: GoldSet
     config: RankerConfig
     context: Context
-    learned: None = None
+    learned: Learned | None = None
     notes: tuple[str, ...] = ()
 
 
-def check_learned(learned: object) -> None:
-    """Refuse a learned file until the learned format lands (issue 13), instead of ignoring it."""
-    if learned is not None:
-        raise UsageError("learned files are not supported by this version of tooldisc yet; pass learned=None")
+def load_learned_input(learned: PathLike | Learned | None) -> Learned | None:
+    """A learned file from a path (verified), as given, or ``None``."""
+    from tooldisc.discovery.learned import Learned, load_learned
+
+    if learned is None or isinstance(learned, Learned):
+        return learned
+    if not isinstance(learned, str | os.PathLike):
+        raise UsageError("The 'learned' parameter must be a path, a Learned (tooldisc.load_learned) or None. "
+                         f"Got {type(learned).__name__} instead.")
+    return load_learned(learned)
+
+
+def learned_notes(learned: Learned | None, catalog: Catalog) -> tuple[str, ...]:
+    """What a learned file ignores for this catalog (stale parts), as warning lines."""
+    if learned is None:
+        return ()
+    from tooldisc.discovery.learned import bind
+
+    return bind(learned, catalog).notes
 
 
 def load_catalog_input(catalog: PathLike | Catalog | None) -> tuple[Catalog, tuple[str, ...]]:
@@ -131,15 +147,15 @@ def context_input(catalog: Catalog, context: Context | Mapping[str, Any] | None)
 def load_run_inputs(catalog: PathLike | Catalog | None = None, gold: PathLike | GoldSet | None = None,
                     config: PathLike | RankerConfig | None = None, *,
                     context: Context | Mapping[str, Any] | None = None, qrels: PathLike | None = None,
-                    topics: PathLike | None = None, learned: None = None) -> RunInputs:
+                    topics: PathLike | None = None, learned: PathLike | Learned | None = None) -> RunInputs:
     """Load and cross-check every input of a run; ``None`` means the shipped default.
 
     Order matters only for errors: a bad catalog is reported before a gold set that
     names its tools, and neither is read twice.
     """
-    check_learned(learned)
     cat, cat_notes = load_catalog_input(catalog)
     gold_set, gold_notes = load_gold_input(gold, cat, qrels=qrels, topics=topics)
     cfg = load_config_input(config)
     ctx = context_input(cat, context)
-    return RunInputs(cat, gold_set, cfg, ctx, None, (*cat_notes, *gold_notes))
+    file = load_learned_input(learned)
+    return RunInputs(cat, gold_set, cfg, ctx, file, (*cat_notes, *gold_notes, *learned_notes(file, cat)))

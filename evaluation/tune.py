@@ -16,6 +16,7 @@ score is a mean over a subset of the same per-query values.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import warnings
@@ -292,7 +293,8 @@ class WeightTuner(_Params):
     """
 
     def __init__(self, space: Space | None = None, objective: str = "nDCG@10", n_iter: int = 40, cv: int = 5,
-                 k: int = 10, random_state: int = 0, base_config: RankerConfig | None = None):
+                 k: int = 10, random_state: int = 0, base_config: RankerConfig | None = None,
+                 learned: Any = None):
         self.space = space
         self.objective = objective
         self.n_iter = n_iter
@@ -300,6 +302,7 @@ class WeightTuner(_Params):
         self.k = k
         self.random_state = random_state
         self.base_config = base_config
+        self.learned = learned  # a Learned file: its expansions, abstention and mutation apply to every candidate
 
     def _check_params(self) -> None:
         for name, low in (("n_iter", 0), ("cv", 2), ("k", 1)):
@@ -331,6 +334,8 @@ class WeightTuner(_Params):
         base = self.base_config if self.base_config is not None else load_config()
         space = self.space if self.space is not None else load_space()[0]
         candidates = sample_candidates(space, self.n_iter, self.random_state, base)
+        # The weights are what is searched, so a learned ranker (which replaces them) is set aside.
+        learned = dataclasses.replace(self.learned, ranker=None) if self.learned is not None else None
         configs = [config_from_mapping(nest(c), file="<tune>", base=base) for c in candidates]
         splits = [fold_masks(gold, self.cv, self.random_state) for _, gold in data]
 
@@ -339,7 +344,7 @@ class WeightTuner(_Params):
         total, done = len(configs) * len(data), 0
         for ci, cfg in enumerate(configs):
             for di, (catalog, gold) in enumerate(data):
-                engine = Discoverer(catalog, cfg)
+                engine = Discoverer(catalog, cfg, learned=learned)
                 scores = score_run(run_discovery(engine, gold, default_context(catalog), self.k), objective.measures)
                 col = {qid: j for j, qid in enumerate(splits[di][0])}
                 for m in objective.measures:

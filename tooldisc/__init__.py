@@ -43,6 +43,7 @@ __all__ = [
     "load_catalog",
     "load_config",
     "load_gold",
+    "load_learned",
 ]
 
 _LAZY = {
@@ -54,6 +55,7 @@ _LAZY = {
     "load_catalog": "tooldisc.discovery.catalog_io",
     "RankerConfig": "tooldisc.discovery.config",
     "load_config": "tooldisc.discovery.config",
+    "load_learned": "tooldisc.discovery.learned",
     "Discoverer": "tooldisc.discovery.pipeline",
     "discover": "tooldisc.discovery.pipeline",
     "default_context": "tooldisc.discovery.context",
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from tooldisc.discovery.catalog_io import load_catalog
     from tooldisc.discovery.config import RankerConfig, load_config
     from tooldisc.discovery.context import default_context
+    from tooldisc.discovery.learned import load_learned
     from tooldisc.discovery.model import Candidate, Context, Offer, Tool
     from tooldisc.discovery.pipeline import Discoverer, discover
     from tooldisc.errors import ConfigError, DataError, ToolDiscError, UsageError

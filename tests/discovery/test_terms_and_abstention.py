@@ -61,6 +61,9 @@ def test_history_that_names_a_tool_rules_out_abstention(catalog) -> None:
 
 def test_filler_words_are_no_evidence(catalog) -> None:
     """Stop words share n-grams with every description; the no-match signal ignores them."""
-    engine = Discoverer(catalog, load_config())
-    offer = engine.discover("ok thanks, that's all for now")
-    assert offer.names == () and "ngram 0.000" in offer.k_reason
+    offer = Discoverer(catalog, load_config()).discover("ok thanks, that's all for now")
+    assert offer.names == () and "ngram 0.000" in offer.k_reason  # the floors (default)
+    assert offer.confidence.probability is not None and offer.confidence.probability < 0.5  # the shipped model
+    model = config_from_mapping({"abstain": {"model": True}}, base=load_config())
+    offer = Discoverer(catalog, model).discover("ok thanks, that's all for now")
+    assert offer.names == () and "P(no tool)" in offer.k_reason  # the calibrated model, when switched on

@@ -70,8 +70,10 @@ def test_shipped_defaults_and_bad_arguments(tiny_files) -> None:
     assert default_gold_path().is_file()
     inputs = load_run_inputs()
     assert inputs.gold.source == str(default_gold_path()) and inputs.context.is_default and inputs.learned is None
-    with pytest.raises(UsageError, match="learned files are not supported"):
-        tooldisc.evaluate(cat, gold, learned="learned.json")  # type: ignore[arg-type]
+    with pytest.raises(DataError, match="learned file not found"):
+        tooldisc.evaluate(cat, gold, learned="no-such-learned.json")
+    with pytest.raises(UsageError, match="The 'learned' parameter must be a path"):
+        tooldisc.evaluate(cat, gold, learned=3)  # type: ignore[arg-type]
     for bad in (0, -1, 2.5, True, "seven"):
         with pytest.raises(UsageError, match="'k' parameter"):
             tooldisc.evaluate(cat, gold, k=bad)  # type: ignore[arg-type]

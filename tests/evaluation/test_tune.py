@@ -96,7 +96,7 @@ def test_get_params_set_params_and_clone(synthetic):
     _, _, base, _ = synthetic
     tuner = _tuner(base)
     params = tuner.get_params()
-    assert set(params) == {"base_config", "cv", "k", "n_iter", "objective", "random_state", "space"}
+    assert set(params) == {"base_config", "cv", "k", "learned", "n_iter", "objective", "random_state", "space"}
     copy = clone(tuner)
     assert copy is not tuner and copy.get_params()["n_iter"] == 4 and copy.get_params()["space"] == params["space"]
     assert not [a for a in vars(copy) if a.endswith("_")]

@@ -1,0 +1,144 @@
+"""``tooldisc learn``: fit a learned file from labelled traffic.
+
+Thin glue over :func:`tooldisc.evaluation.learn.learn`: load the catalog and the
+examples, fit with a progress bar on stderr, write the learned file atomically and
+print what each part gained on held-out folds (a table, or JSON).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+from tooldisc.cli.options import CatalogOption, ConfigOption
+
+FromOption = Annotated[list[str] | None, typer.Option(
+    "--from", help="Labelled requests: a gold set, or a queries.jsonl with query, relevant (empty: no tool "
+                   "fits) and optional intent (repeatable).")]
+
+
+def learn_command(
+    from_: FromOption = None,
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Write the learned file here (JSON).")] = None,
+    catalog: CatalogOption = None,
+    config: ConfigOption = None,
+    expansions: Annotated[bool, typer.Option("--expansions/--no-expansions",
+                                             help="Learn query expansions per tool.")] = True,
+    affinity: Annotated[bool, typer.Option("--affinity/--no-affinity",
+                                           help="Learn a weight per expansion phrase (how much it sets its tool apart).")] = True,
+    ranker: Annotated[bool, typer.Option("--ranker/--no-ranker", help="Learn ranking weights.")] = True,
+    abstention: Annotated[bool, typer.Option("--abstention/--no-abstention",
+                                             help="Learn the calibrated no-match model.")] = True,
+    mutation: Annotated[bool, typer.Option("--mutation/--no-mutation",
+                                           help="Learn when to narrow the word lists' mutation class.")] = True,
+    min_requests: Annotated[int, typer.Option(
+        "--min-requests", help="k: distinct requests that must share a phrase before it is stored.")] = 3,
+    max_phrases: Annotated[int, typer.Option("--max-phrases", help="Expansion phrases kept per tool.")] = 256,
+    false_abstention: Annotated[float, typer.Option(
+        "--false-abstention", help="Target share of matched requests that may get an empty offer.")] = 0.01,
+    folds: Annotated[int, typer.Option("--folds", help="Cross-fitting and judging folds.")] = 5,
+    sample: Annotated[int, typer.Option(
+        "--sample", help="Matched requests whose ranking features are computed for fitting.")] = 3000,
+    alpha: Annotated[float, typer.Option(
+        "--alpha", help="A part is kept when it wins on held-out folds at this significance.")] = 0.05,
+    seed: Annotated[int, typer.Option("--seed", help="Seeds the folds and the sample.")] = 0,
+    progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="Progress bar on stderr. Default: on when stderr is a terminal.")] = None,
+    fmt: FormatOption = "table",
+    json_: JsonOption = False,
+) -> None:
+    """Learn expansions, phrase weights, ranking weights, a no-match model and a mutation check from labelled requests.
+
+    Each part is fitted by cross-fitting and kept only when it wins significantly on
+    held-out folds against discovery without it; the file says what was kept and why.
+    Learned data may rank and abstain; it never authorizes a tool.
+    """
+    from tooldisc.cli.common import note, write_atomic
+    from tooldisc.cli.options import load_catalog_option
+    from tooldisc.discovery.config import load_config
+    from tooldisc.discovery.learned import dumps_learned
+    from tooldisc.errors import UsageError
+    from tooldisc.evaluation.learn import LearnOptions, learn
+    from tooldisc.evaluation.learn_data import load_examples
+
+    out_fmt = resolve_format(fmt, json_, ("table", "json"))
+    if not out:
+        raise UsageError("learn needs --out LEARNED (where to write the learned file)")
+    opts = LearnOptions(expansions=expansions, affinity=affinity, ranker=ranker, abstention=abstention, mutation=mutation,
+                        min_requests=min_requests, max_phrases=max_phrases, folds=folds, sample=sample,
+                        target_false_abstention=false_abstention, alpha=alpha, seed=seed)
+    cat = load_catalog_option(catalog)
+    cfg = load_config(config)
+    examples = load_examples(list(from_ or ()), cat)
+    with _Bar(progress) as tick:
+        learned = learn(cat, examples, opts, cfg, progress=tick)
+    write_atomic(out, dumps_learned(learned))
+    note(f"wrote {out} ({', '.join(learned.parts) or 'no part kept'})")
+    if out_fmt == "json":
+        from tooldisc.cli.common import print_json
+
+        print_json({"out": out, "parts": list(learned.parts), "report": learned.report})
+        return
+    _print_report(learned.report)
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    typer.echo(f"{report['requests']} requests: {report['matched']} with a tool, {report['no_tool']} needing none; "
+               f"{report['folds']} folds, parts kept at p < {report['alpha']}")
+    for part in ("expansions", "affinity", "ranker", "abstention", "mutation"):
+        info = report.get(part)
+        if info is None:
+            typer.echo(f"  {part:<11} off")
+            continue
+        state = "kept" if info.get("kept") else "not kept"
+        if "p" in info:
+            detail = (f"{info['measure']} held out {info['without']:.4f} → {info['with']:.4f} "
+                      f"({info['wins']} better, {info['losses']} worse, p={info['p']:.4g})")
+        elif "after" in info:
+            detail = (f"wider {info['before']['wider']} → {info['after']['wider']}, "
+                      f"narrower {info['before']['narrower']} → {info['after']['narrower']}")
+        else:
+            detail = info.get("reason", "")
+        typer.echo(f"  {part:<11} {state:<9} {detail}")
+        if part == "abstention" and "held_out" in info:
+            h, d = info["held_out"], info["baseline"]
+            typer.echo(f"  {'':<11} {'':<9} no-match success {h['no_match_success']:.3f} at false abstention "
+                       f"{h['false_abstention']:.4f} (without: {d['no_match_success']:.3f} at "
+                       f"{d['false_abstention']:.4f})")
+
+
+class _Bar:
+    """A rich progress bar on stderr over the examples whose features are computed."""
+
+    def __init__(self, enabled: bool | None):
+        self.show = enabled if enabled is not None else sys.stderr.isatty()
+        self._progress: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.show:
+            return None
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(TextColumn("learning"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                  console=Console(stderr=True), transient=True)
+        self._progress.__enter__()
+        task = self._progress.add_task("learning", total=None)
+        return lambda stage, done, total: self._progress.update(task, completed=done, total=total)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("learn")(learn_command)

@@ -1,0 +1,567 @@
+"""The learned file: what ``tooldisc learn`` fitted from labelled traffic, and how it is read.
+
+One versioned, human-readable JSON document (never pickle), recognised by its content
+whatever the file is called. It holds only aggregate, k-anonymous data — phrases that
+several distinct requests for a tool share, and model coefficients — never a request
+as it was written. Every part may *rank*; none may *authorize* (DESIGN §2): nothing
+here is read by the security filter, and the mutation part can only narrow a query's
+class to READ.
+
+Integrity: the document carries the SHA-256 of its own canonical JSON. A file that was
+edited by hand or truncated no longer matches and is refused as bad input (exit 2). The
+checksum catches accidents, not an adversary (who could recompute it); that is enough
+because a learned file cannot widen what a request may see.
+
+Catalog binding: the file names the catalog hash it was learned on, and each tool's
+expansions name that tool's definition hash. Used with another catalog, the file is
+*not* refused: the parts that are stale — expansions of tools that are gone or whose
+definition changed — are ignored, and :func:`bind` returns notes saying so, which every
+command prints as a warning. The models read catalog-independent features (scaled
+scores, shares, gaps), so they still apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tooldisc.errors import DataError
+
+if TYPE_CHECKING:
+    from tooldisc.discovery.catalog import Catalog
+    from tooldisc.discovery.config import RankerConfig
+    from tooldisc.discovery.index import Index
+
+FORMAT = "tooldisc-learned"
+VERSION = 1
+MAX_LEARNED_BYTES = 64 * 1024 * 1024
+MUTATION_CLASSES = ("WRITE", "DESTRUCTIVE", "EXPORT", "EXECUTE")
+_MAX_PHRASE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """``intercept + coef · x`` over named features; the link is applied by the caller."""
+
+    features: tuple[str, ...]
+    coef: np.ndarray
+    intercept: float = 0.0
+
+    def decision(self, x: np.ndarray) -> np.ndarray:
+        """Linear score of each row of ``x`` (columns in ``features`` order)."""
+        return x @ self.coef + self.intercept
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """Logistic link: the calibrated probability of the positive class."""
+        z = np.clip(self.decision(x), -60.0, 60.0)
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"features": list(self.features), "coef": [_num(c) for c in self.coef.tolist()],
+                "intercept": _num(self.intercept)}
+
+
+@dataclass(frozen=True)
+class Expansions:
+    """Per tool: phrases that at least ``min_requests`` distinct requests for it contained.
+
+    ``tools`` maps a tool name to (definition hash, ((phrase, distinct requests), ...)).
+    """
+
+    min_requests: int
+    max_phrases: int
+    tools: Mapping[str, tuple[str, tuple[tuple[str, int], ...]]]
+    weight: float = 1.0  # the expansion feature's weight when no learned ranker gives one
+    # Phrase weights (the affinity part): tool → phrase → weight, over the tool's own phrases only.
+    affinity: Mapping[str, Mapping[str, float]] | None = None
+    affinity_weight: float = 0.0  # the affinity feature's weight when no learned ranker gives one
+    temperature: float = 0.1  # of the softmax that turns summed phrase weights into the feature
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "min_requests": self.min_requests,
+            "max_phrases": self.max_phrases,
+            "weight": _num(self.weight),
+        }
+        aff = self.affinity
+        if aff is not None:
+            out["affinity"] = {"weight": _num(self.affinity_weight), "temperature": _num(self.temperature)}
+        out["tools"] = {
+            name: {"definition": h, "phrases": [[p, c] if aff is None else [p, c, _num(aff.get(name, {}).get(p, 0.0))]
+                                                for p, c in ps]}
+            for name, (h, ps) in sorted(self.tools.items())}
+        return out
+
+
+@dataclass(frozen=True)
+class Abstention:
+    """P(no authorized tool fits the request) from offer features, and where to abstain."""
+
+    model: LinearModel
+    threshold: float
+    target_false_abstention: float
+    # False: the model only gives the offer's confidence and the config's floors decide
+    # (the shipped model under ``abstain.model: false``). Never stored in a file.
+    decides: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.model.to_dict(), "threshold": _num(self.threshold),
+                "target_false_abstention": _num(self.target_false_abstention)}
+
+
+@dataclass(frozen=True)
+class MutationModel:
+    """P(the word lists' mutation class is what the request means); below ``threshold`` → READ.
+
+    Terms are stems that at least ``min_requests`` distinct labelled requests contained;
+    ``rules`` holds one coefficient per word-list class. It can only narrow.
+    """
+
+    terms: Mapping[str, float]
+    rules: Mapping[str, float]
+    intercept: float
+    threshold: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"terms": {t: _num(c) for t, c in sorted(self.terms.items())},
+                "rules": {r: _num(c) for r, c in sorted(self.rules.items())},
+                "intercept": _num(self.intercept), "threshold": _num(self.threshold)}
+
+
+@dataclass(frozen=True)
+class Learned:
+    """A loaded, verified learned file. ``report`` is what ``learn`` measured (free-form)."""
+
+    catalog_hash: str
+    expansions: Expansions | None = None
+    ranker: LinearModel | None = None
+    abstention: Abstention | None = None
+    mutation: MutationModel | None = None
+    report: Mapping[str, Any] = field(default_factory=dict)
+    source: str | None = None
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """Names of the parts this file holds, in a fixed order (``affinity`` lives in the expansions)."""
+        held = {p: getattr(self, p) is not None for p in ("expansions", "ranker", "abstention", "mutation")}
+        held["affinity"] = self.expansions is not None and self.expansions.affinity is not None
+        return tuple(p for p in ("expansions", "affinity", "ranker", "abstention", "mutation") if held[p])
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the canonical document: identifies this learned file in offer hashes."""
+        return _checksum(_body(self))
+
+
+# --- writing ------------------------------------------------------------------------
+
+
+def _num(x: float) -> float:
+    """A float as JSON keeps it stably: 10 significant digits (reproducible across runs)."""
+    return float(f"{float(x):.10g}")
+
+
+def _body(learned: Learned) -> dict[str, Any]:
+    parts: dict[str, Any] = {}
+    if learned.expansions is not None:
+        parts["expansions"] = learned.expansions.to_dict()
+    if learned.ranker is not None:
+        parts["ranker"] = learned.ranker.to_dict()
+    if learned.abstention is not None:
+        parts["abstention"] = learned.abstention.to_dict()
+    if learned.mutation is not None:
+        parts["mutation"] = learned.mutation.to_dict()
+    return {"format": FORMAT, "version": VERSION, "catalog_hash": learned.catalog_hash,
+            "parts": parts, "report": json.loads(json.dumps(learned.report, sort_keys=True))}
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _checksum(body: Mapping[str, Any]) -> str:
+    return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+
+
+_SCALAR = r'(?:"(?:[^"\\\[\]]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)'
+_LEAF_ARRAY = re.compile(r"\[\s*(" + _SCALAR + r"(?:\s*,\s*" + _SCALAR + r")*)\s*\]")
+
+
+def dumps_learned(learned: Learned) -> str:
+    """The file text: indented, sorted keys, UTF-8 kept, with its checksum; byte-stable.
+
+    Arrays of plain values (a ``[phrase, count, weight]`` row, a coefficient list) stay
+    on one line, so a person can read a tool's expansions top to bottom.
+    """
+    body = _body(learned)
+    doc = {**body, "sha256": _checksum(body)}
+    text = json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
+    return _LEAF_ARRAY.sub(lambda m: "[" + ", ".join(re.split(r"\s*,\s*(?=" + _SCALAR + ")", m.group(1))) + "]",
+                           text) + "\n"
+
+
+# --- reading ------------------------------------------------------------------------
+
+
+def load_learned(path: str | os.PathLike[str]) -> Learned:
+    """Read and verify a learned file; any problem is a one-line :class:`DataError`."""
+    from tooldisc.discovery.catalog_io import read_text
+
+    file = os.fspath(path)
+    return parse_learned(read_text(path, max_bytes=MAX_LEARNED_BYTES, what="learned file"), file)
+
+
+def parse_learned(text: str, file: str | None = None) -> Learned:
+    """Parse learned-file text (any extension: recognised by content).
+
+    The hardened JSON reader refuses duplicate keys, NaN/Infinity and deep nesting.
+    """
+    from tooldisc.discovery.documents import loads_json
+
+    try:
+        doc = loads_json(text, file)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not a tooldisc learned file: invalid JSON ({exc.msg})", file=file,
+                        where=f"line {exc.lineno}, column {exc.colno}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise DataError(f"not a tooldisc learned file (expected an object with \"format\": \"{FORMAT}\")", file=file)
+    version = doc.get("version")
+    if version != VERSION:
+        raise DataError(f"learned file version {version!r} is not supported; this tooldisc reads version {VERSION}",
+                        file=file, where="version")
+    allowed = {"format", "version", "catalog_hash", "parts", "report", "sha256"}
+    extra = sorted(set(doc) - allowed)
+    if extra:
+        raise DataError(f"unknown key {extra[0]!r}; allowed: {', '.join(sorted(allowed))}", file=file, where=extra[0])
+    claimed = doc.get("sha256")
+    if not isinstance(claimed, str):
+        raise DataError("missing its sha256 checksum", file=file, where="sha256")
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    if _checksum(body) != claimed:
+        raise DataError("checksum mismatch: the file was changed after 'tooldisc learn' wrote it "
+                        "(re-run learn instead of editing it)", file=file, where="sha256")
+    return _from_body(body, file)
+
+
+def _fail(msg: str, file: str | None, where: str) -> DataError:
+    return DataError(msg, file=file, where=where)
+
+
+def _str(value: Any, file: str | None, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise _fail(f"must be a non-empty string; got {_short(value)}", file, where)
+    return value
+
+
+def _number(value: Any, file: str | None, where: str, low: float = -1e6, high: float = 1e6) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _fail(f"must be a finite number; got {_short(value)}", file, where)
+    if not low <= value <= high:
+        raise _fail(f"must be in [{low:g}, {high:g}]; got {value!r}", file, where)
+    return float(value)
+
+
+def _int(value: Any, file: str | None, where: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise _fail(f"must be an integer ≥ {low}; got {_short(value)}", file, where)
+    return value
+
+
+def _mapping(value: Any, file: str | None, where: str, keys: Sequence[str], optional: Sequence[str] = ()) -> dict:
+    if not isinstance(value, dict):
+        raise _fail(f"must be an object; got {_short(value)}", file, where)
+    for k in keys:
+        if k not in value:
+            raise _fail(f"missing key {k!r}", file, where)
+    extra = sorted(set(value) - set(keys) - set(optional))
+    if extra:
+        raise _fail(f"unknown key {extra[0]!r}", file, f"{where}.{extra[0]}")
+    return value
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _linear(raw: Any, file: str | None, where: str, known: frozenset[str] | None,
+            optional: Sequence[str] = ()) -> LinearModel:
+    m = _mapping(raw, file, where, ("features", "coef", "intercept"), optional)
+    feats = m["features"]
+    if not isinstance(feats, list) or not feats:
+        raise _fail("must be a non-empty list of feature names", file, f"{where}.features")
+    names = tuple(_str(f, file, f"{where}.features[{i}]") for i, f in enumerate(feats))
+    if len(set(names)) != len(names):
+        raise _fail("feature names must be distinct", file, f"{where}.features")
+    if known is not None:
+        for i, f in enumerate(names):
+            if f not in known:
+                raise _fail(f"unknown feature {f!r} (made by a newer tooldisc?); known: {', '.join(sorted(known))}",
+                            file, f"{where}.features[{i}]")
+    coef = m["coef"]
+    if not isinstance(coef, list) or len(coef) != len(names):
+        raise _fail(f"must be a list of {len(names)} numbers, one per feature", file, f"{where}.coef")
+    values = np.array([_number(c, file, f"{where}.coef[{i}]") for i, c in enumerate(coef)], dtype=np.float64)
+    return LinearModel(names, values, _number(m["intercept"], file, f"{where}.intercept"))
+
+
+def _from_body(doc: Mapping[str, Any], file: str | None) -> Learned:
+    from tooldisc.discovery.learned_features import RANKER_FEATURES
+
+    catalog_hash = _str(doc.get("catalog_hash"), file, "catalog_hash")
+    parts = _mapping(doc.get("parts"), file, "parts", (), ("expansions", "ranker", "abstention", "mutation"))
+    report = doc.get("report", {})
+    if not isinstance(report, dict):
+        raise _fail("must be an object", file, "report")
+    expansions = ranker = abstention = mutation = None
+    if parts.get("expansions") is not None:
+        expansions = _expansions(parts["expansions"], file)
+    if parts.get("ranker") is not None:
+        ranker = _linear(parts["ranker"], file, "parts.ranker", RANKER_FEATURES)
+    if parts.get("abstention") is not None:
+        abstention = parse_abstention(parts["abstention"], file, "parts.abstention")
+    if parts.get("mutation") is not None:
+        mutation = _mutation(parts["mutation"], file)
+    return Learned(catalog_hash, expansions, ranker, abstention, mutation, report, file)
+
+
+@lru_cache(maxsize=1)
+def default_abstention() -> Abstention:
+    """The abstention model shipped with tooldisc, fitted on its own gold sets (docs/learning.md)."""
+    text = resources.files("tooldisc.discovery").joinpath("data/abstention.json").read_text("utf-8")
+    return parse_abstention(json.loads(text), "abstention.json")
+
+
+def parse_abstention(raw: Any, file: str | None, where: str = "abstention") -> Abstention:
+    """An abstention model (a learned file's part, or the shipped default's document)."""
+    from tooldisc.discovery.learned_features import ABSTENTION_FEATURES
+
+    m = _mapping(raw, file, where, ("features", "coef", "intercept", "threshold", "target_false_abstention"),
+                 ("fitted_on",))
+    model = _linear({k: m[k] for k in ("features", "coef", "intercept")}, file, where, ABSTENTION_FEATURES)
+    return Abstention(model, _number(m["threshold"], file, f"{where}.threshold", 0.0, 1.0),
+                      _number(m["target_false_abstention"], file, f"{where}.target_false_abstention", 0.0, 1.0))
+
+
+def _expansions(raw: Any, file: str | None) -> Expansions:
+    where = "parts.expansions"
+    m = _mapping(raw, file, where, ("min_requests", "max_phrases", "tools", "weight"), ("affinity",))
+    aff_spec = None
+    if m.get("affinity") is not None:
+        a = _mapping(m["affinity"], file, f"{where}.affinity", ("weight", "temperature"))
+        aff_spec = (_number(a["weight"], file, f"{where}.affinity.weight", 0.0, 1e3),
+                    _number(a["temperature"], file, f"{where}.affinity.temperature", 1e-3, 1e3))
+    affinity: dict[str, dict[str, float]] = {}
+    k = _int(m["min_requests"], file, f"{where}.min_requests", 2)
+    cap = _int(m["max_phrases"], file, f"{where}.max_phrases", 1)
+    tools = m["tools"]
+    if not isinstance(tools, dict):
+        raise _fail("must be an object of tool name → expansions", file, f"{where}.tools")
+    out: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
+    for name, entry in tools.items():
+        at = f"{where}.tools[{json.dumps(name, ensure_ascii=False)}]"
+        e = _mapping(entry, file, at, ("definition", "phrases"))
+        definition = _str(e["definition"], file, f"{at}.definition")
+        phrases = e["phrases"]
+        if not isinstance(phrases, list) or len(phrases) > cap:
+            raise _fail(f"must be a list of at most {cap} [phrase, count] pairs", file, f"{at}.phrases")
+        items = []
+        width = 2 if aff_spec is None else 3
+        shape = "[phrase, count]" if aff_spec is None else "[phrase, count, weight]"
+        for i, pair in enumerate(phrases):
+            if (not isinstance(pair, list) or len(pair) != width or not isinstance(pair[0], str)
+                    or not pair[0].strip() or len(pair[0]) > _MAX_PHRASE_CHARS):
+                raise _fail(f"must be a {shape} list with a phrase of 1–{_MAX_PHRASE_CHARS} characters; "
+                            f"got {_short(pair)}", file, f"{at}.phrases[{i}]")
+            count = _int(pair[1], file, f"{at}.phrases[{i}][1]", 1)
+            if aff_spec is not None:
+                w = _number(pair[2], file, f"{at}.phrases[{i}][2]", 0.0, 1e3)
+                if w > 0:
+                    affinity.setdefault(name, {})[pair[0]] = w
+            if count < k:
+                raise _fail(f"a phrase shared by {count} requests is below min_requests {k} (k-anonymity)",
+                            file, f"{at}.phrases[{i}]")
+            items.append((pair[0], count))
+        out[name] = (definition, tuple(items))
+    weight = _number(m["weight"], file, f"{where}.weight", 0.0, 1e3)
+    if aff_spec is None:
+        return Expansions(k, cap, out, weight)
+    return Expansions(k, cap, out, weight, affinity, aff_spec[0], aff_spec[1])
+
+
+def _mutation(raw: Any, file: str | None) -> MutationModel:
+    where = "parts.mutation"
+    m = _mapping(raw, file, where, ("terms", "rules", "intercept", "threshold"))
+    terms = m["terms"]
+    if not isinstance(terms, dict):
+        raise _fail("must be an object of term → coefficient", file, f"{where}.terms")
+    coefs = {_str(t, file, f"{where}.terms"): _number(c, file, f"{where}.terms.{t}") for t, c in terms.items()}
+    rules = _mapping(m["rules"], file, f"{where}.rules", (), MUTATION_CLASSES)
+    rule_coefs = {r: _number(c, file, f"{where}.rules.{r}") for r, c in rules.items()}
+    return MutationModel(coefs, rule_coefs, _number(m["intercept"], file, f"{where}.intercept"),
+                         _number(m["threshold"], file, f"{where}.threshold", 0.0, 1.0))
+
+
+# --- binding to a catalog -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A learned file as it applies to one catalog: stale expansions removed, with notes."""
+
+    learned: Learned
+    expansions: Mapping[str, tuple[tuple[str, int], ...]]  # tool name → phrases, current tools only
+    notes: tuple[str, ...] = ()
+    affinity: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # current tools only
+
+
+def bind(learned: Learned, catalog: Catalog) -> Bound:
+    """Keep the expansions of tools whose definition is unchanged; say loudly what was dropped."""
+    notes: list[str] = []
+    kept: dict[str, tuple[tuple[str, int], ...]] = {}
+    where = learned.source or "learned file"
+    if learned.expansions is not None:
+        by_name = catalog.by_name
+        gone = changed = 0
+        for name, (definition, phrases) in learned.expansions.tools.items():
+            tool = by_name.get(name)
+            if tool is None:
+                gone += 1
+            elif tool.definition_hash != definition:
+                changed += 1
+            else:
+                kept[name] = phrases
+        if gone or changed:
+            notes.append(f"warning: {where}: expansions of {gone + changed} tool(s) ignored as stale "
+                         f"({gone} not in the catalog, {changed} changed since learning); re-run 'tooldisc learn'")
+    if learned.catalog_hash != catalog.hash:
+        notes.append(f"warning: {where}: learned on catalog {learned.catalog_hash[:12]}, used with "
+                     f"{catalog.hash[:12]}; models still apply, stale expansions do not")
+    aff = learned.expansions.affinity if learned.expansions is not None else None
+    affinity = {name: aff[name] for name in kept if aff is not None and name in aff}
+    return Bound(learned, kept, tuple(notes), affinity)
+
+
+# --- applying a learned file ---------------------------------------------------------
+
+
+def learned_config(config: RankerConfig, learned: Learned | None) -> RankerConfig:
+    """The ranker config with a learned file's weights in place of the config's.
+
+    A learned ranker replaces every relevance weight (the ``core`` tie-break stays);
+    expansions without a ranker add the expansion feature at the weight ``learn`` chose.
+    The relevance weights are then rescaled to the config's own sum, so scores keep the
+    scale adaptive K and the confidence level were set for (a positive factor never
+    changes a ranking). Everything else in the config applies unchanged.
+    """
+    if learned is None or (learned.ranker is None and learned.expansions is None):
+        return config
+    from tooldisc.discovery.config import FEATURE_NAMES
+    from tooldisc.discovery.features import TIE_BREAKERS
+
+    weights = dict(config.weights)
+    if learned.ranker is not None:
+        weights = {n: 0.0 for n in FEATURE_NAMES if n not in TIE_BREAKERS}
+        weights.update({n: float(c) for n, c in zip(learned.ranker.features, learned.ranker.coef, strict=True)})
+        weights.update({n: config.weight(n) for n in TIE_BREAKERS})
+    else:
+        exp = learned.expansions
+        weights["expansion"] = exp.weight  # type: ignore[union-attr]
+        if exp.affinity is not None:  # type: ignore[union-attr]
+            weights["affinity"] = exp.affinity_weight  # type: ignore[union-attr]
+    own = sum(config.weight(n) for n in FEATURE_NAMES if n not in TIE_BREAKERS)
+    new = sum(w for n, w in weights.items() if n not in TIE_BREAKERS)
+    if own > 0 and new > 0:
+        weights = {n: (w * own / new if n not in TIE_BREAKERS else w) for n, w in weights.items()}
+    return dataclasses.replace(config, weights={n: round(w, 10) for n, w in weights.items()})
+
+
+def attach(index: Index, learned: Learned | None) -> Index:
+    """The index record with what the learned file (or the shipped default) adds.
+
+    The abstention model is the learned file's when it has one (and then it decides
+    abstention), else the shipped default, which gives the offer's confidence always and
+    decides abstention only under ``abstain.model: true`` (otherwise the floors do).
+    Nothing here touches the security index.
+    """
+    cfg = index.config
+    if learned is not None and learned.abstention is not None:
+        abstention = learned.abstention
+    else:
+        abstention = dataclasses.replace(default_abstention(), decides=cfg.abstain.model)
+    if learned is None:
+        return dataclasses.replace(index, abstention=abstention)
+    from tooldisc.discovery.expansion_index import AffinityIndex, ExpansionIndex, expansion_texts
+
+    bound = bind(learned, index.catalog)
+    expansion = affinity = None
+    if bound.expansions:
+        expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
+                                         cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
+    if bound.affinity:
+        affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature)  # type: ignore[union-attr]
+    return dataclasses.replace(index, expansion=expansion, affinity=affinity, abstention=abstention,
+                               mutation_model=learned.mutation, learned_digest=learned.digest,
+                               learned_notes=bound.notes)
+
+
+def narrows(model: MutationModel, query_terms: set[str], rule_class: str) -> bool:
+    """True when ``model`` says the word lists' ``rule_class`` is not what the request means.
+
+    Only a mutation class can be narrowed (to READ); READ and UNKNOWN never change.
+    """
+    if rule_class not in MUTATION_CLASSES:
+        return False
+    z = model.intercept + model.rules.get(rule_class, 0.0) + sum(model.terms.get(t, 0.0) for t in query_terms)
+    p = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+    return p < model.threshold
+
+
+def for_grown_catalog(learned: Learned, base: Catalog, grown: Catalog) -> Learned:
+    """The learned file re-bound to a synthetic catalog grown from its own (``tooldisc bench``).
+
+    Base tools keep their expansions; each variant (named ``{namespace}_{base name}_…``
+    by :mod:`.synthetic`) takes its base tool's, so the expansion index is as large,
+    relative to the catalog, as in the file's own catalog. Refused when ``base`` is not
+    the catalog the file was learned on.
+    """
+    from tooldisc.errors import UsageError
+
+    if base.hash != learned.catalog_hash:
+        raise UsageError("a learned file applies to the catalog it was learned on: pass that catalog with "
+                         f"--catalog (learned on {learned.catalog_hash[:12]}, got {base.hash[:12]})")
+    if learned.expansions is None:
+        return dataclasses.replace(learned, catalog_hash=grown.hash)
+    own = {name: phrases for name, (_, phrases) in learned.expansions.tools.items()}
+    weights = learned.expansions.affinity
+    tools: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
+    affinity: dict[str, Mapping[str, float]] = {}
+    for t in grown.tools:
+        source = t.name if t.name in own else _variant_base(t, own)
+        if source is not None:
+            tools[t.name] = (t.definition_hash, own[source])
+            if weights is not None and source in weights:
+                affinity[t.name] = weights[source]
+    grown_exp = dataclasses.replace(learned.expansions, tools=tools, affinity=affinity if weights is not None else None)
+    return dataclasses.replace(learned, catalog_hash=grown.hash, expansions=grown_exp)
+
+
+def _variant_base(tool: Any, names: Mapping[str, Any]) -> str | None:
+    rest = tool.name[len(tool.namespace) + 1:] if tool.namespace and tool.name.startswith(f"{tool.namespace}_") else ""
+    cut = rest.rfind("_")
+    while cut > 0:
+        if rest[:cut] in names:
+            return rest[:cut]
+        cut = rest.rfind("_", 0, cut)
+    return None

@@ -1,0 +1,54 @@
+"""The phrases of a request: what learned expansions and phrase weights are made of and matched on.
+
+A request is scrubbed first — e-mail addresses, URLs, quoted text, numbers and
+id-like tokens are cut out, and a phrase never spans a cut — then split into word
+phrases of one to three tokens that neither start nor end with a stop word. ``learn``
+counts them over labelled requests (:mod:`tooldisc.evaluation.phrases`); discovery
+extracts them from each query to look up learned phrase weights, so both sides agree
+on what a phrase is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tooldisc.discovery.fields import stopwords
+from tooldisc.discovery.text import tokenize
+
+_EMAIL = re.compile(r"\S+@\S+")
+_URL = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.)\S+")
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|«[^»]*»|`[^`]*`")
+# Mixed-case runs such as ``rOBhSVKGVKe`` (generated ids) and long hex strings.
+_IDLIKE = re.compile(r"\b\w*[a-z]\w*[A-Z]\w*[A-Z]\w*\b|\b[0-9a-fA-F-]{16,}\b")
+_BREAK = re.compile(r"[|.,;:!?؟،()\[\]{}<>\n]")
+_CUT = re.compile("|".join(p.pattern for p in (_EMAIL, _URL, _QUOTED, _IDLIKE)))  # one pass, same cuts
+_DIGIT = re.compile(r"\d")
+MAX_TOKEN_CHARS = 24
+MAX_N = 3
+
+
+def scrub(text: str) -> list[list[str]]:
+    """Token runs of ``text`` with personal-looking spans removed; phrases never cross a cut."""
+    text = _CUT.sub(" | ", text)
+    runs: list[list[str]] = [[]]
+    for piece in _BREAK.split(text):
+        for tok in tokenize(piece):
+            if len(tok) > MAX_TOKEN_CHARS or _DIGIT.search(tok):
+                runs.append([])
+            else:
+                runs[-1].append(tok)
+        runs.append([])
+    return [r for r in runs if r]
+
+
+def phrases(text: str, max_n: int = MAX_N) -> set[str]:
+    """Distinct phrases of 1..max_n tokens in ``text``, none starting or ending with a stop word."""
+    stop = stopwords()
+    out: set[str] = set()
+    for run in scrub(text):
+        for n in range(1, max_n + 1):
+            for i in range(len(run) - n + 1):
+                gram = run[i:i + n]
+                if gram[0] not in stop and gram[-1] not in stop:
+                    out.add(" ".join(gram))
+    return out

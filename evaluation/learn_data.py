@@ -1,0 +1,81 @@
+"""Labelled traffic for ``tooldisc learn``: gold sets and ``queries.jsonl`` files as examples.
+
+An example is a request, the tools that finally served it (empty: no tool was
+needed), its earlier user turns and, when the file labels it, its intent. Only what
+``learn`` may use leaves this module: never ids, categories or sources.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tooldisc.errors import DataError, UsageError
+
+if TYPE_CHECKING:
+    from tooldisc.discovery.catalog import Catalog
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled request. ``intent`` is None unless the file labels it explicitly."""
+
+    query: str
+    relevant: tuple[str, ...]
+    history: tuple[str, ...] = ()
+    intent: str | None = None
+
+    @property
+    def no_tool(self) -> bool:
+        return not self.relevant
+
+
+def load_examples(paths: Sequence[str | os.PathLike[str]], catalog: Catalog) -> tuple[Example, ...]:
+    """Every example of every file, in order; a tool the catalog lacks is bad input."""
+    from tooldisc.gold.loader import EXTERNAL_NOTE, load_gold
+
+    if not paths:
+        raise UsageError("learn needs at least one --from FILE (a gold set or a queries.jsonl)")
+    names = catalog.by_name
+    out: list[Example] = []
+    for path in paths:
+        file = os.fspath(path)
+        gold = load_gold(path)
+        explicit = _explicit_intents(file) if EXTERNAL_NOTE in gold.notes else None
+        for i, q in enumerate(gold.queries):
+            relevant = () if q.no_match else tuple(q.primary_expected_tools)
+            for t in relevant:
+                if t not in names:
+                    raise DataError(f"query {q.id!r} names tool {t!r}, which the catalog does not have", file=file,
+                                    where=f"queries[{i}]")
+            intent = q.intent if explicit is None else explicit.get(q.id)
+            history = tuple(c for r, c in q.history if r == "user")
+            out.append(Example(q.query, relevant, history, intent))
+    return tuple(out)
+
+
+def _explicit_intents(file: str) -> dict[str, str]:
+    """Query id → intent for rows of an external-format file that label one.
+
+    The external format reads every row as intent ``read`` (DESIGN §6); a learner must
+    not mistake that default for a label, so it looks at which rows really say.
+    """
+    from tooldisc.gold.model import INTENTS
+
+    out: dict[str, str] = {}
+    with open(file, encoding="utf-8-sig") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the gold loader already accepted the file; a JSON document is not line-based
+            intent = row.get("intent") if isinstance(row, dict) else None
+            if isinstance(intent, str) and intent in INTENTS and "id" in row:
+                out[str(row["id"])] = intent
+    return out

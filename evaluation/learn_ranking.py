@@ -1,0 +1,161 @@
+"""The ranking parts of ``tooldisc learn``, each judged on held-out folds: expansions, phrase weights, ranker.
+
+Every judge compares per-request nDCG@10 (binary gain, within the request's
+cross-fitted candidates) with the part against without it, fold by fold: whatever
+the part needs (a weight, a temperature, coefficients) is chosen on the other folds
+only. The comparison is the paired randomization test ``tooldisc compare`` uses; a
+part is kept when it wins at ``alpha``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from tooldisc.evaluation.learn import LearnOptions, Rows
+
+RANK_DEPTH = 10
+WEIGHT_GRID = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+TEMPERATURES = (0.05, 0.1, 0.25)
+
+
+def ndcg(rows: Sequence[Rows], weights: np.ndarray) -> np.ndarray:
+    """Per-request nDCG@10 (binary gain) of ``x @ weights`` within each request's candidates.
+
+    Ties break by tool name, as in discovery; only positive scores are ranked. All
+    requests at once: one sort of every candidate by (request, −score, name).
+    """
+    out = np.zeros(len(rows))
+    if not rows:
+        return out
+    sizes = np.array([len(r.y) for r in rows])
+    owner = np.repeat(np.arange(len(rows)), sizes)
+    s = np.concatenate([r.x for r in rows]) @ weights
+    y = np.concatenate([r.y for r in rows])
+    tie = np.concatenate([r.tie for r in rows])
+    order = np.lexsort((tie, -s, owner))
+    start = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=start[1:])
+    position = np.arange(len(order)) - start[owner[order]]
+    take = order[(position < RANK_DEPTH) & (s[order] > 0)]
+    discount = 1.0 / np.log2(np.arange(2, RANK_DEPTH + 2))
+    pos_of = np.empty(len(order), dtype=np.int64)
+    pos_of[order] = position
+    dcg = np.bincount(owner[take], weights=y[take] * discount[pos_of[take]], minlength=len(rows))
+    n_rel = np.bincount(owner, weights=y.astype(np.float64), minlength=len(rows)).astype(np.int64)
+    ideal = np.concatenate([[0.0], np.cumsum(discount)])[np.minimum(n_rel, RANK_DEPTH)]
+    np.divide(dcg, ideal, out=out, where=ideal > 0)
+    return out
+
+
+def verdict_of(test: Any, alpha: float) -> tuple[bool, dict[str, Any]]:
+    """Keep when B (with the part) is better on average and the paired test says so at ``alpha``."""
+    keep = bool(test.delta > 0 and test.p_randomization < alpha)
+    return keep, {"without": round(test.mean_a, 4), "with": round(test.mean_b, 4), "wins": test.wins,
+                  "losses": test.losses, "p": round(test.p_randomization, 4), "kept": keep}
+
+
+def vector(columns: Sequence[str], weights: Mapping[str, float]) -> np.ndarray:
+    """A weight per feature column (0 for columns ``weights`` does not name)."""
+    return np.array([float(weights.get(c, 0.0)) for c in columns], dtype=np.float64)
+
+
+def _best(rows: Sequence[Rows], columns: Sequence[str], base: Mapping[str, float],
+          choices: Sequence[str]) -> tuple[str, float]:
+    """The column among ``choices`` and the weight from the grid with the best mean nDCG@10 over ``rows``."""
+    best, pick = -1.0, (choices[0], WEIGHT_GRID[0])
+    for col in choices:
+        for w in WEIGHT_GRID:
+            score = float(ndcg(rows, vector(columns, {**base, col: w})).mean()) if rows else 0.0
+            if score > best + 1e-12:
+                best, pick = score, (col, w)
+    return pick
+
+
+def judge_added(rows: Sequence[Rows], columns: Sequence[str], base: Mapping[str, float], choices: Sequence[str],
+                opts: LearnOptions) -> tuple[bool, str, float, dict[str, Any]]:
+    """Held-out nDCG@10 of ``base`` plus one feature (column and weight chosen on the other folds) against ``base``.
+
+    Returns (kept, column, weight chosen on all rows, report).
+    """
+    from tooldisc.evaluation.significance import paired_test
+
+    ranked = [r for r in rows if r.y.any()]
+    without = ndcg(ranked, vector(columns, base))
+    with_ = np.zeros(len(ranked))
+    picks = []
+    for f in range(opts.folds):
+        test_idx = [k for k, r in enumerate(ranked) if r.fold == f]
+        col, w = _best([r for r in ranked if r.fold != f], columns, base, choices)
+        picks.append([col, w])
+        with_[test_idx] = ndcg([ranked[k] for k in test_idx], vector(columns, {**base, col: w}))
+    keep, info = verdict_of(paired_test(without, with_), opts.alpha)
+    col, w = _best(ranked, columns, base, choices)
+    info.update({"measure": "nDCG@10", "weight": w, "fold_choices": picks})
+    return keep, col, w, info
+
+
+def _pairs(rows: Sequence[Rows], seed: int, per_positive: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """Feature differences (relevant − another candidate of the same request), both signs.
+
+    Each relevant tool is paired with at most ``per_positive`` other candidates, drawn
+    with ``seed``, so one long candidate list cannot outweigh the rest.
+    """
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for r in rows:
+        neg = np.flatnonzero(~r.y)
+        if len(neg) > per_positive:
+            neg = rng.choice(neg, size=per_positive, replace=False)
+        for p in np.flatnonzero(r.y):
+            diffs.append(r.x[p] - r.x[neg])
+    d = np.concatenate(diffs) if diffs else np.zeros((0, rows[0].x.shape[1] if rows else 0))
+    return np.concatenate([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))]
+
+
+def fit_ranker(rows: Sequence[Rows], use: np.ndarray, seed: int) -> np.ndarray:
+    """Pairwise logistic regression (RankNet's loss) over the ``use`` columns, coefficients ≥ 0.
+
+    A pair's label says which candidate is relevant; no intercept, since a ranking only
+    compares. A feature whose coefficient comes out negative is dropped and the rest
+    refitted, so every kept weight still means "more of this feature, more relevant"
+    and the pipeline's rule "ranked only when a relevance feature is positive" keeps
+    its meaning. Scaled to a largest coefficient of 1 (a ranking ignores scale).
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    x, y = _pairs(rows, seed)
+    active = use.copy()
+    coef = np.zeros(x.shape[1])
+    while active.any():
+        model = LogisticRegression(C=1.0, max_iter=2000, fit_intercept=False, random_state=seed).fit(x[:, active], y)
+        c = model.coef_[0]
+        if (c >= 0).all():
+            coef[active] = c
+            break
+        active[np.flatnonzero(active)[c < 0]] = False
+    top = coef.max(initial=0.0)
+    return coef / top if top > 0 else coef
+
+
+def judge_ranker(rows: Sequence[Rows], columns: Sequence[str], base: Mapping[str, float], use: Sequence[str],
+                 opts: LearnOptions) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """Held-out nDCG@10 of learned weights over ``use`` against the ``base`` weights."""
+    from tooldisc.evaluation.significance import paired_test
+
+    mask = np.array([c in use for c in columns])
+    ranked = [r for r in rows if r.y.any()]
+    without = ndcg(ranked, vector(columns, base))
+    with_ = np.zeros(len(ranked))
+    for f in range(opts.folds):
+        test_idx = [k for k, r in enumerate(ranked) if r.fold == f]
+        coef = fit_ranker([r for r in ranked if r.fold != f], mask, opts.seed)
+        with_[test_idx] = ndcg([ranked[k] for k in test_idx], coef)
+    keep, info = verdict_of(paired_test(without, with_), opts.alpha)
+    coef = fit_ranker(ranked, mask, opts.seed)
+    info.update({"measure": "nDCG@10", "features": [c for c in columns if c in use],
+                 "coef": [round(float(c), 6) for c, m in zip(coef, mask, strict=True) if m]})
+    return (coef if keep else None), info

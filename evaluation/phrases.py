@@ -1,0 +1,56 @@
+"""k-anonymous phrases from labelled requests: the query expansions ``tooldisc learn`` keeps.
+
+A request's phrases come from :func:`tooldisc.discovery.phrases.phrases` (scrubbed,
+one to three words). A phrase is kept for a tool only when at least
+``min_requests`` *distinct* requests for that tool contain it, so no single request
+(and no single user's wording) is stored. What is kept is then ranked by how many
+requests share it times how specific it is to the tool, de-duplicated, and capped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from tooldisc.discovery.phrases import phrases, scrub
+from tooldisc.discovery.text import tokenize
+
+__all__ = ["phrases", "scrub", "shared_phrases"]
+
+
+def shared_phrases(requests: Iterable[tuple[str, set[str], Sequence[str]]], min_requests: int,
+                   max_phrases: int) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Tool → its kept phrases with the number of distinct requests containing each.
+
+    ``requests`` are (text, its :func:`phrases`, tools that served it). Requests that
+    normalise to the same tokens count once per tool. Kept phrases are ordered by ``count × log(1 + T / t)``
+    (T tools with phrases, t of them sharing this one), best first, ties by phrase;
+    a phrase contained in an already chosen longer one that (almost) the same requests
+    share adds nothing and is skipped.
+    """
+    seen: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for text, found, tools in requests:
+        key = tuple(tokenize(text))
+        for tool in tools:
+            if key in seen[tool]:
+                continue
+            seen[tool].add(key)
+            counts[tool].update(found)
+    kept = {t: {p: c for p, c in cnt.items() if c >= min_requests} for t, cnt in counts.items()}
+    spread = Counter(p for ps in kept.values() for p in ps)
+    n_tools = max(len(kept), 1)
+    out: dict[str, tuple[tuple[str, int], ...]] = {}
+    for tool in sorted(kept):
+        ranked = sorted(kept[tool].items(), key=lambda pc: (-pc[1] * math.log(1 + n_tools / spread[pc[0]]), pc[0]))
+        chosen: list[tuple[str, int]] = []
+        for p, c in ranked:
+            if any(c * 4 <= qc * 5 and f" {p} " in f" {q} " for q, qc in chosen):
+                continue
+            chosen.append((p, c))
+            if len(chosen) >= max_phrases:
+                break
+        if chosen:
+            out[tool] = tuple(chosen)
+    return out

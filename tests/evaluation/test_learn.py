@@ -1,0 +1,165 @@
+"""``learn`` on a small synthetic traffic log: what it keeps, what it stores, and that it is repeatable."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tooldisc.discovery.catalog import catalog_from_tools
+from tooldisc.discovery.learned import dumps_learned, parse_learned
+from tooldisc.discovery.model import Tool
+from tooldisc.errors import UsageError
+from tooldisc.evaluation.learn import LearnOptions, learn, threshold_for
+from tooldisc.evaluation.learn_data import Example
+from tooldisc.evaluation.phrases import phrases
+
+# Each tool's users say it with words its description never uses: only traffic can teach them.
+TOOLS = {
+    "list_invoices": ("List sales invoices", ["bills", "receivables"]),
+    "get_stock": ("Inventory level of a product", ["warehouse count", "units on hand"]),
+    "create_customer": ("Register a new person record", ["onboard client", "new client"]),
+    "get_weather_report": ("Forecast for a city", ["umbrella", "raining"]),
+    "search_payments": ("Find payment transactions", ["money transfers", "wires"]),
+    "list_employees": ("Staff directory", ["coworkers", "team members"]),
+}
+FILLER = ["please", "quickly", "for today", "for the north branch", "again", "now", "for acme", "this week"]
+CHITCHAT = ["tell me a joke", "how are you doing", "write a poem about spring", "who won the game last night",
+            "what is the meaning of life", "sing me a song", "good morning friend", "recommend a movie"]
+
+
+def _traffic(seed: int = 1) -> list[Example]:
+    rng = random.Random(seed)
+    out = []
+    for name, (_, slang) in TOOLS.items():
+        for i in range(24):
+            out.append(Example(f"{rng.choice(['show', 'i need', 'check', 'what about'])} {slang[i % 2]} "
+                               f"{rng.choice(FILLER)} {rng.choice(FILLER)} {i}", (name,)))
+    for i, text in enumerate(CHITCHAT * 3):
+        out.append(Example(f"{text} {FILLER[i % len(FILLER)]}", ()))
+    rng.shuffle(out)
+    return out
+
+
+def _catalog():
+    return catalog_from_tools(Tool(name=n, description=d, side_effect="none") for n, (d, _) in TOOLS.items())
+
+
+OPTIONS = LearnOptions(sample=200, folds=3, mutation=False)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    catalog = _catalog()
+    examples = _traffic()
+    return catalog, examples, learn(catalog, examples, OPTIONS)
+
+
+def test_expansions_are_kept_when_they_win_held_out(fitted) -> None:
+    learned = fitted[2]
+    rep = learned.report["expansions"]
+    assert rep["kept"] and rep["with"] > rep["without"] + 0.3 and rep["p"] < 0.05
+    phrases_of = dict(learned.expansions.tools["list_invoices"][1])
+    assert "bills" in phrases_of and "receivables" in phrases_of
+
+
+def test_every_stored_phrase_is_shared_by_k_distinct_requests_of_its_tool(fitted) -> None:
+    _, examples, learned = fitted
+    k = learned.expansions.min_requests
+    for tool, (_, stored) in learned.expansions.tools.items():
+        texts = {" ".join(e.query.lower().split()) for e in examples if tool in e.relevant}
+        for phrase, count in stored:
+            holders = sum(1 for t in texts if phrase in phrases(t))
+            assert holders >= k and count == holders, (tool, phrase)
+    body = dumps_learned(learned)
+    assert not any(e.query in body for e in examples)  # no request is stored as written
+
+
+def test_learning_is_repeatable_byte_for_byte(fitted) -> None:
+    catalog, examples, learned = fitted
+    again = learn(catalog, examples, OPTIONS)
+    assert dumps_learned(again) == dumps_learned(learned)
+    assert dumps_learned(parse_learned(dumps_learned(learned))) == dumps_learned(learned)
+
+
+def test_a_switched_off_part_is_absent_and_reported_off(fitted) -> None:
+    catalog, examples, _ = fitted
+    off = LearnOptions(sample=200, folds=3, expansions=False, ranker=False, abstention=False, mutation=False)
+    learned = learn(catalog, examples, off)
+    assert learned.parts == ()
+    assert not {"expansions", "ranker", "abstention", "mutation"} & set(learned.report)
+    json.dumps(learned.report)
+
+
+def test_threshold_keeps_false_abstention_at_or_under_target() -> None:
+    import numpy as np
+
+    p = np.linspace(0.0, 0.99, 200)
+    t = threshold_for(p, 0.01)
+    assert (p >= t).mean() <= 0.01
+    assert (p >= np.nextafter(t, 0) - 0.005).mean() > 0.01  # the lowest such threshold
+
+
+@pytest.mark.parametrize(("kwargs", "fragment"), [
+    ({"min_requests": 1}, "'min_requests' parameter must be an int in the range [2, inf). Got 1"),
+    ({"target_false_abstention": 0.0}, "'target_false_abstention' parameter must be a number in (0, 1)"),
+    ({"folds": 1}, "'folds'"),
+])
+def test_options_are_checked_in_one_place(kwargs, fragment) -> None:
+    with pytest.raises(UsageError) as info:
+        LearnOptions(**kwargs)
+    assert fragment in str(info.value)
+
+
+def test_the_shipped_abstention_model_is_what_its_fitting_function_produces() -> None:
+    """Not a hand-set model: refitting on the shipped gold sets gives the shipped file, byte for byte."""
+    from importlib import resources
+
+    from tooldisc.evaluation.learn import fit_default_abstention
+
+    shipped = resources.files("tooldisc.discovery").joinpath("data/abstention.json").read_text("utf-8")
+    assert json.dumps(fit_default_abstention(), indent=1, sort_keys=True) + "\n" == shipped
+
+
+def test_vectorised_ndcg_equals_the_per_request_definition() -> None:
+    """The held-out judge's nDCG@10 against a plain loop, ties (rounded scores) broken by name."""
+    import numpy as np
+
+    from tooldisc.evaluation.learn import Rows
+    from tooldisc.evaluation.learn_ranking import ndcg
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(200):
+        n = int(rng.integers(1, 40))
+        names = np.array([f"t{j:03d}" for j in rng.permutation(200)[:n]], dtype=object)
+        x = np.round(rng.random((n, 3)) * (rng.random((n, 1)) > 0.3), 1)
+        rows.append(Rows(0, i, names, x, rng.random(n) < 0.1, np.zeros(6), False, False))
+    discount = 1 / np.log2(np.arange(2, 12))
+    for w in (np.array([1.0, 0.5, 0.2]), np.array([0.0, 1.0, 1.0])):
+        want = np.zeros(len(rows))
+        for r, row in enumerate(rows):
+            if row.y.any():
+                s = row.x @ w
+                o = np.lexsort((row.names, -s))
+                o = o[s[o] > 0][:10]
+                want[r] = (row.y[o] * discount[: len(o)]).sum() / discount[: min(int(row.y.sum()), 10)].sum()
+        np.testing.assert_allclose(ndcg(rows, w), want, atol=1e-12)
+
+
+def test_the_abstention_baseline_abstains_where_discovery_s_floors_do() -> None:
+    """A learned abstention part is judged against what discovery does without it (the floors)."""
+    import numpy as np
+
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.learn_abstention import floors_abstain
+    from tooldisc.evaluation.learn_rows import ranking_rows
+
+    catalog = _catalog()
+    engine = Discoverer(catalog)
+    queries = [e.query for e in _traffic()[:60]] + CHITCHAT + ["invoices", "ok thanks, that's all"]
+    rows = np.stack([ranking_rows(engine.index, q, (), 1)[3] for q in queries])
+    served = np.array([engine.discover(q).k_reason.startswith("abstained") for q in queries])
+    assert served.any() and not served.all()
+    assert (floors_abstain(rows, engine.config.abstain) == served).all()

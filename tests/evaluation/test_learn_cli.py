@@ -1,0 +1,82 @@
+"""``tooldisc learn`` through the real command, and a learned file through ``discover`` and ``eval``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.evaluation.test_learn import TOOLS, _traffic
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("learn")
+    catalog = d / "tools.jsonl"
+    catalog.write_text("".join(json.dumps({"name": n, "description": desc}) + "\n" for n, (desc, _) in TOOLS.items()))
+    traffic = d / "traffic.jsonl"
+    traffic.write_text("".join(json.dumps({"id": f"r{i}", "query": e.query, "relevant": list(e.relevant)}) + "\n"
+                               for i, e in enumerate(_traffic())))
+    out = d / "learned.bin"  # any extension: recognised by content
+    proc = run_cli("learn", "--catalog", str(catalog), "--from", str(traffic), "--out", str(out), "--folds", "3",
+                   "--no-mutation")  # the table: every part's line is printed
+    assert proc.returncode == 0, proc.stderr
+    return {"catalog": catalog, "traffic": traffic, "learned": out, "table": proc.stdout,
+            "report": json.loads(out.read_text())}
+
+
+def test_learn_writes_a_verified_file_and_reports_each_part(files) -> None:
+    report = files["report"]
+    assert "expansions" in report["parts"]
+    assert report["report"]["expansions"]["kept"] is True
+    assert "mutation" not in report["report"]  # --no-mutation: not fitted, not reported
+    table = files["table"]
+    for part in ("expansions", "affinity", "ranker", "abstention"):
+        assert f"  {part} " in table, table
+    if "abstention" in report["parts"]:
+        assert "no-match success" in table and "(without:" in table
+    doc = json.loads(files["learned"].read_text())
+    assert doc["format"] == "tooldisc-learned" and len(doc["sha256"]) == 64
+
+
+def test_discover_with_the_learned_file_finds_what_traffic_taught(files) -> None:
+    proc = run_cli("discover", "show receivables quickly", "--catalog", str(files["catalog"]), "--tenant", "t",
+                   "--json", "--learned", str(files["learned"]))
+    assert proc.returncode == 0, proc.stderr
+    taught = json.loads(proc.stdout)
+    assert taught["candidates"][0]["name"] == "list_invoices"  # "receivables" is in no description
+    assert "expansion" in taught["candidates"][0]["features"]
+    assert 0.0 <= taught["confidence"]["probability"] <= 1.0
+
+
+def test_compare_without_and_with_the_learned_file(files) -> None:
+    default = str(Path(__file__).resolve().parents[2] / "discovery" / "data" / "default.yaml")
+    proc = run_cli("compare", default, default, "--catalog", str(files["catalog"]), "--gold", str(files["traffic"]),
+                   "--k", "5", "--learned-b", str(files["learned"]), "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    mrr = next(m for m in doc["measures"] if m["measure"] == "MRR")
+    assert mrr["b"] > mrr["a"] + 0.3  # in-sample: a wiring check, not a quality claim
+
+
+def test_a_request_naming_an_unknown_tool_is_bad_input(tmp_path: Path, files) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x", "query": "q", "relevant": ["no_such_tool"]}) + "\n")
+    proc = run_cli("learn", "--catalog", str(files["catalog"]), "--from", str(bad), "--out", str(tmp_path / "o.json"))
+    assert proc.returncode == 2
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "no_such_tool" in errors[0] and str(bad) in errors[0]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_a_learned_file_for_another_catalog_warns_and_drops_stale_expansions(tmp_path: Path, files) -> None:
+    other = tmp_path / "tools.jsonl"
+    lines = files["catalog"].read_text().splitlines()
+    other.write_text("\n".join([lines[0].replace("List sales invoices", "List all invoices"), *lines[1:]]) + "\n")
+    proc = run_cli("discover", "show receivables", "--catalog", str(other), "--tenant", "t",
+                   "--learned", str(files["learned"]), "--json")
+    assert proc.returncode == 0
+    assert "ignored as stale" in proc.stderr and "1 changed since learning" in proc.stderr
