@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -85,13 +86,41 @@ def test_unreachable_master_or_remote_fails_fast(pyspark_installed: None, flag: 
     assert "is unreachable" in line and f"127.0.0.1:{port}" in line
 
 
-def test_silent_connect_endpoint_is_bounded_by_the_timeout(pyspark_installed: None,
-                                                            silent_server: int) -> None:
+@pytest.fixture()
+def hung_grpc_server() -> Iterator[int]:
+    """Speaks gRPC (the handshake completes) but never answers a call: a wedged server."""
+    from concurrent import futures
+
+    import grpc
+
+    release = threading.Event()
+
+    class Hang(grpc.GenericRpcHandler):
+        def service(self, details: Any) -> Any:
+            return grpc.unary_unary_rpc_method_handler(lambda req, ctx: release.wait(60))
+
+    server = grpc.server(futures.ThreadPoolExecutor(4))
+    server.add_generic_rpc_handlers((Hang(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield port
+    finally:
+        release.set()
+        server.stop(0)
+
+
+@pytest.mark.parametrize("server", ["silent_server", "hung_grpc_server"])
+def test_silent_connect_endpoint_is_bounded_by_the_timeout(pyspark_installed: None, server: str,
+                                                            request: pytest.FixtureRequest) -> None:
+    """A port that never speaks gRPC, and one that never answers a call: both end within
+    the timeout plus start-up, with one line (no hang in the client's exit hook)."""
+    port = request.getfixturevalue(server)
     t0 = time.monotonic()
     line = one_line_exit_2(run_cli(*SIM, "--engine", "spark", "--spark-remote",
-                                   f"sc://127.0.0.1:{silent_server}", "--spark-timeout", "3",
-                                   timeout=60))
-    assert time.monotonic() - t0 < 40
+                                   f"sc://127.0.0.1:{port}", "--spark-timeout", "3",
+                                   timeout=30))
+    assert time.monotonic() - t0 < 15
     assert "did not answer within 3 s" in line
 
 
