@@ -20,6 +20,7 @@ from tooldisc.canary.engine import (
     AggregateResult,
     Duplicates,
     Measure,
+    exact_value,
 )
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
@@ -205,10 +206,9 @@ class DuckDBEngine:
         filt = f" FILTER (WHERE {where})" if where else ""
         if m.op == "count_nonnull":
             return f"count({col}){filt}"
-        if m.op == "sum":
-            return f"coalesce(sum({col}){filt}, 0)"
-        if m.op == "sum_sq":
-            return f"coalesce(sum({col} * {col}){filt}, 0)"
+        if m.op in ("sum", "sum_sq"):
+            assert m.column is not None
+            return D.exact_sum(self.schema.column(m.column), m.op == "sum_sq", where)
         if m.op in ("min", "max"):
             return f"{m.op}({col}){filt}"
         if m.op == "last":
@@ -256,7 +256,7 @@ class DuckDBEngine:
         for values in cur.fetchall():
             row = dict(zip(names, values, strict=True))
             key = tuple(None if row[k] is None else str(row[k]) for k in keys)
-            vals = {m.name: _plain(m, row["m_" + m.name]) for m in measures}
+            vals = {m.name: _plain(self.schema, m, row["m_" + m.name]) for m in measures}
             is_cell = row["__g"] == 0
             if row["_reason"] is not None:
                 if is_cell:
@@ -283,7 +283,10 @@ def _count_name(query: AggregateQuery) -> str:
     raise ValueError("an aggregate query needs a plain row count measure")
 
 
-def _plain(m: Measure, v: Any) -> Any:
+def _plain(schema: RowSchema, m: Measure, v: Any) -> Any:
+    if m.op in ("sum", "sum_sq"):
+        assert m.column is not None
+        return exact_value(schema.column(m.column).kind, m.op, v)
     if m.op == "last":
         if v is None:
             return None

@@ -138,6 +138,21 @@ class Dialect:
         return f"count_if({cond})"
 
     # -- shared ----------------------------------------------------------------------
+    def exact_sum(self, col: Column, squared: bool, where: str | None) -> str:
+        """Sum (or sum of squares) over valid rows, exact and the same in every engine.
+
+        Floating-point addition depends on order (and so on threads and engines); these
+        sums are integers instead: a ``number`` in thousandths (microseconds of a
+        millisecond column; rounded half away from zero), an ``int`` as itself, summed as
+        DECIMAL(38,0). :func:`tooldisc.canary.engine.exact_value` scales the result back.
+        Quarantined rows are skipped (their values may be anything; nothing reads the sum).
+        """
+        c = self.ident(col.name)
+        v = f"round({c} * 1000)" if col.kind == "number" else c
+        v = f"CAST({v} AS DECIMAL(38,0))"
+        cond = "_reason IS NULL" + (f" AND {where}" if where else "")
+        return f"coalesce(sum(CASE WHEN {cond} THEN {f'{v} * {v}' if squared else v} END), 0)"
+
     def null(self, kind: str) -> str:
         return f"CAST(NULL AS {self.types[kind]})"
 
