@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldisc.canary.conditions import Any_, IsNull, IsTrue
 from tooldisc.canary.engine import (
@@ -25,6 +25,9 @@ from tooldisc.canary.engine import (
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
 from tooldisc.errors import DataError
+
+if TYPE_CHECKING:
+    from tooldisc.canary.ingest import DuckDBLimits
 
 D = DUCKDB
 
@@ -53,15 +56,16 @@ class DuckDBEngine:
 
     @classmethod
     def from_events(cls, pattern: str, schema: RowSchema,
-                    on_file: Callable[[str], None] | None = None) -> DuckDBEngine:
+                    on_file: Callable[[str], None] | None = None,
+                    limits: DuckDBLimits | None = None) -> DuckDBEngine:
         from tooldisc.canary.ingest import connect, open_rows
 
-        con = connect()
+        con = connect(limits=limits)
         open_rows(con, pattern, schema, on_file)
         return cls(con, "rows_all", schema)
 
     @classmethod
-    def from_db(cls, db: str, schema: RowSchema) -> DuckDBEngine:
+    def from_db(cls, db: str, schema: RowSchema, limits: DuckDBLimits | None = None) -> DuckDBEngine:
         import duckdb
 
         from tooldisc.canary.ingest import connect
@@ -69,7 +73,7 @@ class DuckDBEngine:
         if not os.path.isfile(db):
             raise DataError("no such database", file=db)
         try:
-            con = connect(db)
+            con = connect(db, limits)
             tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         except duckdb.Error as exc:
             raise DataError(f"cannot be opened as DuckDB: {' '.join(str(exc).split())[:200]}",

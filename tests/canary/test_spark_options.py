@@ -1,7 +1,9 @@
 """--engine and --spark-* through the real CLI: bad values and dead addresses fail fast.
 
 None of these starts a JVM (the address is checked before Spark launches, and a
-silent Spark Connect endpoint is bounded by --spark-timeout), so they are cheap.
+silent Spark Connect endpoint is bounded by --spark-timeout), so they are cheap; except the
+one end-to-end test of the default local mode, which is here rather than beside the shared
+JVM so that ``pytest -n 2 --dist loadfile`` runs it in parallel with test_spark.py.
 """
 
 from __future__ import annotations
@@ -130,3 +132,23 @@ def test_missing_pyspark_names_the_extra(tmp_path) -> None:
     (tmp_path / "pyspark" / "__init__.py").write_text("raise ImportError('not installed')\n")
     res = run_cli(*SIM, "--engine", "spark", env={"PYTHONPATH": str(tmp_path)})
     assert "pip install 'tooldisc[spark]'" in one_line_exit_2(res)
+
+
+def test_cli_local_mode_is_quiet_and_matches_duckdb(pyspark_installed: None) -> None:
+    """The default (local[2], a JVM of its own, kept tiny): same JSON as DuckDB (in-process),
+    and no JVM noise on stderr."""
+    import json
+    from dataclasses import asdict
+
+    from tooldisc.canary.simulate import simulate
+
+    local = run_cli("canary", "simulate", "--salt", "s1", "--percent", "5", "--ids", "2000",
+                    "--json", "--engine", "spark", "--spark-conf",
+                    "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+                    timeout=600)
+    assert local.returncode == 0, local.stderr
+    a = json.loads(json.dumps(asdict(simulate([("s1", 5.0)], ids=2000))))
+    b = json.loads(local.stdout)
+    assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
+    assert a == b
+    assert local.stderr == ""
