@@ -129,8 +129,12 @@ class Dialect:
             if cat == "uuid":
                 return raw, False
             if cat == "str":
-                return (f"CASE WHEN {self.full_match(f'trim({raw})', UUID_RE)} "
-                        f"THEN TRY_CAST(lower(trim({raw})) AS {sql_type}) END"), True
+                # Ids are text in files; most need no trim, so test them as they are first
+                # (a UUID value compares case-insensitively: no lower() needed).
+                return (f"CASE WHEN {self.full_match(raw, UUID_RE)} "
+                        f"THEN TRY_CAST({raw} AS {sql_type}) "
+                        f"WHEN {self.full_match(f'trim({raw})', UUID_RE)} "
+                        f"THEN TRY_CAST(trim({raw}) AS {sql_type}) END"), True
             return self.null(kind), True
         raise ValueError(f"unknown column kind {kind!r}")
 
