@@ -3,7 +3,7 @@
 Writes N synthetic events (scenario healthy, 5 %) as hive-partitioned Parquet, one
 million rows per ``shard=NNNN/part.parquet`` file, by calling ``canary synth`` once per
 shard (each with its own seed), so no step ever holds more than one shard in memory;
-event ids are stored as text (Spark 4 does not read Parquet's UUID type). Then times the whole
+event ids are text (as ``canary synth`` writes them). Then times the whole
 ``tooldisc canary verdict --format json`` process per engine (median of --repeats)
 with the peak memory of its process tree (the Spark JVM is a child of the CLI, so
 the tree's summed RSS is sampled from /proc), and the growth from the smallest to the
@@ -14,7 +14,9 @@ says so or fails. Writes one JSON (see --out).
         --engines duckdb,spark --data /var/tmp/tooldisc-scale --out scale.json
 
 Generated data is kept in --data for the next run (it is deterministic per size).
-DuckDB runs with its defaults; Spark runs local[2] with --spark-driver-memory.
+DuckDB runs with --duckdb-memory-limit (default 2GB, the CLI's default; it spills beyond
+it); Spark runs local[2] with --spark-driver-memory. CPU seconds are the process tree's
+(user + system, children included), which a busy machine distorts less than wall time.
 """
 
 from __future__ import annotations
@@ -57,7 +59,10 @@ def tree_rss_kib(pid: int) -> int:
 
 def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
     """Wall time, peak tree RSS (sampled every 50 ms), exit code and stdout of one process."""
+    import resource
+
     peak = 0
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
                             env={**os.environ, **(env or {})})
@@ -75,7 +80,10 @@ def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str,
     wall = time.perf_counter() - t0
     done.set()
     sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"seconds": round(wall, 3), "peak_rss_mib": round(peak / 1024, 1),
+            "cpu_seconds": round(cpu, 2), "loadavg_1m": round(os.getloadavg()[0], 2),
             "exit_code": proc.returncode, "stdout": out.decode(), "stderr": err.decode()[-2000:]}
 
 
@@ -99,28 +107,9 @@ def generate(data: Path, events: int) -> Path:
                                "--percent", "5", "--seed", str(i), "--out", str(out)))
         if res["exit_code"] != 0:
             raise SystemExit(f"synth failed: {res['stderr']}")
-        uuid_as_text(out)
         print(f"generated shard {i + 1}/{shards} of {events:,}", file=sys.stderr)
     done.write_text("")
     return target
-
-
-UUID_AS_TEXT = """
-import sys, duckdb
-src, dst = sys.argv[1], sys.argv[2]
-con = duckdb.connect()
-cols = [r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [src]).fetchall()]
-sel = "* REPLACE (CAST(event_id AS VARCHAR) AS event_id)" if "event_id" in cols else "*"
-con.execute(f"COPY (SELECT {sel} FROM read_parquet('{src}')) TO '{dst}' (FORMAT parquet)")
-"""
-
-
-def uuid_as_text(path: Path) -> None:
-    """Spark 4 cannot read Parquet's UUID logical type: store event ids as text (both
-    engines then read the same files; DuckDB parses the text as a UUID)."""
-    tmp = path.with_name(path.name + ".tmp")
-    subprocess.run([sys.executable, "-c", UUID_AS_TEXT, str(path), str(tmp)], check=True)
-    tmp.replace(path)
 
 
 def verdict_cmd(engine: str, events_dir: Path, args: argparse.Namespace) -> list[str]:
@@ -130,7 +119,7 @@ def verdict_cmd(engine: str, events_dir: Path, args: argparse.Namespace) -> list
         cmd += ["--engine", "spark", "--spark-master", "local[2]",
                 "--spark-conf", f"spark.driver.memory={args.spark_driver_memory}"]
     elif engine == "duckdb":
-        cmd += ["--engine", "duckdb"]
+        cmd += ["--engine", "duckdb", "--duckdb-memory-limit", args.duckdb_memory_limit]
     return cmd
 
 
@@ -140,8 +129,11 @@ def main() -> None:
                     help="comma-separated event counts (multiples of 1M are fastest)")
     ap.add_argument("--engines", default="duckdb,spark")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--spark-repeats", type=int, default=None,
+                    help="runs of the Spark engine (default: --repeats)")
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "tooldisc-scale"))
     ap.add_argument("--spark-driver-memory", default="2g")
+    ap.add_argument("--duckdb-memory-limit", default="2GB")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "tooldisc-canary-scale.json"))
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -158,8 +150,8 @@ def main() -> None:
         per_engine: dict[str, object] = {}
         answers = {}
         for engine in engines:
-            runs = [run_measured(verdict_cmd(engine, events_dir, args))
-                    for _ in range(args.repeats)]
+            repeats = args.spark_repeats if engine == "spark" and args.spark_repeats else args.repeats
+            runs = [run_measured(verdict_cmd(engine, events_dir, args)) for _ in range(repeats)]
             codes = sorted({int(r["exit_code"]) for r in runs})
             if any(c not in (0, 10, 20) for c in codes):
                 raise SystemExit(f"{engine} at {size:,} failed: {runs[-1]['stderr']}")
@@ -169,6 +161,9 @@ def main() -> None:
             per_engine[engine] = {
                 "median_seconds": round(statistics.median(float(r["seconds"]) for r in runs), 3),
                 "runs_seconds": [r["seconds"] for r in runs],
+                "median_cpu_seconds": round(statistics.median(float(r["cpu_seconds"])
+                                                              for r in runs), 2),
+                "runs_loadavg_1m": [r["loadavg_1m"] for r in runs],
                 "peak_rss_mib": max(float(r["peak_rss_mib"]) for r in runs),
                 "exit_codes": codes,
                 "verdict": doc.get("verdict"),
@@ -193,8 +188,10 @@ def main() -> None:
         "benchmark": "canary_scale",
         "commit": commit,
         "config": {"sizes": sizes, "engines": engines, "repeats": args.repeats,
+                   "spark_repeats": args.spark_repeats or args.repeats,
                    "scenario": "healthy", "percent": 5, "layout": "shard=NNNN/part.parquet",
-                   "spark": {"master": "local[2]", "driver_memory": args.spark_driver_memory}},
+                   "spark": {"master": "local[2]", "driver_memory": args.spark_driver_memory},
+                   "duckdb": {"memory_limit": args.duckdb_memory_limit}},
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(), "loadavg_1m": round(os.getloadavg()[0], 2)},
         "results": results,

@@ -118,6 +118,18 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
+def exact_value(kind: str, op: str, value: Any) -> Any:
+    """An engine's exact integer sum (:meth:`tooldisc.canary.sql.Dialect.exact_sum`) as
+    the column's unit: an ``int`` column's sum an int, a ``number`` column's a Decimal
+    (thousandths, or millionths for a sum of squares), so cells add up exactly."""
+    from decimal import Decimal
+
+    whole = int(value or 0)
+    if kind != "number":
+        return whole
+    return Decimal(whole).scaleb(-6 if op == "sum_sq" else -3)
+
+
 def merge(op: str, a: Any, b: Any) -> Any:
     """Combine one measure of two cells (how segments and totals are built from cells)."""
     if a is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldisc.canary.conditions import Any_, IsNull, IsTrue
 from tooldisc.canary.engine import (
@@ -20,10 +20,14 @@ from tooldisc.canary.engine import (
     AggregateResult,
     Duplicates,
     Measure,
+    exact_value,
 )
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
 from tooldisc.errors import DataError
+
+if TYPE_CHECKING:
+    from tooldisc.canary.ingest import DuckDBLimits
 
 D = DUCKDB
 
@@ -52,15 +56,16 @@ class DuckDBEngine:
 
     @classmethod
     def from_events(cls, pattern: str, schema: RowSchema,
-                    on_file: Callable[[str], None] | None = None) -> DuckDBEngine:
+                    on_file: Callable[[str], None] | None = None,
+                    limits: DuckDBLimits | None = None) -> DuckDBEngine:
         from tooldisc.canary.ingest import connect, open_rows
 
-        con = connect()
+        con = connect(limits=limits)
         open_rows(con, pattern, schema, on_file)
         return cls(con, "rows_all", schema)
 
     @classmethod
-    def from_db(cls, db: str, schema: RowSchema) -> DuckDBEngine:
+    def from_db(cls, db: str, schema: RowSchema, limits: DuckDBLimits | None = None) -> DuckDBEngine:
         import duckdb
 
         from tooldisc.canary.ingest import connect
@@ -68,7 +73,7 @@ class DuckDBEngine:
         if not os.path.isfile(db):
             raise DataError("no such database", file=db)
         try:
-            con = connect(db)
+            con = connect(db, limits)
             tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         except duckdb.Error as exc:
             raise DataError(f"cannot be opened as DuckDB: {' '.join(str(exc).split())[:200]}",
@@ -205,10 +210,9 @@ class DuckDBEngine:
         filt = f" FILTER (WHERE {where})" if where else ""
         if m.op == "count_nonnull":
             return f"count({col}){filt}"
-        if m.op == "sum":
-            return f"coalesce(sum({col}){filt}, 0)"
-        if m.op == "sum_sq":
-            return f"coalesce(sum({col} * {col}){filt}, 0)"
+        if m.op in ("sum", "sum_sq"):
+            assert m.column is not None
+            return D.exact_sum(self.schema.column(m.column), m.op == "sum_sq", where)
         if m.op in ("min", "max"):
             return f"{m.op}({col}){filt}"
         if m.op == "last":
@@ -256,7 +260,7 @@ class DuckDBEngine:
         for values in cur.fetchall():
             row = dict(zip(names, values, strict=True))
             key = tuple(None if row[k] is None else str(row[k]) for k in keys)
-            vals = {m.name: _plain(m, row["m_" + m.name]) for m in measures}
+            vals = {m.name: _plain(self.schema, m, row["m_" + m.name]) for m in measures}
             is_cell = row["__g"] == 0
             if row["_reason"] is not None:
                 if is_cell:
@@ -283,7 +287,10 @@ def _count_name(query: AggregateQuery) -> str:
     raise ValueError("an aggregate query needs a plain row count measure")
 
 
-def _plain(m: Measure, v: Any) -> Any:
+def _plain(schema: RowSchema, m: Measure, v: Any) -> Any:
+    if m.op in ("sum", "sum_sq"):
+        assert m.column is not None
+        return exact_value(schema.column(m.column).kind, m.op, v)
     if m.op == "last":
         if v is None:
             return None

@@ -31,6 +31,7 @@ from tooldisc.canary.engine import (
     AggregateResult,
     Duplicates,
     Measure,
+    exact_value,
     total,
 )
 from tooldisc.canary.events import INT_RE, ISO_TS, SECURITY_FLAGS, UUID_RE, Column, RowSchema
@@ -299,10 +300,9 @@ class SparkEngine:
             return f"count(*) FILTER (WHERE {where or 'TRUE'})"
         if m.op == "count_nonnull":
             return f"count({col}){filt}"
-        if m.op == "sum":
-            return f"coalesce(sum({col}){filt}, 0)"
-        if m.op == "sum_sq":
-            return f"coalesce(sum({col} * {col}){filt}, 0)"
+        if m.op in ("sum", "sum_sq"):
+            assert m.column is not None
+            return D.exact_sum(self.schema.column(m.column), m.op == "sum_sq", where)
         if m.op in ("min", "max"):
             return f"{m.op}({_orderable(self.schema, m.column)}){filt}"
         if m.op == "last":
@@ -314,6 +314,9 @@ class SparkEngine:
         raise ValueError(f"unknown measure op {m.op!r}")
 
     def _plain(self, m: Measure, v: Any) -> Any:
+        if m.op in ("sum", "sum_sq"):
+            assert m.column is not None
+            return exact_value(self.schema.column(m.column).kind, m.op, v)
         if m.op == "last":
             if v is None or v["o"] is None:
                 return None

@@ -49,6 +49,7 @@ SECURITY_FLAGS = ("unauthorized_candidate", "tenant_leak", "permission_violation
 UUID_RE = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 ISO_TS = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}(:?\d{2})?)"
 INT_RE = r"[+-]?\d{1,18}"
+LATENCY_MS_MAX = 86_400_000
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,9 @@ def range_check(col: Column, schema: RowSchema) -> tuple[Cond, str] | None:
         text = " or ".join(str(v) for v in allowed)
         return Not(In(n, allowed)), f"{n}: must be {text}"
     if kind == "number":
+        if col.max is not None:
+            return (any_of(NotFinite(n), Lt(n, 0), Gt(n, col.max)),
+                    f"{n}: must be a finite number >= 0 and <= {int(col.max)}")
         return any_of(NotFinite(n), Lt(n, 0)), f"{n}: must be a finite number >= 0"
     if kind == "percent":
         return (any_of(NotFinite(n), Lt(n, 0), Gt(n, 100), OffStep(n, 0.01)),
@@ -178,7 +182,9 @@ EVENT_SCHEMA = RowSchema(
         Column("permission_violation", "bool"),
         Column("tool_execution_success", "bool", nullable=True),
         Column("task_success", "bool", nullable=True),
-        Column("latency_ms", "number"),
+        # at most a day: no request takes longer, and the exact latency sums (integer
+        # microseconds, squared, DECIMAL(38,0)) then cannot overflow
+        Column("latency_ms", "number", max=LATENCY_MS_MAX),
         Column("schema_tokens", "int"),
         Column("kill_switch", "bool"),
         Column("event_id", "uuid", nullable=True, optional=True),

@@ -59,13 +59,45 @@ class IngestResult:
     reasons: dict[str, int] = field(default_factory=dict)
 
 
-def connect(path: str | os.PathLike[str] | None = None) -> Any:
-    """A DuckDB connection set up for reproducible, quiet work (UTC, no progress bar)."""
+DEFAULT_MEMORY_LIMIT = "2GB"
+
+
+@dataclass(frozen=True)
+class DuckDBLimits:
+    """How much memory DuckDB may use before it spills to ``temp_directory``.
+
+    The default bounds a verdict over any number of events to about 2 GB of RAM (DuckDB's
+    own default is 80% of the machine): aggregation spills to disk beyond it.
+    ``temp_directory`` None: the system temp folder (not the working directory).
+    """
+
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
+    temp_directory: str | None = None
+
+
+def connect(path: str | os.PathLike[str] | None = None, limits: DuckDBLimits | None = None) -> Any:
+    """A DuckDB connection set up for reproducible, quiet work (UTC, no progress bar),
+    bounded in memory (:class:`DuckDBLimits`), with no insertion order to keep (only
+    aggregates are read, so DuckDB may stream and spill more freely)."""
+    import tempfile
+
     import duckdb
 
+    from tooldisc.errors import UsageError
+
+    limits = limits or DuckDBLimits()
     con = duckdb.connect(str(path) if path is not None else ":memory:")
     con.execute("SET enable_progress_bar = false")
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET preserve_insertion_order = false")
+    try:
+        con.execute("SET memory_limit = ?", [limits.memory_limit])
+    except duckdb.Error as exc:
+        con.close()
+        raise UsageError(f"--duckdb-memory-limit must be a size such as 2GB or 512MB; "
+                         f"got {limits.memory_limit!r}") from exc
+    temp = limits.temp_directory or os.path.join(tempfile.gettempdir(), "tooldisc-duckdb")
+    con.execute("SET temp_directory = ?", [temp])
     return con
 
 

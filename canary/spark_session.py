@@ -21,6 +21,7 @@ import re
 import socket
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -132,8 +133,9 @@ def check_reachable(target: SparkTarget) -> None:
     raise UsageError(f"{target.describe()} is unreachable: {', '.join(errors)}")
 
 
-def _bounded(fn: Callable[[], T], seconds: float, what: str) -> T:
-    """``fn()`` in a daemon thread; a deadline turns a hang into a one-line error."""
+def _bounded(fn: Callable[[], T], seconds: float, what: str, shown: float | None = None) -> T:
+    """``fn()`` in a daemon thread; a deadline turns a hang into a one-line error
+    (naming ``shown`` seconds, the user's whole budget, when part was spent before)."""
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -146,7 +148,8 @@ def _bounded(fn: Callable[[], T], seconds: float, what: str) -> T:
     worker.start()
     worker.join(seconds)
     if worker.is_alive():
-        raise UsageError(f"{what} did not answer within {seconds:g} s (see --spark-timeout)")
+        raise UsageError(f"{what} did not answer within {shown or seconds:g} s "
+                         "(see --spark-timeout)")
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -182,6 +185,40 @@ def _start_classic(target: SparkTarget, conf: Mapping[str, str], log_path: str) 
         gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
     context = SparkContext(conf=spark_conf, gateway=gateway)
     return SparkSession(context)
+
+
+def check_connect_ready(target: SparkTarget, seconds: float) -> None:
+    """Wait, at most ``seconds``, for the Connect endpoint to complete the gRPC handshake.
+
+    A TCP port that accepts and never speaks HTTP/2 (a firewall, a wrong service) would
+    otherwise hang the client's first call, and its exit hook after it. Checked on a
+    channel of our own, closed afterwards, before the client exists.
+    """
+    import grpc
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    assert target.remote is not None
+    channel = DefaultChannelBuilder(target.remote).toChannel()
+    ready = grpc.channel_ready_future(channel)
+    try:
+        ready.result(timeout=seconds)
+    except grpc.FutureTimeoutError:
+        raise UsageError(f"{target.describe()} did not answer within {seconds:g} s "
+                         "(see --spark-timeout)") from None
+    finally:
+        ready.cancel()
+        channel.close()
+
+
+def _close_stuck_remote() -> None:
+    """Close the Connect client a timed-out start left behind: its RPCs end, and its exit
+    hook (which would call the server again) returns at once."""
+    from pyspark.sql.connect.session import SparkSession
+
+    with contextlib.suppress(Exception):
+        stuck = SparkSession._get_default_session()
+        if stuck is not None:
+            stuck.client.close()
 
 
 def _start_remote(target: SparkTarget, conf: Mapping[str, str]) -> Any:
@@ -223,6 +260,15 @@ def start(target: SparkTarget, extra_conf: Mapping[str, str] | None = None,
         return session
 
     try:
+        if target.remote is not None:
+            started = time.monotonic()
+            check_connect_ready(target, target.timeout)
+            remaining = max(0.1, target.timeout - (time.monotonic() - started))
+            try:
+                return _bounded(open_and_probe, remaining, target.describe(), target.timeout)
+            except UsageError:
+                _close_stuck_remote()
+                raise
         return _bounded(open_and_probe, target.timeout, target.describe())
     except UsageError:
         raise

@@ -129,8 +129,12 @@ class Dialect:
             if cat == "uuid":
                 return raw, False
             if cat == "str":
-                return (f"CASE WHEN {self.full_match(f'trim({raw})', UUID_RE)} "
-                        f"THEN TRY_CAST(lower(trim({raw})) AS {sql_type}) END"), True
+                # Ids are text in files; most need no trim, so test them as they are first
+                # (a UUID value compares case-insensitively: no lower() needed).
+                return (f"CASE WHEN {self.full_match(raw, UUID_RE)} "
+                        f"THEN TRY_CAST({raw} AS {sql_type}) "
+                        f"WHEN {self.full_match(f'trim({raw})', UUID_RE)} "
+                        f"THEN TRY_CAST(trim({raw}) AS {sql_type}) END"), True
             return self.null(kind), True
         raise ValueError(f"unknown column kind {kind!r}")
 
@@ -138,6 +142,21 @@ class Dialect:
         return f"count_if({cond})"
 
     # -- shared ----------------------------------------------------------------------
+    def exact_sum(self, col: Column, squared: bool, where: str | None) -> str:
+        """Sum (or sum of squares) over valid rows, exact and the same in every engine.
+
+        Floating-point addition depends on order (and so on threads and engines); these
+        sums are integers instead: a ``number`` in thousandths (microseconds of a
+        millisecond column; rounded half away from zero), an ``int`` as itself, summed as
+        DECIMAL(38,0). :func:`tooldisc.canary.engine.exact_value` scales the result back.
+        Quarantined rows are skipped (their values may be anything; nothing reads the sum).
+        """
+        c = self.ident(col.name)
+        v = f"round({c} * 1000)" if col.kind == "number" else c
+        v = f"CAST({v} AS DECIMAL(38,0))"
+        cond = "_reason IS NULL" + (f" AND {where}" if where else "")
+        return f"coalesce(sum(CASE WHEN {cond} THEN {f'{v} * {v}' if squared else v} END), 0)"
+
     def null(self, kind: str) -> str:
         return f"CAST(NULL AS {self.types[kind]})"
 

@@ -86,6 +86,25 @@ def _dict_array(pa: Any, indices: Any, values: list[str]) -> Any:
     return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int8()), pa.array(values))
 
 
+def _uuid_text(pa: Any, np: Any, ids: Any) -> Any:
+    """16 random bytes per row as canonical UUID text (8-4-4-4-12, lower case).
+
+    Text, not Parquet's UUID logical type: the schema says a UUID string, every engine
+    reads text (Spark 4 cannot read the UUID type), and DuckDB parses it as a UUID.
+    """
+    digits = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+    hexed = np.empty((len(ids), 32), dtype=np.uint8)
+    hexed[:, 0::2] = digits[ids >> 4]
+    hexed[:, 1::2] = digits[ids & 0x0F]
+    text = np.full((len(ids), 36), ord("-"), dtype=np.uint8)
+    for src, dst in ((0, 0), (8, 9), (12, 14), (16, 19), (20, 24)):
+        width = {0: 8, 20: 12}.get(src, 4)
+        text[:, dst:dst + width] = hexed[:, src:src + width]
+    offsets = np.arange(0, 36 * (len(ids) + 1), 36, dtype=np.int32)
+    return pa.StringArray.from_buffers(len(ids), pa.py_buffer(offsets.tobytes()),
+                                       pa.py_buffer(text.tobytes()))
+
+
 def _chunk(pa: Any, np: Any, *, start: int, size: int, n: int, scenario: str, thr: int,
            percent: float, seed: int, experiment: str, too_few_rows: int, leak_chunk: bool) -> Any:
     rng = np.random.default_rng([seed, start // CHUNK])
@@ -147,8 +166,7 @@ def _chunk(pa: Any, np: Any, *, start: int, size: int, n: int, scenario: str, th
     ids = rng.integers(0, 256, (size, 16), dtype=np.uint8)
     ids[:, 6] = (ids[:, 6] & 0x0F) | 0x40  # a version-4 (random) UUID
     ids[:, 8] = (ids[:, 8] & 0x3F) | 0x80
-    event_id = pa.ExtensionArray.from_storage(pa.uuid(), pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(16), size, [None, pa.py_buffer(ids.tobytes())]))
+    event_id = _uuid_text(pa, np, ids)
     leak_mask = None
     if scenario == "unknown_security":
         leak_mask = rng.random(size) < 0.002

@@ -6,24 +6,28 @@ answer for the same rows, whichever engine computed the aggregates.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldisc.canary.engine import Engine
 from tooldisc.canary.events import RowSchema
 from tooldisc.canary.gates import Verdict
 from tooldisc.errors import DataError, UsageError
 
+if TYPE_CHECKING:
+    from tooldisc.canary.ingest import DuckDBLimits
 
-def open_engine(schema: RowSchema, *, db: str | None = None, events: str | None = None) -> Engine:
+
+def open_engine(schema: RowSchema, *, db: str | None = None, events: str | None = None,
+                limits: DuckDBLimits | None = None) -> Engine:
     """The DuckDB engine over an ingested database or telemetry files."""
     from tooldisc.canary.engine_duckdb import DuckDBEngine
 
     if (db is None) == (events is None):
         raise UsageError("give exactly one of --db or --events")
     if db is not None:
-        return DuckDBEngine.from_db(db, schema)
+        return DuckDBEngine.from_db(db, schema, limits)
     assert events is not None
-    return DuckDBEngine.from_events(events, schema)
+    return DuckDBEngine.from_events(events, schema, limits=limits)
 
 
 def check_experiment(engine: Engine, experiment: str, source: str) -> None:
@@ -39,7 +43,8 @@ def check_experiment(engine: Engine, experiment: str, source: str) -> None:
 def run_verdict(schema: RowSchema, experiment: str, *, db: str | None = None,
                 events: str | None = None, gates: str | None = None, since: str | None = None,
                 until: str | None = None, engine: Engine | None = None,
-                profile_name: str | None = None) -> tuple[Verdict, dict[str, Any]]:
+                profile_name: str | None = None,
+                limits: DuckDBLimits | None = None) -> tuple[Verdict, dict[str, Any]]:
     """Judge ``experiment`` from a database, files or an open engine; verdict and report dict."""
     from tooldisc.canary.aggregate import parse_time
     from tooldisc.canary.config import load_gates
@@ -56,7 +61,8 @@ def run_verdict(schema: RowSchema, experiment: str, *, db: str | None = None,
     if t0 is not None and t1 is not None and t0 >= t1:
         raise UsageError("--since must be before --until")
     own = engine is None
-    eng = engine if engine is not None else open_engine(prof.schema, db=db, events=events)
+    eng = engine if engine is not None else open_engine(prof.schema, db=db, events=events,
+                                                                    limits=limits)
     try:
         check_experiment(eng, experiment, db or events or eng.name)
         verdict = prof.judge(prof.evidence(eng, experiment, t0, t1, cfg), experiment, cfg)

@@ -264,6 +264,11 @@ def verdict_cmd(
     spark_remote: SparkRemoteOption = None,
     spark_timeout: SparkTimeoutOption = None,
     spark_conf: SparkConfOption = None,
+    duckdb_memory_limit: Annotated[str | None, typer.Option(
+        "--duckdb-memory-limit", help="RAM DuckDB may use before it spills to disk "
+                                      "(default 2GB).")] = None,
+    duckdb_temp_dir: Annotated[str | None, typer.Option(
+        "--duckdb-temp-dir", help="Where DuckDB spills (default: the system temp folder).")] = None,
 ) -> None:
     """PROMOTE (exit 0), HOLD (10) or ROLLBACK (20), with every gate's numbers and reason."""
     from tooldisc.canary.verdict import run_verdict
@@ -279,10 +284,16 @@ def verdict_cmd(
             raise UsageError("--table and --events-format need --engine spark")
         if (db is None) == (events is None):
             raise UsageError("give exactly one of --db or --events")
+        from tooldisc.canary.ingest import DEFAULT_MEMORY_LIMIT, DuckDBLimits
+
+        limits = DuckDBLimits(duckdb_memory_limit or DEFAULT_MEMORY_LIMIT, duckdb_temp_dir)
         with _progress("judging", None):
             verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
-                                          since=since, until=until, profile_name=profile)
+                                          since=since, until=until, profile_name=profile,
+                                          limits=limits)
     else:
+        if duckdb_memory_limit is not None or duckdb_temp_dir is not None:
+            raise UsageError("--duckdb-memory-limit and --duckdb-temp-dir need --engine duckdb")
         from tooldisc.canary.engine_spark import SparkEngine
         from tooldisc.canary.spark_read import locate
         from tooldisc.canary.spark_session import session

@@ -56,7 +56,7 @@ def spark_handle(pyspark_installed: None) -> Iterator[SparkHandle]:
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
         # Test data is small: few shuffle partitions, a JIT that starts fast.
-        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",
         "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
     }

@@ -199,3 +199,18 @@ def test_absent_experiment_is_bad_input_and_summary_is_compact(files: dict[str, 
     assert text.startswith("earlier step\n## Canary PROMOTE: indexed-retrieval-v1\n")
     assert "| task | pass |" in text and "| task_success | non_inferior |" in text
     assert "{" not in text  # no JSON blobs
+
+
+def test_duckdb_memory_limit_and_spill_folder(files: dict[str, Path], tmp_path: Path) -> None:
+    """A small limit still judges (DuckDB spills to the folder given); a bad size is exit 2."""
+    from tooldisc.canary.events import EVENT_SCHEMA
+    from tooldisc.canary.ingest import DuckDBLimits
+    from tooldisc.canary.verdict import run_verdict
+
+    events = str(files["slow"])
+    _, small = run_verdict(EVENT_SCHEMA, EXP, events=events,
+                           limits=DuckDBLimits("64MB", str(tmp_path)))
+    assert small == run_verdict(EVENT_SCHEMA, EXP, events=events)[1]
+    line = one_line_error(run_cli("canary", "verdict", "--events", events, "--experiment", EXP,
+                                  "--duckdb-memory-limit", "lots"))
+    assert "--duckdb-memory-limit must be a size" in line

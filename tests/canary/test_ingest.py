@@ -134,3 +134,23 @@ def test_window_filters_rows(tmp_path: Path) -> None:
     m = sum(a["requests"] for a in half["arms"].values())
     assert n == 4_000 and 1_700 < m < 2_300
     assert empty["verdict"] == "HOLD" and empty["arms"] == {}
+
+
+def test_parquet_uuid_typed_event_ids_still_read(tmp_path: Path) -> None:
+    """synth writes ids as text; a file whose ids use Parquet's UUID type reads the same."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    synthesize(tmp_path / "text.parquet", 1_000, "duplicated", percent=50, seed=2)
+    table = pq.read_table(tmp_path / "text.parquet")
+    as_uuid = pa.array([__import__("uuid").UUID(x).bytes for x in table["event_id"].to_pylist()],
+                       type=pa.binary(16))
+    typed = table.set_column(table.schema.get_field_index("event_id"), "event_id",
+                             pa.ExtensionArray.from_storage(pa.uuid(), as_uuid))
+    pq.write_table(typed, tmp_path / "uuid.parquet")
+    assert pq.read_schema(tmp_path / "uuid.parquet").field("event_id").type == pa.uuid()
+    exp = "indexed-retrieval-v1"
+    _, text = run_verdict(EVENT_SCHEMA, exp, events=str(tmp_path / "text.parquet"))
+    _, uuid = run_verdict(EVENT_SCHEMA, exp, events=str(tmp_path / "uuid.parquet"))
+    assert text == uuid and text["quarantine"]["count"] == 0
+    assert text["duplicates"]["v2_ids_repeated"] == 1_000

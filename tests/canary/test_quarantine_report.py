@@ -33,7 +33,7 @@ def test_canary_profile_reasons_add_up(tmp_path: Path) -> None:
     _, d = run_verdict(EVENT_SCHEMA, "indexed-retrieval-v1", events=str(out))
     q = d["quarantine"]
     assert q["count"] == d["quarantined"] == sum(q["reasons"].values()) > 0
-    assert set(q["reasons"]) <= {REASON, "latency_ms: must be a finite number >= 0",
+    assert set(q["reasons"]) <= {REASON, "latency_ms: must be a finite number >= 0 and <= 86400000",
                                  "percent: must be in [0, 100] in steps of 0.01",
                                  "fallback_reason: required when fallback is true"}
     gate = next(g for g in d["gates"] if g["name"] == "quarantine")

@@ -1,8 +1,9 @@
 """The Spark engine against the DuckDB/Python one, in ONE SparkSession (tests/canary/conftest.py).
 
-Every test that needs Spark lives in this file, so ``pytest -n 2 --dist loadfile`` starts
-one JVM. CLI tests reach that JVM through Spark Connect (``--spark-remote``); one test
-runs the default local mode end to end in its own process.
+Every test that needs the shared JVM lives in this file, so ``pytest -n 2 --dist loadfile``
+starts it once. CLI tests reach that JVM through Spark Connect (``--spark-remote``); the one
+test of the default local mode (a JVM of its own) is in test_spark_options.py, so it can run
+beside this file. Parity data is small (a few thousand rows): parity is about rules, not size.
 """
 
 from __future__ import annotations
@@ -106,12 +107,15 @@ def test_a_path_spark_cannot_read_names_it(spark) -> None:
 
 def test_cli_simulate_through_spark_connect_matches_duckdb(spark_handle: SparkHandle,
                                                            ids_files: dict[str, Path]) -> None:
-    args = ["canary", "simulate", "--salt", "indexed-retrieval-v1", "--percent", "10",
-            "--ids-file", str(ids_files["parquet"]), "--json"]
-    duck = run_cli(*args)
-    remote = run_cli(*args, "--engine", "spark", "--spark-remote", spark_handle.remote)
-    assert duck.returncode == 0 and remote.returncode == 0, remote.stderr
-    a, b = json.loads(duck.stdout), json.loads(remote.stdout)
+    """The real command through Connect; DuckDB in-process (the CLI's DuckDB path has its own
+    tests), so one subprocess."""
+    remote = run_cli("canary", "simulate", "--salt", "indexed-retrieval-v1", "--percent", "10",
+                     "--ids-file", str(ids_files["parquet"]), "--json", "--engine", "spark",
+                     "--spark-remote", spark_handle.remote)
+    assert remote.returncode == 0, remote.stderr
+    a = json.loads(json.dumps(asdict(simulate([("indexed-retrieval-v1", 10.0)],
+                                              ids_file=str(ids_files["parquet"])))))
+    b = json.loads(remote.stdout)
     assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
     assert a == b
     assert remote.stderr == ""
@@ -127,36 +131,7 @@ def test_cli_unreadable_remote_path_is_one_line_exit_2(spark_handle: SparkHandle
     assert len(lines[0].encode()) <= 300
 
 
-def test_cli_local_mode_is_quiet_and_matches_duckdb(spark_handle: SparkHandle) -> None:
-    """The default (local[2], a JVM of its own): same JSON, and no JVM noise on stderr."""
-    args = ["canary", "simulate", "--salt", "s1", "--percent", "5", "--ids", "5000", "--json"]
-    duck = run_cli(*args)
-    local = run_cli(*args, "--engine", "spark", "--spark-conf",
-                    "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1", timeout=600)
-    assert local.returncode == 0, local.stderr
-    a, b = json.loads(duck.stdout), json.loads(local.stdout)
-    assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
-    assert a == b
-    assert local.stderr == ""
-
-
 # -- the verdict: both engines, byte for byte ---------------------------------------------
-
-def uuid_as_text(path: Path) -> None:
-    """Parquet's UUID logical type is not read by Spark 4: event ids as text instead."""
-    import pyarrow.parquet as pq
-
-    from tooldisc.canary.ingest import connect
-
-    if path.suffix != ".parquet" or "event_id" not in pq.read_schema(path).names:
-        return
-    con = connect()
-    tmp = path.with_suffix(".tmp.parquet")
-    con.execute(f"COPY (SELECT * REPLACE (CAST(event_id AS VARCHAR) AS event_id) FROM "
-                f"read_parquet('{path}')) TO '{tmp}' (FORMAT parquet)")
-    con.close()
-    tmp.replace(path)
-
 
 def _write(profile: str, scenario: str, path: Path) -> Path:
     if profile == "canary":
@@ -167,7 +142,6 @@ def _write(profile: str, scenario: str, path: Path) -> Path:
         from tooldisc.canary.shadow_synth import synthesize_shadow
 
         synthesize_shadow(path, 300, scenario, seed=3)
-    uuid_as_text(path)
     return path
 
 
@@ -207,7 +181,7 @@ def test_every_scenario_same_verdict_json_parquet(spark, tmp_path: Path, profile
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 @pytest.mark.parametrize(("profile", "scenario"), [("canary", "corrupt_rows"),
-                                                    ("canary", "duplicated")])
+                                                    ("shadow", "corrupt_rows")])
 def test_two_scenarios_in_text_formats(spark, tmp_path: Path, profile: str, scenario: str,
                                        fmt: str) -> None:
     path = _write(profile, scenario, tmp_path / f"{scenario}.{fmt}")
@@ -232,32 +206,47 @@ def test_hive_partitioned_directory(spark, tmp_path: Path) -> None:
 
 
 def test_cli_verdict_through_spark_connect(spark_handle: SparkHandle, tmp_path: Path) -> None:
-    """The real command, both engines: same JSON bar ``engine``, same exit code; a table too."""
+    """The real command through Connect: the same JSON bar ``engine`` and exit code as
+    DuckDB's (judged in-process; one subprocess)."""
+    from tooldisc.canary.profiles import profiles
+    from tooldisc.canary.verdict import run_verdict
+    from tooldisc.cli.reporting import report_text
+
     path = _write("canary", "slow", tmp_path / "slow.parquet")
-    args = ["canary", "verdict", "--experiment", "indexed-retrieval-v1", "--json"]
-    duck = run_cli(*args, "--events", str(path))
-    remote = run_cli(*args, "--events", str(path), "--engine", "spark",
+    remote = run_cli("canary", "verdict", "--experiment", "indexed-retrieval-v1", "--json",
+                     "--events", str(path), "--engine", "spark",
                      "--spark-remote", spark_handle.remote)
-    assert duck.returncode == remote.returncode == 10, remote.stderr
-    a, b = json.loads(duck.stdout), json.loads(remote.stdout)
-    assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
-    assert a == b and remote.stderr == ""
-    spark_handle.session.read.parquet(str(path)).createOrReplaceGlobalTempView("slow_events")
-    table = run_cli(*args, "--table", "global_temp.slow_events", "--engine", "spark",
-                    "--spark-remote", spark_handle.remote)
-    assert table.returncode == 10, table.stderr
-    c = json.loads(table.stdout)
-    c.pop("engine")
-    assert c == a
+    assert remote.returncode == 10, remote.stderr
+    prof = profiles()["canary"]
+    _, a = run_verdict(prof.schema, prof.default_experiment, events=str(path), profile_name="canary")
+    b = json.loads(remote.stdout)
+    assert b.pop("engine") == "spark" and remote.stderr == ""
+    assert json.loads(report_text(a, "verdict", "json")) == b
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (("--table", "nosuch.events"), "nosuch.events: Spark cannot read it"),
-    (("--events", "file:///nonexistent-tooldisc/events/*.parquet"),
-     "file:///nonexistent-tooldisc/events/*.parquet: Spark cannot read it"),
-])
-def test_cli_verdict_unreadable_source(spark_handle: SparkHandle, args: tuple[str, ...],
-                                       needle: str) -> None:
+def test_verdict_from_a_table(spark, tmp_path: Path) -> None:
+    """``--table``: a registered table or view judged like the files behind it."""
+    from tooldisc.canary.engine_spark import SparkEngine
+    from tooldisc.canary.profiles import profiles
+    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.verdict import run_verdict
+    from tooldisc.cli.reporting import report_text
+
+    path = _write("canary", "slow", tmp_path / "slow.parquet")
+    spark.read.parquet(str(path)).createOrReplaceGlobalTempView("slow_events")
+    prof = profiles()["canary"]
+    engine = SparkEngine.open(spark, locate(None, "global_temp.slow_events"), prof.schema)
+    try:
+        _, on_table = run_verdict(prof.schema, prof.default_experiment, engine=engine,
+                                  profile_name="canary")
+    finally:
+        engine.close()
+    assert report_text(on_table, "verdict", "json") == _both(spark, "canary", str(path))[1]
+
+
+def test_cli_verdict_unreadable_source(spark_handle: SparkHandle) -> None:
+    """A table Spark cannot read (a path: the simulate CLI test and the in-process one)."""
+    args, needle = ("--table", "nosuch.events"), "nosuch.events: Spark cannot read it"
     res = run_cli("canary", "verdict", "--experiment", "x", *args, "--engine", "spark",
                   "--spark-remote", spark_handle.remote)
     assert res.returncode == 2, res.stderr

@@ -1,7 +1,9 @@
 """--engine and --spark-* through the real CLI: bad values and dead addresses fail fast.
 
 None of these starts a JVM (the address is checked before Spark launches, and a
-silent Spark Connect endpoint is bounded by --spark-timeout), so they are cheap.
+silent Spark Connect endpoint is bounded by --spark-timeout), so they are cheap; except the
+one end-to-end test of the default local mode, which is here rather than beside the shared
+JVM so that ``pytest -n 2 --dist loadfile`` runs it in parallel with test_spark.py.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -85,13 +88,41 @@ def test_unreachable_master_or_remote_fails_fast(pyspark_installed: None, flag: 
     assert "is unreachable" in line and f"127.0.0.1:{port}" in line
 
 
-def test_silent_connect_endpoint_is_bounded_by_the_timeout(pyspark_installed: None,
-                                                            silent_server: int) -> None:
+@pytest.fixture()
+def hung_grpc_server() -> Iterator[int]:
+    """Speaks gRPC (the handshake completes) but never answers a call: a wedged server."""
+    from concurrent import futures
+
+    import grpc
+
+    release = threading.Event()
+
+    class Hang(grpc.GenericRpcHandler):
+        def service(self, details: Any) -> Any:
+            return grpc.unary_unary_rpc_method_handler(lambda req, ctx: release.wait(60))
+
+    server = grpc.server(futures.ThreadPoolExecutor(4))
+    server.add_generic_rpc_handlers((Hang(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield port
+    finally:
+        release.set()
+        server.stop(0)
+
+
+@pytest.mark.parametrize("server", ["silent_server", "hung_grpc_server"])
+def test_silent_connect_endpoint_is_bounded_by_the_timeout(pyspark_installed: None, server: str,
+                                                            request: pytest.FixtureRequest) -> None:
+    """A port that never speaks gRPC, and one that never answers a call: both end within
+    the timeout plus start-up, with one line (no hang in the client's exit hook)."""
+    port = request.getfixturevalue(server)
     t0 = time.monotonic()
     line = one_line_exit_2(run_cli(*SIM, "--engine", "spark", "--spark-remote",
-                                   f"sc://127.0.0.1:{silent_server}", "--spark-timeout", "3",
-                                   timeout=60))
-    assert time.monotonic() - t0 < 40
+                                   f"sc://127.0.0.1:{port}", "--spark-timeout", "3",
+                                   timeout=30))
+    assert time.monotonic() - t0 < 15
     assert "did not answer within 3 s" in line
 
 
@@ -101,3 +132,23 @@ def test_missing_pyspark_names_the_extra(tmp_path) -> None:
     (tmp_path / "pyspark" / "__init__.py").write_text("raise ImportError('not installed')\n")
     res = run_cli(*SIM, "--engine", "spark", env={"PYTHONPATH": str(tmp_path)})
     assert "pip install 'tooldisc[spark]'" in one_line_exit_2(res)
+
+
+def test_cli_local_mode_is_quiet_and_matches_duckdb(pyspark_installed: None) -> None:
+    """The default (local[2], a JVM of its own, kept tiny): same JSON as DuckDB (in-process),
+    and no JVM noise on stderr."""
+    import json
+    from dataclasses import asdict
+
+    from tooldisc.canary.simulate import simulate
+
+    local = run_cli("canary", "simulate", "--salt", "s1", "--percent", "5", "--ids", "2000",
+                    "--json", "--engine", "spark", "--spark-conf",
+                    "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+                    timeout=600)
+    assert local.returncode == 0, local.stderr
+    a = json.loads(json.dumps(asdict(simulate([("s1", 5.0)], ids=2000))))
+    b = json.loads(local.stdout)
+    assert (a.pop("engine"), b.pop("engine")) == ("duckdb", "spark")
+    assert a == b
+    assert local.stderr == ""
