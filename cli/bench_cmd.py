@@ -96,22 +96,11 @@ def _importable(module: str) -> bool:
 
 
 def _run_with_progress(options: Any) -> dict[str, Any]:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from tooldisc.cli.progress import progress_bar
     from tooldisc.evaluation.bench import run_bench
 
-    console = Console(stderr=True)
-    columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
-        tasks: dict[str, Any] = {}
-
-        def progress(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done, total=total)
-
-        return run_bench(options, progress)
+    with progress_bar("bench") as bar:
+        return run_bench(options, (lambda phase, done, total: bar.set(done, total, phase)) if bar else None)
 
 
 def _ms(value: float | None) -> str:

@@ -8,9 +8,7 @@ Heavy imports (duckdb, numpy, scipy) happen inside the commands.
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -32,6 +30,7 @@ from tooldisc.cli.engine_options import (
     SparkTimeoutOption,
     spark_target,
 )
+from tooldisc.cli.progress import progress_bar
 
 canary_app = typer.Typer(
     help="Canary: stable SHA-256 arm assignment, telemetry in DuckDB, promotion gates, verdicts.",
@@ -43,19 +42,6 @@ canary_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(canary_app, name="canary")
-
-
-@contextlib.contextmanager
-def _progress(description: str, total: float | None) -> Iterator[Any]:
-    """A rich progress bar on stderr (hidden when stderr is not a terminal)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.completed:,.0f}"),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True,
-                  disable=not sys.stderr.isatty()) as progress:
-        task = progress.add_task(description, total=total)
-        yield lambda n=1: progress.advance(task, n)
 
 
 @canary_app.command("assign")
@@ -108,7 +94,7 @@ def simulate_cmd(
         raise UsageError("--salt2 and --percent2 go together")
     salts = [(salt, percent)] + ([(salt2, percent2)] if salt2 is not None and percent2 is not None else [])
     if target is None:
-        with _progress("hashing ids in DuckDB", None):
+        with progress_bar("hashing ids in DuckDB", counts=False):
             result = simulate(salts, ids=ids, ids_file=ids_file)
     else:
         from tooldisc.canary.spark_session import session
@@ -116,7 +102,7 @@ def simulate_cmd(
 
         check_salts(salts)
         prepare(ids, ids_file)  # a missing local file fails before Spark starts
-        with _progress(f"hashing ids on {target.describe()}", None), session(target) as spark:
+        with progress_bar(f"hashing ids on {target.describe()}", counts=False), session(target) as spark:
             result = simulate_spark(spark, salts, ids=ids, ids_file=ids_file)
     if chosen == "json":
         print_json(asdict(result))
@@ -190,9 +176,9 @@ def synth_cmd(
 
     percent = 10.0 if percent is None else percent
     experiment = experiment if experiment is not None else "indexed-retrieval-v1"
-    with _progress(f"synth {scenario}", events) as advance:
+    with progress_bar(f"synth {scenario}", events, counts=False) as bar:
         res = synthesize(out, events, scenario, percent=percent, seed=seed, experiment=experiment,
-                         on_chunk=advance)
+                         on_chunk=bar.advance if bar else None)
     if out_fmt == "json":
         from tooldisc.canary.synth import SCENARIOS
 
@@ -226,8 +212,8 @@ def ingest_cmd(
 
     chosen = resolve_format(fmt, json_flag, ("table", "json"))
     schema = _schema(profile)
-    with _progress("ingesting", len(expand(pattern))) as advance:
-        res = ingest(db, pattern, schema, on_file=lambda _p: advance())
+    with progress_bar("ingesting", len(expand(pattern)), counts=False) as bar:
+        res = ingest(db, pattern, schema, on_file=(lambda _p: bar.advance()) if bar else None)
     if chosen == "json":
         print_json(asdict(res))
         return
@@ -287,7 +273,7 @@ def verdict_cmd(
         from tooldisc.canary.ingest import DEFAULT_MEMORY_LIMIT, DuckDBLimits
 
         limits = DuckDBLimits(duckdb_memory_limit or DEFAULT_MEMORY_LIMIT, duckdb_temp_dir)
-        with _progress("judging", None):
+        with progress_bar("judging", counts=False):
             verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
                                           since=since, until=until, profile_name=profile,
                                           limits=limits)
@@ -301,7 +287,7 @@ def verdict_cmd(
         if db is not None:
             raise UsageError("--db is a DuckDB database; with --engine spark give --events or --table")
         location = locate(events, table, events_format)  # a local typo fails before Spark starts
-        with _progress(f"judging on {target.describe()}", None), session(target) as spark:
+        with progress_bar(f"judging on {target.describe()}", counts=False), session(target) as spark:
             spark_engine = SparkEngine.open(spark, location, schema)
             try:
                 verdict, report = run_verdict(schema, experiment, events=location.label,

@@ -9,8 +9,6 @@ commands so ``tooldisc --help`` stays instant.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -87,35 +85,16 @@ def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: Co
     return inputs
 
 
-@contextmanager
-def _progress_bar(total: int, enabled: bool | None, label: str) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr for long runs; ``None`` when not shown."""
-    show = enabled if enabled is not None else (total >= _PROGRESS_MIN and sys.stderr.isatty())
-    if not show:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda done: bar.update(task, completed=done)
-
-
 def _discover(inputs: Any, k: int | str | None, progress: bool | None, *, label: str = "discovering",
               engine: Any = None) -> Any:
     """Every gold query through the discovery chokepoint, with a progress bar when asked for."""
+    from tooldisc.cli.progress import progress_bar
     from tooldisc.evaluation.api import discover_gold
 
-    with _progress_bar(len(inputs.gold), progress, label) as tick:
-        return discover_gold(inputs, k, engine=engine, progress=tick)
+    total = len(inputs.gold)
+    show = progress if progress is not None else (total >= _PROGRESS_MIN and sys.stderr.isatty())
+    with progress_bar(label, total, enabled=show) as bar:
+        return discover_gold(inputs, k, engine=engine, progress=bar.set if bar else None)
 
 
 def _emit(text: str, out: str | None) -> None:

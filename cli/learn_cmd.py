@@ -7,7 +7,6 @@ print what each part gained on held-out folds (a table, or JSON).
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -73,8 +72,11 @@ def learn_command(
     cat = load_catalog_option(catalog)
     cfg = load_config(config)
     examples = load_examples(list(from_ or ()), cat)
-    with _Bar(progress) as tick:
-        learned = learn(cat, examples, opts, cfg, progress=tick)
+    from tooldisc.cli.progress import progress_bar
+
+    with progress_bar("learning", enabled=progress) as bar:
+        learned = learn(cat, examples, opts, cfg,
+                        progress=(lambda stage, done, total: bar.set(done, total)) if bar else None)
     write_atomic(out, dumps_learned(learned))
     note(f"wrote {out} ({', '.join(learned.parts) or 'no part kept'})")
     if out_fmt == "json":
@@ -110,34 +112,6 @@ def _print_report(report: dict[str, Any]) -> None:
                        f"{d['false_abstention']:.4f})")
 
 
-class _Bar:
-    """A rich progress bar on stderr over the examples whose features are computed."""
-
-    def __init__(self, enabled: bool | None):
-        self.show = enabled if enabled is not None else sys.stderr.isatty()
-        self._progress: Any = None
-
-    def __enter__(self) -> Any:
-        if not self.show:
-            return None
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        self._progress = Progress(TextColumn("learning"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                  console=Console(stderr=True), transient=True)
-        self._progress.__enter__()
-        task = self._progress.add_task("learning", total=None)
-        return lambda stage, done, total: self._progress.update(task, completed=done, total=total)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._progress is not None:
-            self._progress.__exit__(*exc)
 
 
 def register(app: typer.Typer) -> None:

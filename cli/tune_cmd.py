@@ -75,8 +75,10 @@ def tune_command(
                         learned=load_learned_option(learned))
     datasets = _datasets(catalogs, golds, catalog_format)
     total = (n_iter + 1) * len(datasets)
-    with _bar(total, progress) as tick:
-        tuner.fit(datasets, progress=tick)
+    from tooldisc.cli.progress import progress_bar
+
+    with progress_bar("tuning", total, enabled=progress) as bar:
+        tuner.fit(datasets, progress=bar.set if bar else None)
     doc = tune_document(tuner, datasets)
     if out:
         write_atomic(out, weights_yaml(tuner, datasets))
@@ -108,35 +110,6 @@ def _datasets(catalogs: list[str], golds: list[str], catalog_format: str | None 
     return out
 
 
-class _bar:
-    """A rich progress bar on stderr over (candidate, dataset) runs; a no-op when hidden."""
-
-    def __init__(self, total: int, enabled: bool | None):
-        self.total = total
-        self.show = enabled if enabled is not None else sys.stderr.isatty()
-        self._progress: Any = None
-
-    def __enter__(self) -> Any:
-        if not self.show:
-            return None
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        self._progress = Progress(TextColumn("tuning"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                  console=Console(stderr=True), transient=True)
-        self._progress.__enter__()
-        task = self._progress.add_task("tuning", total=self.total)
-        return lambda done, total: self._progress.update(task, completed=done, total=total)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._progress is not None:
-            self._progress.__exit__(*exc)
 
 
 def register(app: typer.Typer) -> None:
