@@ -272,8 +272,9 @@ class DuckDBEngine:
                          + (f" GROUP BY {group_set}" if group_set else ""))
         if find_duplicates:
             for cond, key in self._candidate_keys(query):
-                parts.append(f"SELECT 2 AS __g, count(*) AS __n FROM (SELECT {key} AS __k FROM __src "
-                             f"WHERE {cond} GROUP BY __k HAVING count(*) > 1)")
+                # rows beyond the first per key hash: 0 means no key repeats
+                parts.append(f"SELECT 2 AS __g, count(__k) - count(DISTINCT __k) AS __n "
+                             f"FROM (SELECT {key} AS __k FROM __src WHERE {cond})")
         cur = self.con.execute(f"WITH __src AS {source}\n" + "\nUNION ALL BY NAME\n".join(parts),
                                params)
         names = [d[0] for d in cur.description]
