@@ -1,9 +1,10 @@
 """The DuckDB engine: telemetry files or an ingested database, aggregated in-process.
 
 Implements :class:`tooldisc.canary.engine.Engine`. Rows are typed and validated by the
-SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules; the
-aggregation is one scan with ``GROUPING SETS`` (cells, and per-group quantiles),
-preceded by one de-duplication scan over the row keys. Only aggregates are fetched.
+SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules. A verdict
+is one scan: the attributed rows are streamed to the cells, the per-group quantiles and
+a duplicate check; only when some de-duplication key repeats does the exact path
+resolve the candidates and aggregate again. Only aggregates are fetched.
 """
 
 from __future__ import annotations
@@ -140,9 +141,10 @@ class DuckDBEngine:
                       params: list[Any]) -> tuple[str, Duplicates]:
         """The attributed rows with duplicates resolved (see the engine contract).
 
-        Two cheap scans find candidates — ids seen twice (grouped by a hash of the id), and a hash
-        of v1 rows seen twice (computed only on v1 rows) — and only candidate rows are
-        compared exactly. Neither scan reads ``_reason``, so they skip validation.
+        Run only when the one-scan check found a repeated key hash. Two scans find the
+        candidates — ids seen twice (by a hash of the id), and a hash of v1 rows seen
+        twice (computed only on v1 rows) — and only candidate rows are compared exactly.
+        Neither scan reads ``_reason``, so they skip validation.
         """
         plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
         if not query.dedup:
