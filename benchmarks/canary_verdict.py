@@ -9,6 +9,8 @@ baseline, with the ratio of the two medians (a ratio survives a busy machine bet
 than seconds). Writes one JSON (see --out).
 
     .venv/bin/python benchmarks/canary_verdict.py [--events 10000000] [--out result.json]
+    .venv/bin/python benchmarks/canary_verdict.py --data /var/tmp/tooldisc-scale/events-10000000 \
+        --skip-simulate   # reuse canary_scale.py's files
 """
 
 from __future__ import annotations
@@ -44,12 +46,12 @@ def run_child(args: list[str], module: bool = True) -> tuple[float, int, int, fl
 
 
 BARE = """
-import sys, time, duckdb
+import json, sys, time, duckdb
 con = duckdb.connect(); con.execute("SET enable_progress_bar = false")
 t0 = time.perf_counter()
 con.execute("SELECT arm, count(*), count(*) FILTER (WHERE task_success), count(*) FILTER "
             "(WHERE fallback), quantile_cont(latency_ms, [0.95, 0.99]) FROM read_parquet(?) "
-            "GROUP BY arm", [sys.argv[1]]).fetchall()
+            "GROUP BY arm", [json.loads(sys.argv[1])]).fetchall()
 print(time.perf_counter() - t0)
 """
 
@@ -60,22 +62,34 @@ def main() -> None:
     ap.add_argument("--ids", type=int, default=10_000_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "tooldisc-canary-verdict.json"))
+    ap.add_argument("--data", help="judge these existing Parquet events (a file, or a directory such "
+                                   "as canary_scale.py's events-10000000) instead of synthesising")
+    ap.add_argument("--skip-simulate", action="store_true", help="time the verdict only")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        events = os.path.join(tmp, "events.parquet")
-        synth = run_child(["canary", "synth", "--events", str(args.events), "--scenario", "healthy",
-                           "--percent", "5", "--out", events])
+        if args.data:
+            events = args.data
+            synth = (0.0, 0, 0, 0.0)
+        else:
+            events = os.path.join(tmp, "events.parquet")
+            synth = run_child(["canary", "synth", "--events", str(args.events), "--scenario", "healthy",
+                               "--percent", "5", "--out", events])
+        files = (sorted(str(p) for p in Path(events).rglob("*.parquet")) if os.path.isdir(events)
+                 else [events])
 
         verdict_runs = [run_child(["canary", "verdict", "--events", events, "--experiment", EXP,
                                    "--format", "json"]) for _ in range(args.repeats)]
-        simulate_runs = [run_child(["canary", "simulate", "--ids", str(args.ids), "--salt", "s1",
-                                    "--percent", "5", "--json"]) for _ in range(args.repeats)]
-        two_salt = run_child(["canary", "simulate", "--ids", str(args.ids), "--salt", "s1",
-                              "--percent", "5", "--salt2", "s2", "--percent2", "10", "--json"])
-        bare = [float(subprocess.run([sys.executable, "-c", BARE, events], capture_output=True,
-                                     text=True, check=True).stdout) for _ in range(args.repeats)]
-        size = os.path.getsize(events)
+        simulate_runs = [] if args.skip_simulate else [
+            run_child(["canary", "simulate", "--ids", str(args.ids), "--salt", "s1", "--percent", "5",
+                       "--json"]) for _ in range(args.repeats)]
+        two_salt = (0.0, 0, 0, 0.0) if args.skip_simulate else run_child(
+            ["canary", "simulate", "--ids", str(args.ids), "--salt", "s1", "--percent", "5",
+             "--salt2", "s2", "--percent2", "10", "--json"])
+        bare = [float(subprocess.run([sys.executable, "-c", BARE, json.dumps(files)],
+                                     capture_output=True, text=True, check=True).stdout)
+                for _ in range(args.repeats)]
+        size = sum(os.path.getsize(f) for f in files)
 
     codes = {r[2] for r in verdict_runs}
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
@@ -84,7 +98,8 @@ def main() -> None:
         "benchmark": "canary_verdict",
         "commit": commit,
         "config": {"events": args.events, "ids": args.ids, "repeats": args.repeats,
-                   "scenario": "healthy", "percent": 5, "parquet_bytes": size},
+                   "scenario": "healthy", "percent": 5, "parquet_bytes": size,
+                   "parquet_files": len(files), "data": args.data},
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(),
                     "loadavg_1m": round(os.getloadavg()[0], 2)},
@@ -93,20 +108,23 @@ def main() -> None:
                         "runs_seconds": [round(r[0], 3) for r in verdict_runs],
                         "peak_rss_mib": max(r[1] for r in verdict_runs),
                         "cpu_seconds": [round(r[3], 3) for r in verdict_runs],
+                        "median_cpu_seconds": round(statistics.median(r[3] for r in verdict_runs), 3),
                         "exit_codes": sorted(codes),
                         "budget": {"seconds": 3.0, "rss_mib": 1024}},
-        "simulate_cli_one_salt": {"median_seconds": round(statistics.median(r[0] for r in simulate_runs), 3),
-                                  "runs_seconds": [round(r[0], 3) for r in simulate_runs],
-                                  "peak_rss_mib": max(r[1] for r in simulate_runs),
-                                  "cpu_seconds": [round(r[3], 3) for r in simulate_runs],
-                                  "budget_seconds_per_salt": 5.0},
-        "simulate_cli_two_salts": {"seconds": round(two_salt[0], 3), "peak_rss_mib": two_salt[1],
-                                   "cpu_seconds": round(two_salt[3], 3)},
         "baseline_bare_duckdb_aggregate": {"median_seconds": round(statistics.median(bare), 3),
                                            "runs_seconds": [round(b, 3) for b in bare]},
         "ratio_verdict_to_bare": round(statistics.median(r[0] for r in verdict_runs)
                                        / statistics.median(bare), 2),
     }
+    if simulate_runs:
+        result["simulate_cli_one_salt"] = {
+            "median_seconds": round(statistics.median(r[0] for r in simulate_runs), 3),
+            "runs_seconds": [round(r[0], 3) for r in simulate_runs],
+            "peak_rss_mib": max(r[1] for r in simulate_runs),
+            "cpu_seconds": [round(r[3], 3) for r in simulate_runs],
+            "budget_seconds_per_salt": 5.0}
+        result["simulate_cli_two_salts"] = {"seconds": round(two_salt[0], 3), "peak_rss_mib": two_salt[1],
+                                            "cpu_seconds": round(two_salt[3], 3)}
     Path(args.out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     print(json.dumps(result, indent=2, sort_keys=True))
     print(f"wrote {args.out}", file=sys.stderr)

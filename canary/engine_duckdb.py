@@ -1,9 +1,10 @@
 """The DuckDB engine: telemetry files or an ingested database, aggregated in-process.
 
 Implements :class:`tooldisc.canary.engine.Engine`. Rows are typed and validated by the
-SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules; the
-aggregation is one scan with ``GROUPING SETS`` (cells, and per-group quantiles),
-preceded by one de-duplication scan over the row keys. Only aggregates are fetched.
+SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules. A verdict
+is one scan: the attributed rows are streamed to the cells, the per-group quantiles and
+a duplicate check; only when some de-duplication key repeats does the exact path
+resolve the candidates and aggregate again. Only aggregates are fetched.
 """
 
 from __future__ import annotations
@@ -108,19 +109,42 @@ class DuckDBEngine:
         attributed = (f"(experiment = ? OR experiment IS NULL OR experiment = '') "
                       f"AND (ts IS NULL OR ({in_window}))")
         params: list[Any] = [query.experiment, *bounds]
-        source, dups = self._deduplicated(query, attributed, params)
+        plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
+        # One pass first: the aggregates over the rows as they are, and — from the same
+        # scan — whether any de-duplication key occurs twice. With none (the usual case)
+        # those aggregates are the answer; otherwise the exact path below resolves the
+        # candidates and aggregates again.
+        result, candidates = self._aggregate(query, plain, params, Duplicates(),
+                                             find_duplicates=query.dedup)
+        if not candidates:
+            return result
         try:
-            return self._aggregate(query, source, params, dups)
+            source, dups = self._deduplicated(query, attributed, params)
+            return self._aggregate(query, source, params, dups)[0]
         finally:
             self.con.execute("DROP TABLE IF EXISTS __dedup_rows")
+
+    def _candidate_keys(self, query: AggregateQuery) -> tuple[tuple[str, str], ...]:
+        """(condition, key) of each de-duplication key: a hash of the id (v2), and a hash
+        of every other schema column (v1 rows). Equal keys have equal hashes, so no
+        repeated hash means no duplicate; a repeated hash is only a candidate."""
+        names = query.schema.names
+        has_id = "event_id" in names
+        v1_cond = "event_id IS NULL AND schema_version = 1" if has_id else "schema_version IS NOT NULL"
+        v1_hash = f"hash({', '.join(D.ident(c) for c in names if c != 'event_id')})"
+        keys = [(v1_cond, v1_hash)]
+        if has_id:
+            keys.insert(0, ("event_id IS NOT NULL", "hash(event_id)"))
+        return tuple(keys)
 
     def _deduplicated(self, query: AggregateQuery, attributed: str,
                       params: list[Any]) -> tuple[str, Duplicates]:
         """The attributed rows with duplicates resolved (see the engine contract).
 
-        Two cheap scans find candidates — ids seen twice (grouped as UUIDs), and a hash
-        of v1 rows seen twice (computed only on v1 rows) — and only candidate rows are
-        compared exactly. Neither scan reads ``_reason``, so they skip validation.
+        Run only when the one-scan check found a repeated key hash. Two scans find the
+        candidates — ids seen twice (by a hash of the id), and a hash of v1 rows seen
+        twice (computed only on v1 rows) — and only candidate rows are compared exactly.
+        Neither scan reads ``_reason``, so they skip validation.
         """
         plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
         if not query.dedup:
@@ -128,16 +152,17 @@ class DuckDBEngine:
         names = query.schema.names
         has_id = "event_id" in names
         cols = ", ".join(D.ident(c) for c in names)
-        v1_cond = "event_id IS NULL AND schema_version = 1" if has_id else "schema_version IS NOT NULL"
-        v1_hash = f"hash({', '.join(D.ident(c) for c in names if c != 'event_id')})"
+        v1_cond, v1_hash = self._candidate_keys(query)[-1]
         parts = []
         if has_id:
+            # candidates by a 64-bit hash of the id: half the key width of the id (a
+            # collision only adds a candidate, which the exact comparison below settles)
             self.con.execute(
-                f"CREATE OR REPLACE TEMP TABLE __dup_ids AS SELECT event_id FROM {self.relation} "
-                f"WHERE {attributed} AND event_id IS NOT NULL GROUP BY event_id HAVING count(*) > 1",
-                params)
+                f"CREATE OR REPLACE TEMP TABLE __dup_ids AS SELECT hash(event_id) AS __k "
+                f"FROM {self.relation} WHERE {attributed} AND event_id IS NOT NULL "
+                f"GROUP BY __k HAVING count(*) > 1", params)
             if self.con.execute("SELECT count(*) FROM __dup_ids").fetchone()[0]:
-                parts.append("event_id IN (SELECT event_id FROM __dup_ids)")
+                parts.append("(event_id IS NOT NULL AND hash(event_id) IN (SELECT __k FROM __dup_ids))")
         self.con.execute(
             f"CREATE OR REPLACE TEMP TABLE __dup_v1 AS SELECT k FROM (SELECT {v1_hash} AS k FROM "
             f"{self.relation} WHERE {attributed} AND {v1_cond}) GROUP BY k HAVING count(*) > 1", params)
@@ -225,31 +250,35 @@ class DuckDBEngine:
             return f"list(DISTINCT {col} ORDER BY {col}){filt}"
         raise ValueError(f"unknown measure op {m.op!r}")
 
-    def _aggregate(self, query: AggregateQuery, source: str, params: list[Any],
-                   dups: Duplicates) -> AggregateResult:
+    def _aggregate(self, query: AggregateQuery, source: str, params: list[Any], dups: Duplicates,
+                   find_duplicates: bool = False) -> tuple[AggregateResult, int]:
+        """The aggregates over ``source``, and (``find_duplicates``) how many
+        de-duplication keys repeat among its rows, all from one scan: ``source`` is a
+        common table expression that DuckDB streams to every consumer (cells, per-group
+        quantiles, each key's repeat count) without storing it."""
         from tooldisc.canary.engine import total
 
         measures = (*query.measures, *query.quarantine_measures)
         keys = (*query.group_by, *query.segments)
         sel = [f"{self._measure_sql(m)} AS {D.ident('m_' + m.name)}" for m in measures]
+        cell_set = ", ".join(["_reason", *(D.ident(k) for k in keys)])
+        parts = [f"SELECT {cell_set}, 0 AS __g, {', '.join(sel)} FROM __src GROUP BY {cell_set}"]
         q = query.quantile
         if q is not None:
             levels = ", ".join(f"{lv / 10_000!r}" for lv in q.levels)
             filt = f" FILTER (WHERE {D.render(q.where)})" if q.where is not None else ""
-            sel.append(f"quantile_disc({D.ident(q.column)}, [{levels}]){filt} AS __q")
-        cell_set = ", ".join(["_reason", *(D.ident(k) for k in keys)])
-        if q is not None and query.segments:
-            # cells for the additive measures, and per-group rows for the quantiles
-            group_set = ", ".join(["_reason", *(D.ident(k) for k in query.group_by)])
-            grouping = f"GROUPING({', '.join(D.ident(k) for k in keys)})"
-            clause = f"GROUP BY GROUPING SETS (({cell_set}), ({group_set}))"
-        else:
-            grouping = "0"
-            clause = f"GROUP BY {cell_set}"
-        key_cols = "".join(f"{D.ident(k)}, " for k in keys)
-        cur = self.con.execute(
-            f"SELECT {key_cols}_reason, {grouping} AS __g, {', '.join(sel)} FROM {source} {clause}",
-            params)
+            group_set = ", ".join(D.ident(k) for k in query.group_by)
+            parts.append(f"SELECT {group_set}{', ' if group_set else ''}1 AS __g, "
+                         f"quantile_disc({D.ident(q.column)}, [{levels}]){filt} AS __q "
+                         f"FROM __src WHERE _reason IS NULL"
+                         + (f" GROUP BY {group_set}" if group_set else ""))
+        if find_duplicates:
+            for cond, key in self._candidate_keys(query):
+                # rows beyond the first per key hash: 0 means no key repeats
+                parts.append(f"SELECT 2 AS __g, count(__k) - count(DISTINCT __k) AS __n "
+                             f"FROM (SELECT {key} AS __k FROM __src WHERE {cond})")
+        cur = self.con.execute(f"WITH __src AS {source}\n" + "\nUNION ALL BY NAME\n".join(parts),
+                               params)
         names = [d[0] for d in cur.description]
         cells: list[tuple[tuple[str | None, ...], dict[str, Any]]] = []
         quantiles: dict[tuple[str | None, ...], tuple[float | None, ...]] = {}
@@ -257,27 +286,31 @@ class DuckDBEngine:
         quarantine_rows: list[dict[str, Any]] = []
         count_name = _count_name(query)
         n_group = len(query.group_by)
+        candidates = 0
         for values in cur.fetchall():
             row = dict(zip(names, values, strict=True))
-            key = tuple(None if row[k] is None else str(row[k]) for k in keys)
-            vals = {m.name: _plain(self.schema, m, row["m_" + m.name]) for m in measures}
-            is_cell = row["__g"] == 0
-            if row["_reason"] is not None:
-                if is_cell:
-                    reasons[row["_reason"]] = reasons.get(row["_reason"], 0) + int(vals[count_name])
-                    quarantine_rows.append(vals)
+            if row["__g"] == 2:
+                candidates += int(row["__n"])
                 continue
-            if is_cell:
-                cells.append((key, {m.name: vals[m.name] for m in query.measures}))
-            if q is not None and (not query.segments or not is_cell):
+            if row["__g"] == 1:
+                key = tuple(None if row[k] is None else str(row[k]) for k in query.group_by)
                 quantiles[key[:n_group]] = tuple(None if v is None else float(v)
                                                  for v in (row["__q"] or []))
+                continue
+            key = tuple(None if row[k] is None else str(row[k]) for k in keys)
+            vals = {m.name: _plain(self.schema, m, row["m_" + m.name]) for m in measures}
+            if row["_reason"] is not None:
+                reasons[row["_reason"]] = reasons.get(row["_reason"], 0) + int(vals[count_name])
+                quarantine_rows.append(vals)
+                continue
+            cells.append((key, {m.name: vals[m.name] for m in query.measures}))
         cells.sort(key=lambda kv: tuple("" if x is None else x for x in kv[0]))
-        return AggregateResult(cells=tuple(cells), quantiles=dict(sorted(
-                                   quantiles.items(), key=lambda kv: tuple("" if x is None else x for x in kv[0]))),
-                               quarantine_reasons=dict(sorted(reasons.items())),
-                               quarantine_values=total(query.quarantine_measures, quarantine_rows),
-                               duplicates=dups)
+        result = AggregateResult(cells=tuple(cells), quantiles=dict(sorted(
+                                     quantiles.items(), key=lambda kv: tuple("" if x is None else x for x in kv[0]))),
+                                 quarantine_reasons=dict(sorted(reasons.items())),
+                                 quarantine_values=total(query.quarantine_measures, quarantine_rows),
+                                 duplicates=dups)
+        return result, candidates
 
 
 def _count_name(query: AggregateQuery) -> str:

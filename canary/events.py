@@ -47,6 +47,7 @@ FALLBACK_REASONS = (
 )
 SECURITY_FLAGS = ("unauthorized_candidate", "tenant_leak", "permission_violation")
 UUID_RE = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+UUID_CANONICAL_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 ISO_TS = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}(:?\d{2})?)"
 INT_RE = r"[+-]?\d{1,18}"
 LATENCY_MS_MAX = 86_400_000

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldisc.canary.events import RowSchema
-from tooldisc.canary.sql import sql_literal
+from tooldisc.canary.sql import DUCKDB, sql_literal
 from tooldisc.canary.validation import SQL_TYPES, ident, typed_select
 from tooldisc.errors import DataError
 
@@ -243,7 +243,7 @@ def _only(types: dict[str, str], schema: RowSchema) -> dict[str, str]:
 def _null_rows(schema: RowSchema, table: str, reason: str, path: str, with_raw: bool) -> str:
     """Lines the reader rejected: every column NULL, and no raw text (it would carry
     whatever columns the line held, ids included)."""
-    cols = ", ".join(f"NULL::{SQL_TYPES[c.kind]} AS {ident(c.name)}" for c in schema.columns)
+    cols = ", ".join(f"{DUCKDB.null(c.kind)} AS {ident(c.name)}" for c in schema.columns)
     raw = ", NULL::VARCHAR AS _raw" if with_raw else ""
     return f"SELECT {cols}, {reason} AS _reason, {sql_literal(path)} AS _file{raw} FROM {table}"
 

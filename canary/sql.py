@@ -27,7 +27,7 @@ from tooldisc.canary.conditions import (
     OffStep,
     Valid,
 )
-from tooldisc.canary.events import INT_RE, ISO_TS, UUID_RE, Column
+from tooldisc.canary.events import INT_RE, ISO_TS, UUID_CANONICAL_RE, UUID_RE, Column
 
 _INT_TYPES = {
     "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
@@ -84,7 +84,6 @@ class Dialect:
     def parse(self, col: Column, raw: str, cat: str) -> tuple[str, bool]:
         """(typed expression, whether a non-null raw value can fail to convert)."""
         kind = col.kind
-        sql_type = self.types[kind]
         if cat == "null":
             return self.null(kind), False
         if kind == "bool":
@@ -126,15 +125,16 @@ class Dialect:
                         f"THEN TRY_CAST(trim({raw}) AS TIMESTAMPTZ) END"), True
             return self.null(kind), True
         if kind == "uuid":
+            # A UUID is carried as its canonical text (lower case, 8-4-4-4-12), as Spark
+            # does: equal ids are equal strings, and the common case — ids already
+            # canonical, as the sink writes them — costs one pattern test, no parse.
+            text = self.value_type(kind)
             if cat == "uuid":
-                return raw, False
+                return f"CAST({raw} AS {text})", False
             if cat == "str":
-                # Ids are text in files; most need no trim, so test them as they are first
-                # (a UUID value compares case-insensitively: no lower() needed).
-                return (f"CASE WHEN {self.full_match(raw, UUID_RE)} "
-                        f"THEN TRY_CAST({raw} AS {sql_type}) "
+                return (f"CASE WHEN {self.full_match(raw, UUID_CANONICAL_RE)} THEN {raw} "
                         f"WHEN {self.full_match(f'trim({raw})', UUID_RE)} "
-                        f"THEN TRY_CAST(trim({raw}) AS {sql_type}) END"), True
+                        f"THEN lower(trim({raw})) END"), True
             return self.null(kind), True
         raise ValueError(f"unknown column kind {kind!r}")
 
@@ -157,8 +157,13 @@ class Dialect:
         cond = "_reason IS NULL" + (f" AND {where}" if where else "")
         return f"coalesce(sum(CASE WHEN {cond} THEN {f'{v} * {v}' if squared else v} END), 0)"
 
+    def value_type(self, kind: str) -> str:
+        """The SQL type of a parsed value (a UUID is its canonical text; ``types`` is the
+        column type of an ingested table)."""
+        return self.types["string"] if kind == "uuid" else self.types[kind]
+
     def null(self, kind: str) -> str:
-        return f"CAST(NULL AS {self.types[kind]})"
+        return f"CAST(NULL AS {self.value_type(kind)})"
 
     def literal(self, value: str | int | float | bool) -> str:
         if isinstance(value, bool):

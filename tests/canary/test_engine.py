@@ -80,3 +80,20 @@ def test_an_old_database_without_event_id_still_ingests_and_judges(tmp_path: Pat
     assert sum(a.requests for a in ev.arms.values()) == 2_000
     assert json.dumps(ev.duplicates.__dict__) == json.dumps(
         {"rows_removed": 0, "v1_rows_removed": 0, "v2_ids_repeated": 0, "v2_ids_conflicting": 0})
+
+
+def test_an_id_in_upper_case_or_padded_is_the_same_event(tmp_path: Path) -> None:
+    """Ids are compared as canonical UUID text: a copy of each event whose id is upper
+    case and padded with spaces (the fast lower-case path does not apply) counts once."""
+    synthesize(tmp_path / "a.jsonl", 300, "healthy", percent=50, seed=3)
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    for r in rows:
+        r["event_id"] = f"  {r['event_id'].upper()} "
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    engine = DuckDBEngine.from_events(str(tmp_path / "*.jsonl"), EVENT_SCHEMA)
+    try:
+        ev = aggregate(engine, EXP)
+    finally:
+        engine.close()
+    assert sum(a.requests for a in ev.arms.values()) == 300 and ev.quarantined == 0
+    assert (ev.duplicates.v2_ids_repeated, ev.duplicates.rows_removed) == (300, 300)
