@@ -179,26 +179,13 @@ class DuckDBEngine:
             conflicts = (f"SELECT event_id FROM __dup_rows WHERE event_id IS NOT NULL GROUP BY event_id "
                          f"HAVING count(DISTINCT struct_pack({cols}, _reason)) > 1")
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE __conflicts AS {conflicts}")
-        flags = [f for f in SECURITY_FLAGS if f in names]
-        conflict_cols = []
-        for c in query.schema.columns:
-            if c.name in flags:
-                f = D.ident(c.name)
-                conflict_cols.append(f"CASE WHEN bool_or({f}) THEN TRUE WHEN count({f}) < count(*) "
-                                     f"THEN NULL ELSE FALSE END AS {f}")
-            elif c.name == "experiment":
-                conflict_cols.append(f"{sql_literal(query.experiment)} AS experiment")
-            elif c.name == "event_id":
-                conflict_cols.append("event_id")
-            else:
-                conflict_cols.append(f"{D.null(c.kind)} AS {D.ident(c.name)}")
         if has_id:
             self.con.execute(
                 f"CREATE OR REPLACE TEMP TABLE __dedup_rows AS SELECT DISTINCT {cols}, _reason "
                 f"FROM __dup_rows WHERE event_id IS NULL OR "
                 f"NOT (event_id IN (SELECT event_id FROM __conflicts))")
             self.con.execute(
-                f"INSERT INTO __dedup_rows SELECT {', '.join(conflict_cols)}, "
+                f"INSERT INTO __dedup_rows SELECT {D.conflict_row(query.schema.columns, query.experiment, 'event_id')}, "
                 f"{sql_literal(CONFLICT_REASON)} AS _reason FROM __dup_rows "
                 f"WHERE event_id IN (SELECT event_id FROM __conflicts) GROUP BY event_id")
         else:

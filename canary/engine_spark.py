@@ -34,7 +34,7 @@ from tooldisc.canary.engine import (
     exact_value,
     total,
 )
-from tooldisc.canary.events import INT_RE, ISO_TS, SECURITY_FLAGS, UUID_RE, Column, RowSchema
+from tooldisc.canary.events import INT_RE, ISO_TS, UUID_RE, Column, RowSchema
 from tooldisc.canary.spark_read import CORRUPT, LINE, Location, read_raw, reading
 from tooldisc.canary.sql import Dialect
 from tooldisc.errors import DataError
@@ -254,22 +254,11 @@ class SparkEngine:
                    count_if(v2) AS repeated, count_if(v2 AND dc > 1) AS conflicting
             FROM (SELECT __k, first(__v2) AS v2, first(__dc) AS dc, sum(__n) AS n
                   FROM ({per_key}) GROUP BY __k)""")[0]
-        merged = []
-        for c in query.schema.columns:
-            f = D.ident(c.name)
-            if c.name in SECURITY_FLAGS:
-                merged.append(f"CASE WHEN bool_or({f}) THEN TRUE WHEN count({f}) < count(*) "
-                              f"THEN NULL ELSE FALSE END AS {f}")
-            elif c.name == "experiment":
-                merged.append(f"{D.literal(query.experiment)} AS experiment")
-            elif c.name == "event_id":
-                merged.append("first(event_id) AS event_id")
-            else:
-                merged.append(f"{D.null(c.kind)} AS {f}")
         resolved = self._view(views, (
             f"WITH g AS ({per_key}) "
             f"SELECT {cols}, _reason FROM g WHERE NOT (__v2 AND __dc > 1) "
-            f"UNION ALL SELECT {', '.join(merged)}, {D.literal(CONFLICT_REASON)} AS _reason "
+            f"UNION ALL SELECT {D.conflict_row(query.schema.columns, query.experiment, 'first(event_id) AS event_id')}, "
+            f"{D.literal(CONFLICT_REASON)} AS _reason "
             f"FROM g WHERE __v2 AND __dc > 1 GROUP BY __k"), cache=True)
         source = self._view(views, (f"SELECT {cols}, _reason FROM {flagged} WHERE NOT __dup "
                                     f"UNION ALL SELECT * FROM {resolved}"))

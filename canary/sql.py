@@ -27,7 +27,14 @@ from tooldisc.canary.conditions import (
     OffStep,
     Valid,
 )
-from tooldisc.canary.events import INT_RE, ISO_TS, UUID_CANONICAL_RE, UUID_RE, Column
+from tooldisc.canary.events import (
+    INT_RE,
+    ISO_TS,
+    SECURITY_FLAGS,
+    UUID_CANONICAL_RE,
+    UUID_RE,
+    Column,
+)
 
 _INT_TYPES = {
     "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
@@ -171,6 +178,28 @@ class Dialect:
         if isinstance(value, int | float):
             return repr(value)
         return sql_literal(value)
+
+    def conflict_row(self, columns: tuple[Column, ...], experiment: str, event_id: str) -> str:
+        """The select list of the one row standing for an event id seen with different contents.
+
+        Both engines group the copies and render this same list, so they cannot drift: a
+        security flag is TRUE if any copy says so, unknown (NULL) if any copy lacks it, else
+        FALSE; the experiment is the one judged; ``event_id`` is the engine's expression for
+        the group's id; every other column is NULL.
+        """
+        out = []
+        for c in columns:
+            f = self.ident(c.name)
+            if c.name in SECURITY_FLAGS:
+                out.append(f"CASE WHEN bool_or({f}) THEN TRUE WHEN count({f}) < count(*) "
+                           f"THEN NULL ELSE FALSE END AS {f}")
+            elif c.name == "experiment":
+                out.append(f"{self.literal(experiment)} AS experiment")
+            elif c.name == "event_id":
+                out.append(event_id)
+            else:
+                out.append(f"{self.null(c.kind)} AS {f}")
+        return ", ".join(out)
 
     def render(self, cond: Cond, reason_col: str = "_reason") -> str:
         """SQL boolean for a condition over typed columns (NULL-safe where it matters)."""

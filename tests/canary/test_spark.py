@@ -145,7 +145,7 @@ def _write(profile: str, scenario: str, path: Path) -> Path:
     return path
 
 
-def _both(spark, profile: str, location: str) -> tuple[str, str]:
+def _both(spark, profile: str, location: str, experiment: str | None = None) -> tuple[str, str]:
     """Verdict JSON from DuckDB and from Spark over the same location."""
     from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.profiles import profiles
@@ -154,11 +154,12 @@ def _both(spark, profile: str, location: str) -> tuple[str, str]:
     from tooldisc.cli.reporting import report_text
 
     prof = profiles()[profile]
-    _, on_duckdb = run_verdict(prof.schema, prof.default_experiment, events=location,
+    experiment = experiment or prof.default_experiment
+    _, on_duckdb = run_verdict(prof.schema, experiment, events=location,
                                profile_name=profile)
     engine = SparkEngine.open(spark, locate(location, None), prof.schema)
     try:
-        _, on_spark = run_verdict(prof.schema, prof.default_experiment, engine=engine,
+        _, on_spark = run_verdict(prof.schema, experiment, engine=engine,
                                   events=location, profile_name=profile)
     finally:
         engine.close()
@@ -203,6 +204,14 @@ def test_hive_partitioned_directory(spark, tmp_path: Path) -> None:
         pq.write_table(part, folder / "part.parquet")
     on_duckdb, on_spark = _both(spark, "canary", str(root))
     assert on_spark == on_duckdb
+
+
+def test_conflicting_copies_of_an_event_merge_alike(spark) -> None:
+    """An event id repeated with different contents becomes the same quarantined row on both engines."""
+    path = Path(__file__).parents[1] / "data" / "bad" / "telemetry" / "canary_conflicting_event_ids.jsonl"
+    on_duckdb, on_spark = _both(spark, "canary", str(path), experiment="e1")
+    assert on_spark == on_duckdb
+    assert json.loads(on_spark)["duplicates"]["v2_ids_conflicting"] == 1
 
 
 def test_cli_verdict_through_spark_connect(spark_handle: SparkHandle, tmp_path: Path) -> None:
