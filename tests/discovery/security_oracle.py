@@ -7,6 +7,7 @@ so pytest-xdist runs them on both cores.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 
@@ -178,7 +179,9 @@ def decode_turn(code: int, names: list[str]) -> tuple[frozenset[str], list[tuple
     return forced, calls, search
 
 
+@functools.cache
 def session_engine() -> Discoverer:
+    """Built on first use (not at collection) and shared by every example of a worker."""
     return Discoverer(catalog_from_tools(SESSION_TOOLS), CONFIG)
 
 
@@ -236,9 +239,7 @@ def offer_property(name: str) -> Callable:
 
 
 def session_property(name: str) -> Callable:
-    """The multi-turn property as a test function called ``name``; builds its engine once per file."""
-    engine = session_engine()
-
+    """The multi-turn property as a test function called ``name``."""
     def run(ctx_code: int, session_turns: list) -> None:
-        check_session(engine, ctx_code, session_turns)
+        check_session(session_engine(), ctx_code, session_turns)
     return _property(run, name, SESSION_EXAMPLES, ctx_code=uniform_bits(4), session_turns=turns)
