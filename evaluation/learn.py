@@ -83,6 +83,9 @@ class Rows:
     history: bool  # an earlier turn matched a tool: abstention is ruled out
     no_tool: bool  # labelled: no tool fits
     tie: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # name order: the tie-break
+    # How many logged requests this row stands for: matched requests are sampled (``sample``),
+    # no-tool ones all kept, so a judge over both weighs rows back to the log's own mix.
+    weight: float = 1.0
 
     def __post_init__(self) -> None:
         if len(self.tie) != len(self.names):
@@ -209,6 +212,7 @@ def _cross_fit(engine: Any, examples: Sequence[Example], found: list[set[str]], 
 
     rng = np.random.default_rng(opts.seed + 1)
     chosen = set(rng.choice(matched, size=min(opts.sample, len(matched)), replace=False).tolist()) | set(no_tool)
+    matched_weight = len(matched) / min(opts.sample, len(matched))
     total = len(chosen)
     done = 0
     fit = _Fit()
@@ -231,7 +235,8 @@ def _cross_fit(engine: Any, examples: Sequence[Example], found: list[set[str]], 
                 x = np.hstack([x, np.zeros((len(x), len(TEMPERATURES)))])
             fit.columns = fit.columns or columns
             y = np.isin(names, np.asarray(e.relevant, dtype=object)) if e.relevant else np.zeros(len(names), bool)
-            fit.rows.append(Rows(f, i, names, x, y, offer, history, e.no_tool))
+            fit.rows.append(Rows(f, i, names, x, y, offer, history, e.no_tool,
+                                 weight=1.0 if e.no_tool else matched_weight))
             done += 1
             if progress is not None:
                 progress("features", done, total)

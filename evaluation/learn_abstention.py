@@ -26,6 +26,11 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
 
     That is the shipped default model under ``abstain.model: true`` (or no ``abstain``),
     else the config's floors (best raw BM25F and content-word n-gram cosine both below).
+    Each request counts as many times as it stands for in the log (:attr:`Rows.weight`):
+    matched requests are sampled and no-tool ones are not, and unweighted the judge
+    would see five times MetaTool's real share of no-tool requests and keep an
+    abstention part that, on the log's own mix, loses more matched requests than it
+    saves no-tool ones. The model is fitted with the same weights.
     """
     from tooldisc.discovery.learned import default_abstention
     from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
@@ -41,6 +46,8 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
         return None, info
     x = np.stack([r.offer for r in usable])
     folds = np.array([r.fold for r in usable])
+    w = np.array([r.weight for r in usable], dtype=np.float64)
+    w /= w.mean()
     if abstain is None or abstain.model:
         default = default_abstention()
         dx = x[:, [ABSTENTION_FEATURES_ORDER.index(n) for n in default.model.features]]
@@ -50,10 +57,10 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
     learned_abstain = np.zeros(len(y), dtype=bool)
     for f in range(opts.folds):
         tr, te = folds != f, folds == f
-        model, threshold = fit_abstention(x[tr], y[tr], opts)
+        model, threshold = fit_abstention(x[tr], y[tr], opts, weights=w[tr])
         learned_abstain[te] = model.probability(x[te]) >= threshold
-    correct_base = (base_abstain == y).astype(float)
-    correct_learned = (learned_abstain == y).astype(float)
+    correct_base = (base_abstain == y) * w
+    correct_learned = (learned_abstain == y) * w
     keep, verdict = verdict_of(paired_test(correct_base, correct_learned), opts.alpha)
     info.update(verdict)
     info.update({"measure": "abstained exactly when no tool fits",
@@ -63,7 +70,7 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
                                    "false_abstention": round(float(base_abstain[~y].mean()), 4)}})
     if not keep:
         return None, info
-    model, threshold = fit_abstention(x, y, opts)
+    model, threshold = fit_abstention(x, y, opts, weights=w)
     return Abstention(model, threshold, opts.target_false_abstention), info
 
 
@@ -79,18 +86,26 @@ def floors_abstain(x: np.ndarray, abstain: AbstainSection) -> np.ndarray:
 
 
 def fit_abstention(x: np.ndarray, y: np.ndarray, opts: LearnOptions,
-                    groups: np.ndarray | None = None) -> tuple[LinearModel, float]:
-    """Logistic P(no tool fits) and the lowest threshold keeping false abstention ≤ target out of fold.
+                   groups: np.ndarray | None = None, interpolate: bool = True,
+                   weights: np.ndarray | None = None) -> tuple[LinearModel, float]:
+    """Logistic P(no tool fits) and the threshold keeping false abstention at the target out of fold.
 
     With ``groups`` (one dataset id per request) the target holds on *every* group.
+    ``interpolate``: the threshold is the (1 − target) quantile of the matched requests'
+    out-of-fold probabilities, interpolated between order statistics
+    (:func:`quantile_threshold`); False keeps the count rule of :func:`threshold_for`
+    (the shipped default's, so its file does not move). ``weights``: how many logged
+    requests each row stands for (the fit's sample weights; the threshold reads only
+    matched requests, all alike).
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
-    def fit(a: np.ndarray, b: np.ndarray) -> LinearModel:
+    def fit(a: np.ndarray, b: np.ndarray, sw: np.ndarray | None) -> LinearModel:
         mean, scale = a.mean(axis=0), a.std(axis=0)
         scale[scale == 0] = 1.0
-        m = LogisticRegression(C=1.0, max_iter=2000, random_state=opts.seed).fit((a - mean) / scale, b)
+        m = LogisticRegression(C=1.0, max_iter=2000, random_state=opts.seed).fit((a - mean) / scale, b,
+                                                                                   sample_weight=sw)
         coef = m.coef_[0] / scale
         from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
 
@@ -99,10 +114,11 @@ def fit_abstention(x: np.ndarray, y: np.ndarray, opts: LearnOptions,
     oof = np.zeros(len(y))
     splits = min(opts.folds, int(y.sum()), int((~y).sum()))
     for tr, te in StratifiedKFold(max(splits, 2), shuffle=True, random_state=opts.seed).split(x, y):
-        oof[te] = fit(x[tr], y[tr]).probability(x[te])
+        oof[te] = fit(x[tr], y[tr], None if weights is None else weights[tr]).probability(x[te])
     groups = np.zeros(len(y), dtype=np.int64) if groups is None else groups
-    threshold = max(threshold_for(oof[~y & (groups == g)], opts.target_false_abstention) for g in np.unique(groups))
-    return fit(x, y), threshold
+    rule = quantile_threshold if interpolate else threshold_for
+    threshold = max(rule(oof[~y & (groups == g)], opts.target_false_abstention) for g in np.unique(groups))
+    return fit(x, y, weights), threshold
 
 
 def threshold_for(matched_probability: np.ndarray, target: float) -> float:
@@ -112,6 +128,23 @@ def threshold_for(matched_probability: np.ndarray, target: float) -> float:
     if allowed >= len(p):
         return 0.0
     return float(min(np.nextafter(p[allowed], np.inf), 1.0))
+
+
+def quantile_threshold(matched_probability: np.ndarray, target: float) -> float:
+    """The (1 − target) quantile of matched requests' probabilities, interpolated between order statistics.
+
+    Why not :func:`threshold_for`: when ``target × n`` is below 1 (0.005 on a couple of
+    hundred matched requests) the count rule allows no abstention at all, so the single
+    most tool-less-looking matched request sets the threshold, and one outlier (a
+    follow-up such as "register it" logged without its earlier turns) switches
+    abstention off. The interpolated quantile lies between the two highest values
+    there, and equals the count rule's within one order statistic once ``target × n``
+    is a few requests.
+    """
+    if not len(matched_probability):
+        return 0.0
+    q = float(np.quantile(np.asarray(matched_probability, dtype=np.float64), 1.0 - target))
+    return float(min(np.nextafter(q, np.inf), 1.0))
 
 
 
@@ -148,7 +181,8 @@ def fit_default_abstention(target: float = 0.01, seed: int = 0) -> dict[str, Any
     from tooldisc.evaluation.learn import LearnOptions
 
     opts = LearnOptions(target_false_abstention=target, seed=seed)
-    model, threshold = fit_abstention(np.stack(xs), np.array(ys, dtype=bool), opts, np.array(groups))
+    model, threshold = fit_abstention(np.stack(xs), np.array(ys, dtype=bool), opts, np.array(groups),
+                                      interpolate=False)
     doc = Abstention(model, threshold, target).to_dict()
     doc["fitted_on"] = {"gold_sets": names, "requests": len(ys), "no_tool": int(sum(ys))}
     return doc

@@ -101,6 +101,22 @@ def test_threshold_keeps_false_abstention_at_or_under_target() -> None:
     assert (p >= np.nextafter(t, 0) - 0.005).mean() > 0.01  # the lowest such threshold
 
 
+def test_quantile_threshold_survives_one_outlier_when_the_target_allows_less_than_one() -> None:
+    """0.005 of 200 matched requests is one request: the count rule then lets the single
+    most tool-less-looking matched request set the threshold; the interpolated quantile
+    lies between the two highest, and agrees with the count rule on larger samples."""
+    import numpy as np
+
+    from tooldisc.evaluation.learn_abstention import quantile_threshold
+
+    p = np.r_[np.linspace(0.0, 0.2, 199), 0.97]  # one outlier ("register it" without its earlier turns)
+    assert threshold_for(p, 0.004) > 0.97  # count rule: nothing may abstain, the outlier sets it
+    t = quantile_threshold(p, 0.004)
+    assert 0.2 < t < 0.97
+    big = np.linspace(0.0, 1.0, 5001)
+    assert abs(quantile_threshold(big, 0.01) - threshold_for(big, 0.01)) <= 1.0 / 5000 + 1e-12
+
+
 @pytest.mark.parametrize(("kwargs", "fragment"), [
     ({"min_requests": 1}, "'min_requests' parameter must be an int in the range [2, inf). Got 1"),
     ({"target_false_abstention": 0.0}, "'target_false_abstention' parameter must be a number in (0, 1)"),
@@ -163,3 +179,36 @@ def test_the_abstention_baseline_abstains_where_discovery_s_floors_do() -> None:
     served = np.array([engine.discover(q).k_reason.startswith("abstained") for q in queries])
     assert served.any() and not served.all()
     assert (floors_abstain(rows, engine.config.abstain) == served).all()
+
+
+def test_the_abstention_judge_weighs_sampled_matched_requests_back_to_the_log_s_mix() -> None:
+    """Matched requests are sampled, no-tool ones are not: judged unweighted, a part that
+    catches half the no-tool requests at about 1% false abstention wins; once each sampled
+    matched request counts for the ten it stands for, the same part loses and is not kept."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from tooldisc.discovery.config import AbstainSection
+    from tooldisc.evaluation.learn import Rows
+    from tooldisc.evaluation.learn_abstention import judge_abstention
+
+    rng = np.random.default_rng(0)
+
+    def rows(matched_weight: float) -> list[Rows]:
+        out = []
+        for i in range(550):
+            no_tool = i >= 500
+            separable = no_tool and i % 2 == 0
+            offer = np.zeros(6)
+            offer[0] = rng.normal(-3.0 if separable else 2.0, 1.0)  # bm25_top
+            out.append(Rows(i % 5, i, np.zeros(0, dtype=object), np.zeros((0, 1)), np.zeros(0, bool), offer,
+                            False, no_tool, weight=1.0 if no_tool else matched_weight))
+        return out
+
+    opts = LearnOptions(target_false_abstention=0.01)
+    floors = AbstainSection()  # no floors: discovery without the part never abstains
+    with threadpool_limits(limits=1):  # as learn() fits: tiny models, no thread contention
+        kept, info = judge_abstention(rows(1.0), opts, floors)
+        assert kept is not None and info["held_out"]["no_match_success"] > 0.4
+        kept, info = judge_abstention(rows(10.0), opts, floors)
+    assert kept is None and info["with"] < info["without"]
