@@ -2,9 +2,11 @@
 
 P(no authorized tool fits) is a logistic regression over offer features
 (:mod:`tooldisc.discovery.learned_features`) — never the ranking weights — fitted on
-matched and no-tool requests. The threshold is the lowest that keeps held-out false
-abstention at or under the target (on each dataset, when there are several), so the
-no-match success it buys is paid for with a stated, measured false-abstention rate.
+matched and no-tool requests. The threshold puts out-of-fold false abstention at the
+target: for a learned file the interpolated (1 − target) quantile of the matched
+requests' probabilities, for the shipped default the lowest threshold at or under the
+target on each of its datasets. Either way the no-match success it buys is paid for
+with a stated, measured false-abstention rate.
 """
 
 from __future__ import annotations
