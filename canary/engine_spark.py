@@ -68,6 +68,9 @@ class SparkDialect(Dialect):
     def ident(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
 
+    def exact_int_type(self, col: Column, squared: bool) -> str:
+        return "DECIMAL(38,0)"
+
     def literal(self, value: str | int | float | bool) -> str:
         if isinstance(value, str):
             return spark_literal(value)

@@ -155,14 +155,29 @@ class Dialect:
         Floating-point addition depends on order (and so on threads and engines); these
         sums are integers instead: a ``number`` in thousandths (microseconds of a
         millisecond column; rounded half away from zero), an ``int`` as itself, summed as
-        DECIMAL(38,0). :func:`tooldisc.canary.engine.exact_value` scales the result back.
+        integers (:meth:`exact_int_type`). :func:`tooldisc.canary.engine.exact_value`
+        scales the result back.
         Quarantined rows are skipped (their values may be anything; nothing reads the sum).
         """
         c = self.ident(col.name)
         v = f"round({c} * 1000)" if col.kind == "number" else c
-        v = f"CAST({v} AS DECIMAL(38,0))"
+        v = f"CAST({v} AS {self.exact_int_type(col, squared)})"
         cond = "_reason IS NULL" + (f" AND {where}" if where else "")
         return f"coalesce(sum(CASE WHEN {cond} THEN {f'{v} * {v}' if squared else v} END), 0)"
+
+    def exact_int_type(self, col: Column, squared: bool) -> str:
+        """*Engine-specific*: the integer type each value of an exact sum is cast to.
+
+        DuckDB sums a BIGINT into a 128-bit integer (exact), and native integers add
+        several times faster than DECIMAL(38,0); a value (or square) that might not fit
+        64 bits is cast to HUGEINT, whose range covers DECIMAL(38,0)'s. Another engine
+        may keep the portable DECIMAL(38,0).
+        """
+        if squared:
+            return "HUGEINT"
+        if col.kind == "int" or (col.max is not None and col.max * 1000 < 2**62):
+            return "BIGINT"
+        return "HUGEINT"
 
     def value_type(self, kind: str) -> str:
         """The SQL type of a parsed value (a UUID is its canonical text; ``types`` is the
