@@ -184,7 +184,7 @@ EVENT_SCHEMA = RowSchema(
         Column("tool_execution_success", "bool", nullable=True),
         Column("task_success", "bool", nullable=True),
         # at most a day: no request takes longer, and the exact latency sums (integer
-        # microseconds, squared, DECIMAL(38,0)) then cannot overflow
+        # microseconds, squared, 128-bit integers or DECIMAL(38,0)) then cannot overflow
         Column("latency_ms", "number", max=LATENCY_MS_MAX),
         Column("schema_tokens", "int"),
         Column("kill_switch", "bool"),

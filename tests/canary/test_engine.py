@@ -41,6 +41,33 @@ def test_quantiles_are_nearest_rank_order_statistics(tmp_path: Path) -> None:
         assert list(os.values) == [float(xs[rank(k, xs.size) - 1]) for k in os.levels]
 
 
+def test_quantiles_with_many_ties_and_a_tiny_arm(tmp_path: Path) -> None:
+    """Order statistics are read from counts of distinct values: ties and an arm of
+    one row must still give the nearest-rank values."""
+    src = tmp_path / "a.parquet"
+    synthesize(src, 4_001, "healthy", percent=37, seed=3)
+    t = pq.read_table(src)
+    rng = np.random.default_rng(1)
+    lat = rng.choice([0.0, 1.5, 2.0, 2.5, 900.0], size=t.num_rows, p=[0.1, 0.5, 0.3, 0.09, 0.01])
+    arms = np.array(t.column("arm").to_pylist())
+    arms[1:] = np.where(arms[1:] == "experiment", "control", arms[1:])
+    arms[0] = "experiment"
+    t = t.set_column(t.schema.get_field_index("latency_ms"), "latency_ms", pa.array(lat))
+    t = t.set_column(t.schema.get_field_index("arm"), "arm", pa.array(arms.tolist()))
+    pq.write_table(t, src)
+    engine = DuckDBEngine.from_events(str(src), EVENT_SCHEMA)
+    try:
+        ev = aggregate(engine, EXP)
+    finally:
+        engine.close()
+    assert set(ev.arms) == {"control", "experiment"} and ev.arms["experiment"].requests == 1
+    for name, stats in ev.arms.items():
+        xs = np.sort(lat[arms == name])
+        os = stats.latency_order
+        assert os is not None and os.n == xs.size
+        assert list(os.values) == [float(xs[rank(k, xs.size) - 1]) for k in os.levels]
+
+
 def test_segments_add_up_to_the_arms(tmp_path: Path) -> None:
     src = tmp_path / "a.parquet"
     synthesize(src, 8_000, "corrupt_rows", percent=25, seed=2)
