@@ -240,9 +240,10 @@ class DuckDBEngine:
     def _aggregate(self, query: AggregateQuery, source: str, params: list[Any], dups: Duplicates,
                    find_duplicates: bool = False) -> tuple[AggregateResult, int]:
         """The aggregates over ``source``, and (``find_duplicates``) how many
-        de-duplication keys repeat among its rows, all from one scan: ``source`` is a
-        common table expression that DuckDB streams to every consumer (cells, per-group
-        quantiles, each key's repeat count) without storing it."""
+        de-duplication keys repeat among its rows, all from one scan of the files:
+        ``source`` is a common table expression read by every consumer (cells, per-group
+        quantiles, each key's repeat count). DuckDB materialises it (EXPLAIN shows a CTE
+        node) with only the columns the consumers use, so those are kept narrow."""
         from tooldisc.canary.engine import total
 
         measures = (*query.measures, *query.quarantine_measures)
@@ -253,10 +254,16 @@ class DuckDBEngine:
         if query.quantile is not None:
             parts.append(_quantile_sql(query))
         if find_duplicates:
-            for cond, key in self._candidate_keys(query):
+            # Each key's hash is computed where the rows are read, so the shared scan
+            # carries two 64-bit hashes instead of the 36-character ids (and, for the v1
+            # key, every column); a row without that key has a NULL hash.
+            hashed = [f"CASE WHEN {cond} THEN {key} END AS __k{i}"
+                      for i, (cond, key) in enumerate(self._candidate_keys(query))]
+            source = f"(SELECT *, {', '.join(hashed)} FROM {source})"
+            for i in range(len(hashed)):
                 # rows beyond the first per key hash: 0 means no key repeats
-                parts.append(f"SELECT 2 AS __g, count(__k) - count(DISTINCT __k) AS __n "
-                             f"FROM (SELECT {key} AS __k FROM __src WHERE {cond})")
+                parts.append(f"SELECT 2 AS __g, count(__k{i}) - count(DISTINCT __k{i}) AS __n "
+                             f"FROM __src")
         cur = self.con.execute(f"WITH __src AS {source}\n" + "\nUNION ALL BY NAME\n".join(parts),
                                params)
         names = [d[0] for d in cur.description]
