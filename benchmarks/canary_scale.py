@@ -57,15 +57,21 @@ def tree_rss_kib(pid: int) -> int:
     return total
 
 
-def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
-    """Wall time, peak tree RSS (sampled every 50 ms), exit code and stdout of one process."""
+def run_measured(cmd: list[str], env: dict[str, str] | None = None,
+                 timeout: float | None = None) -> dict[str, object]:
+    """Wall time, peak tree RSS (sampled every 50 ms), exit code and stdout of one process.
+
+    After ``timeout`` seconds the process group (the JVM included) is killed and the run
+    is recorded as not finished (exit code -9), with the time it had run.
+    """
     import resource
+    import signal
 
     peak = 0
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                            env={**os.environ, **(env or {})})
+                            env={**os.environ, **(env or {})}, start_new_session=True)
     done = threading.Event()
 
     def sample() -> None:
@@ -76,7 +82,12 @@ def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str,
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    out, err = proc.communicate()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += f"\nerror: not finished: stopped after {timeout:g} s".encode()
     wall = time.perf_counter() - t0
     done.set()
     sampler.join()
@@ -142,6 +153,9 @@ def main() -> None:
     ap.add_argument("--spark-driver-memory", default="2g")
     ap.add_argument("--duckdb-memory-limit", default="2GB")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "tooldisc-canary-scale.json"))
+    ap.add_argument("--timeout", type=float, default=2700.0,
+                    help="seconds after which one verdict run is stopped and recorded as "
+                         "not finished (default 45 min)")
     ap.add_argument("--generate-only", action="store_true",
                     help="write the data for --sizes and stop (no verdict is run)")
     args = ap.parse_args()
@@ -168,7 +182,8 @@ def main() -> None:
             repeats = args.spark_repeats if engine == "spark" and args.spark_repeats else args.repeats
             runs = []
             for _ in range(repeats):
-                runs.append(run_measured(verdict_cmd(engine, events_dir, args)))
+                runs.append(run_measured(verdict_cmd(engine, events_dir, args),
+                                         timeout=args.timeout))
                 if int(runs[-1]["exit_code"]) not in (0, 10, 20):
                     break  # a failed run is recorded once, not repeated
             failed = [r for r in runs if int(r["exit_code"]) not in (0, 10, 20)]
