@@ -16,12 +16,14 @@ says so or fails. Writes one JSON (see --out).
 Generated data is kept in --data for the next run (it is deterministic per size).
 DuckDB runs with --duckdb-memory-limit (default 2GB, the CLI's default; it spills beyond
 it); Spark runs local[2] with --spark-driver-memory. CPU seconds are the process tree's
-(user + system, children included), which a busy machine distorts less than wall time.
+(user + system, the JVM included, sampled from /proc), which a busy machine distorts less
+than wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -38,9 +40,11 @@ EXP = "indexed-retrieval-v1"
 SHARD = 1_000_000
 
 
-def tree_rss_kib(pid: int) -> int:
-    """Summed VmRSS of ``pid`` and all its descendants (0 once it is gone)."""
-    total, todo = 0, [pid]
+def tree_sample(pid: int) -> tuple[int, dict[int, int]]:
+    """Summed VmRSS (KiB) of ``pid`` and all its descendants, and each one's CPU ticks
+    (user + system) so far. The Spark JVM is never reaped by the CLI (it outlives it by
+    a moment), so rusage of children would miss it; sampling /proc does not."""
+    total, ticks, todo = 0, {}, [pid]
     while todo:
         p = todo.pop()
         try:
@@ -49,12 +53,15 @@ def tree_rss_kib(pid: int) -> int:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
                         break
+            with open(f"/proc/{p}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            ticks[p] = int(fields[11]) + int(fields[12])
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as fh:
                     todo.extend(int(c) for c in fh.read().split())
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
-    return total
+    return total, ticks
 
 
 def run_measured(cmd: list[str], env: dict[str, str] | None = None,
@@ -68,6 +75,7 @@ def run_measured(cmd: list[str], env: dict[str, str] | None = None,
     import signal
 
     peak = 0
+    ticks: dict[int, int] = {}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
@@ -77,7 +85,10 @@ def run_measured(cmd: list[str], env: dict[str, str] | None = None,
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, tree_rss_kib(proc.pid))
+            rss, seen = tree_sample(proc.pid)
+            peak = max(peak, rss)
+            for p, t in seen.items():
+                ticks[p] = max(ticks.get(p, 0), t)
             done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -92,7 +103,8 @@ def run_measured(cmd: list[str], env: dict[str, str] | None = None,
     done.set()
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    reaped = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = max(reaped, sum(ticks.values()) / os.sysconf("SC_CLK_TCK"))
     return {"seconds": round(wall, 3), "peak_rss_mib": round(peak / 1024, 1),
             "cpu_seconds": round(cpu, 2), "loadavg_1m": round(os.getloadavg()[0], 2),
             "exit_code": proc.returncode, "stdout": out.decode(), "stderr": err.decode()[-2000:]}
@@ -200,6 +212,7 @@ def main() -> None:
             doc = json.loads(str(runs[-1]["stdout"]))
             doc.pop("engine", None)
             answers[engine] = doc
+            canonical = json.dumps(doc, sort_keys=True).encode()
             per_engine[engine] = {
                 "median_seconds": round(statistics.median(float(r["seconds"]) for r in runs), 3),
                 "runs_seconds": [r["seconds"] for r in runs],
@@ -209,6 +222,8 @@ def main() -> None:
                 "peak_rss_mib": max(float(r["peak_rss_mib"]) for r in runs),
                 "exit_codes": sorted({int(r["exit_code"]) for r in runs}),
                 "verdict": doc.get("verdict"),
+                # to compare engines measured in separate runs
+                "verdict_json_sha256": hashlib.sha256(canonical).hexdigest(),
             }
         same = len({json.dumps(a, sort_keys=True) for a in answers.values()}) <= 1
         results[str(size)] = {"engines": per_engine, "identical_json": same,
