@@ -1,9 +1,9 @@
 """Benchmark: the canary verdict at 10M and 100M events, DuckDB and Spark side by side.
 
 Writes N synthetic events (scenario healthy, 5 %) as hive-partitioned Parquet, one
-million rows per ``shard=NNNN/part.parquet`` file, by calling ``canary synth`` once per
-shard (each with its own seed), so no step ever holds more than one shard in memory;
-event ids are text (as ``canary synth`` writes them). Then times the whole
+million rows per ``shard=NNNN/part.parquet`` file, each the rows ``canary synth`` writes
+with the shard's number as seed (generated in-process, vectorised, one shard in memory
+at a time: 100M rows in minutes); event ids are text (as ``canary synth`` writes them). Then times the whole
 ``tooldisc canary verdict --format json`` process per engine (median of --repeats)
 with the peak memory of its process tree (the Spark JVM is a child of the CLI, so
 the tree's summed RSS is sampled from /proc), and the growth from the smallest to the
@@ -16,12 +16,14 @@ says so or fails. Writes one JSON (see --out).
 Generated data is kept in --data for the next run (it is deterministic per size).
 DuckDB runs with --duckdb-memory-limit (default 2GB, the CLI's default; it spills beyond
 it); Spark runs local[2] with --spark-driver-memory. CPU seconds are the process tree's
-(user + system, children included), which a busy machine distorts less than wall time.
+(user + system, the JVM included, sampled from /proc), which a busy machine distorts less
+than wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -38,9 +40,11 @@ EXP = "indexed-retrieval-v1"
 SHARD = 1_000_000
 
 
-def tree_rss_kib(pid: int) -> int:
-    """Summed VmRSS of ``pid`` and all its descendants (0 once it is gone)."""
-    total, todo = 0, [pid]
+def tree_sample(pid: int) -> tuple[int, dict[int, int]]:
+    """Summed VmRSS (KiB) of ``pid`` and all its descendants, and each one's CPU ticks
+    (user + system) so far. The Spark JVM is never reaped by the CLI (it outlives it by
+    a moment), so rusage of children would miss it; sampling /proc does not."""
+    total, ticks, todo = 0, {}, [pid]
     while todo:
         p = todo.pop()
         try:
@@ -49,39 +53,58 @@ def tree_rss_kib(pid: int) -> int:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
                         break
+            with open(f"/proc/{p}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            ticks[p] = int(fields[11]) + int(fields[12])
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as fh:
                     todo.extend(int(c) for c in fh.read().split())
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
-    return total
+    return total, ticks
 
 
-def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
-    """Wall time, peak tree RSS (sampled every 50 ms), exit code and stdout of one process."""
+def run_measured(cmd: list[str], env: dict[str, str] | None = None,
+                 timeout: float | None = None) -> dict[str, object]:
+    """Wall time, peak tree RSS (sampled every 50 ms), exit code and stdout of one process.
+
+    After ``timeout`` seconds the process group (the JVM included) is killed and the run
+    is recorded as not finished (exit code -9), with the time it had run.
+    """
     import resource
+    import signal
 
     peak = 0
+    ticks: dict[int, int] = {}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                            env={**os.environ, **(env or {})})
+                            env={**os.environ, **(env or {})}, start_new_session=True)
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, tree_rss_kib(proc.pid))
+            rss, seen = tree_sample(proc.pid)
+            peak = max(peak, rss)
+            for p, t in seen.items():
+                ticks[p] = max(ticks.get(p, 0), t)
             done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    out, err = proc.communicate()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += f"\nerror: not finished: stopped after {timeout:g} s".encode()
     wall = time.perf_counter() - t0
     done.set()
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    reaped = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = max(reaped, sum(ticks.values()) / os.sysconf("SC_CLK_TCK"))
     return {"seconds": round(wall, 3), "peak_rss_mib": round(peak / 1024, 1),
             "cpu_seconds": round(cpu, 2), "loadavg_1m": round(os.getloadavg()[0], 2),
             "exit_code": proc.returncode, "stdout": out.decode(), "stderr": err.decode()[-2000:]}
@@ -92,22 +115,29 @@ def cli(*args: str) -> list[str]:
 
 
 def generate(data: Path, events: int) -> Path:
-    """``events`` rows as ``shard=NNN/part.parquet`` (1M rows each), made once and kept."""
+    """``events`` rows as ``shard=NNNN/part.parquet`` (1M rows each), made once and kept.
+
+    Each shard is ``canary synth --events 1000000 --scenario healthy --percent 5 --seed
+    N`` (the same rows, byte for byte), called in this process: vectorised numpy →
+    Arrow, one shard in memory at a time, each written to a temp file and renamed, so
+    an interrupted run resumes at the first missing shard. 100M rows take minutes.
+    """
+    from tooldisc.canary.synth import synthesize
+
     target = data / f"events-{events}"
     done = target / "_COMPLETE"
     if done.exists():
         return target
     shards = (events + SHARD - 1) // SHARD
+    t0 = time.perf_counter()
     for i in range(shards):
         size = min(SHARD, events - i * SHARD)
         out = target / f"shard={i:04d}" / "part.parquet"
         if out.exists():
             continue
-        res = run_measured(cli("canary", "synth", "--events", str(size), "--scenario", "healthy",
-                               "--percent", "5", "--seed", str(i), "--out", str(out)))
-        if res["exit_code"] != 0:
-            raise SystemExit(f"synth failed: {res['stderr']}")
-        print(f"generated shard {i + 1}/{shards} of {events:,}", file=sys.stderr)
+        synthesize(out, size, "healthy", percent=5, seed=i, experiment=EXP)
+        print(f"generated shard {i + 1}/{shards} of {events:,} "
+              f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     done.write_text("")
     return target
 
@@ -135,11 +165,22 @@ def main() -> None:
     ap.add_argument("--spark-driver-memory", default="2g")
     ap.add_argument("--duckdb-memory-limit", default="2GB")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "tooldisc-canary-scale.json"))
+    ap.add_argument("--timeout", type=float, default=2700.0,
+                    help="seconds after which one verdict run is stopped and recorded as "
+                         "not finished (default 45 min)")
+    ap.add_argument("--generate-only", action="store_true",
+                    help="write the data for --sizes and stop (no verdict is run)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = [e.strip() for e in args.engines.split(",")]
     data = Path(args.data)
     data.mkdir(parents=True, exist_ok=True)
+
+    if args.generate_only:
+        for size in sizes:
+            t0 = time.perf_counter()
+            print(f"{generate(data, size)}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        return
 
     results: dict[str, dict[str, object]] = {}
     for size in sizes:
@@ -151,13 +192,27 @@ def main() -> None:
         answers = {}
         for engine in engines:
             repeats = args.spark_repeats if engine == "spark" and args.spark_repeats else args.repeats
-            runs = [run_measured(verdict_cmd(engine, events_dir, args)) for _ in range(repeats)]
-            codes = sorted({int(r["exit_code"]) for r in runs})
-            if any(c not in (0, 10, 20) for c in codes):
-                raise SystemExit(f"{engine} at {size:,} failed: {runs[-1]['stderr']}")
+            runs = []
+            for _ in range(repeats):
+                runs.append(run_measured(verdict_cmd(engine, events_dir, args),
+                                         timeout=args.timeout))
+                if int(runs[-1]["exit_code"]) not in (0, 10, 20):
+                    break  # a failed run is recorded once, not repeated
+            failed = [r for r in runs if int(r["exit_code"]) not in (0, 10, 20)]
+            if failed:
+                # Recorded, not raised: the table must show what did not finish, and why.
+                lines = str(failed[0]["stderr"]).strip().splitlines() or ["(no stderr)"]
+                tail = [ln for ln in lines if "rror" in ln and not ln.startswith(" ")] or lines
+                per_engine[engine] = {"failed": tail[-1][:300], "seconds": failed[0]["seconds"],
+                                      "peak_rss_mib": failed[0]["peak_rss_mib"],
+                                      "loadavg_1m": failed[0]["loadavg_1m"],
+                                      "exit_code": failed[0]["exit_code"]}
+                print(f"{engine} at {size:,} failed: {tail[-1][:300]}", file=sys.stderr)
+                continue
             doc = json.loads(str(runs[-1]["stdout"]))
             doc.pop("engine", None)
             answers[engine] = doc
+            canonical = json.dumps(doc, sort_keys=True).encode()
             per_engine[engine] = {
                 "median_seconds": round(statistics.median(float(r["seconds"]) for r in runs), 3),
                 "runs_seconds": [r["seconds"] for r in runs],
@@ -165,8 +220,10 @@ def main() -> None:
                                                               for r in runs), 2),
                 "runs_loadavg_1m": [r["loadavg_1m"] for r in runs],
                 "peak_rss_mib": max(float(r["peak_rss_mib"]) for r in runs),
-                "exit_codes": codes,
+                "exit_codes": sorted({int(r["exit_code"]) for r in runs}),
                 "verdict": doc.get("verdict"),
+                # to compare engines measured in separate runs
+                "verdict_json_sha256": hashlib.sha256(canonical).hexdigest(),
             }
         same = len({json.dumps(a, sort_keys=True) for a in answers.values()}) <= 1
         results[str(size)] = {"engines": per_engine, "identical_json": same,
@@ -179,6 +236,8 @@ def main() -> None:
         lo, hi = str(min(sizes)), str(max(sizes))
         for engine in engines:
             a, b = results[lo]["engines"][engine], results[hi]["engines"][engine]  # type: ignore[index]
+            if "failed" in a or "failed" in b:
+                continue
             growth[engine] = {"time_ratio": round(b["median_seconds"] / a["median_seconds"], 2),
                               "rss_ratio": round(b["peak_rss_mib"] / a["peak_rss_mib"], 2),
                               "events_ratio": round(int(hi) / int(lo), 2)}
@@ -201,6 +260,8 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     print(json.dumps(result, indent=2, sort_keys=True))
     print(f"wrote {args.out}", file=sys.stderr)
+    if any("failed" in e for r in results.values() for e in r["engines"].values()):  # type: ignore[attr-defined]
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -150,11 +150,16 @@ class SparkEngine:
         self.view = view
         self.schema = schema
         self.label = label
+        self._experiments: dict[str, int] | None = None
 
     @classmethod
     def open(cls, spark: Any, location: Location, schema: RowSchema) -> SparkEngine:
         """Read ``location`` and register its typed, validated rows (nothing runs yet,
-        except the per-file column check of JSONL, which must look at every line)."""
+        except the per-file column check of JSONL, which must look at every line).
+
+        The rows are persisted (memory, spilling to disk) on first use: every later
+        query of the verdict reads them from there instead of parsing and validating
+        the source again."""
         from tooldisc.canary.validation import typed_select
 
         raw = read_raw(spark, location)
@@ -163,12 +168,14 @@ class SparkEngine:
         body = typed_select(schema, source, types, {}, "", extra_reason=extra, dialect=SPARK)
         view = f"__tooldisc_rows_{n}"
         with reading(location.label):
-            spark.sql(body).createOrReplaceTempView(view)
+            spark.sql(body).persist().createOrReplaceTempView(view)
         return cls(spark, view, schema, location.label)
 
     def close(self) -> None:
         import contextlib
 
+        with contextlib.suppress(Exception):
+            self.spark.table(self.view).unpersist()
         with contextlib.suppress(Exception):
             self.spark.catalog.dropTempView(self.view)
 
@@ -180,10 +187,15 @@ class SparkEngine:
             return self._sql(text, args).collect()
 
     def experiments(self) -> dict[str, int]:
+        """Rows per experiment; counted once per engine (its rows are fixed once opened)."""
+        if self._experiments is not None:
+            return dict(self._experiments)
         rows = self._collect(
             f"SELECT experiment, count(*) AS n FROM {self.view} WHERE experiment IS NOT NULL "
             "AND experiment <> '' GROUP BY experiment")
-        return {str(r["experiment"]): int(r["n"]) for r in sorted(rows, key=lambda r: r[0])}
+        self._experiments = {str(r["experiment"]): int(r["n"])
+                             for r in sorted(rows, key=lambda r: r[0])}
+        return dict(self._experiments)
 
     # -- aggregation ------------------------------------------------------------------
 
@@ -220,8 +232,9 @@ class SparkEngine:
         A row's key is its ``event_id``, or for a v1 row a 64-bit hash of all its columns
         (as DuckDB's ``hash``; rows that collide stay apart, because only rows identical
         in every column and reason are merged). Keys seen more than once are found with
-        one hash aggregation; the few rows behind them are cached, counted in one
-        query, and resolved inside the aggregation; every other row streams through.
+        one hash aggregation (over a 64-bit hash of the key; see below); the few rows
+        behind them are cached, counted in one query, and resolved inside the
+        aggregation; every other row streams through. Without repeats this is one job.
         Rows identical in every column share a key, so per-key distinct contents are
         the global ones.
         """
@@ -237,14 +250,19 @@ class SparkEngine:
         else:
             key = (f"CASE WHEN schema_version IS NOT NULL "
                    f"THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END")
-        keyed = self._view(views, f"SELECT *, {key} AS __k FROM {attributed}")
-        dup_keys = self._view(views, f"SELECT __k FROM {keyed} WHERE __k IS NOT NULL "
-                                     "GROUP BY __k HAVING count(*) > 1", cache=True)
-        if self._collect(f"SELECT count(*) AS n FROM {dup_keys}")[0]["n"] == 0:
-            return attributed, Duplicates()
+        # Candidates are found by a 64-bit hash of the key: one hash aggregation over
+        # longs, not strings. A key whose hash collides with another's is a candidate
+        # that turns out single below (its group has one row), so the result is exact.
+        keyed = self._view(views, f"SELECT *, {key} AS __k, xxhash64({key}) AS __h "
+                                  f"FROM {attributed}")
+        repeated_hashes = (f"SELECT __h FROM {keyed} WHERE __k IS NOT NULL "
+                           "GROUP BY __h HAVING count(*) > 1")
+        if self._collect(f"SELECT count(*) AS n FROM ({repeated_hashes})")[0]["n"] == 0:
+            return attributed, Duplicates()  # the common case: one job, nothing cached
+        dup_keys = self._view(views, repeated_hashes, cache=True)
         flagged = self._view(views, (
-            f"SELECT r.*, d.__k IS NOT NULL AS __dup FROM {keyed} r "
-            f"LEFT JOIN {dup_keys} d ON r.__k = d.__k"))
+            f"SELECT r.*, r.__k IS NOT NULL AND d.__h IS NOT NULL AS __dup FROM {keyed} r "
+            f"LEFT JOIN {dup_keys} d ON r.__h = d.__h"))
         # Each distinct content behind a repeated key, with its multiplicity (few rows).
         groups = self._view(views, (
             f"SELECT {cols}, _reason, __k, count(*) AS __n FROM {flagged} WHERE __dup "
@@ -254,7 +272,7 @@ class SparkEngine:
         stats = self._collect(f"""
             SELECT coalesce(sum(n), 0) AS dup, coalesce(sum(IF(v2, 1, dc)), 0) AS kept,
                    coalesce(sum(IF(v2, 0, n - dc)), 0) AS v1_removed,
-                   count_if(v2) AS repeated, count_if(v2 AND dc > 1) AS conflicting
+                   count_if(v2 AND n > 1) AS repeated, count_if(v2 AND dc > 1) AS conflicting
             FROM (SELECT __k, first(__v2) AS v2, first(__dc) AS dc, sum(__n) AS n
                   FROM ({per_key}) GROUP BY __k)""")[0]
         resolved = self._view(views, (

@@ -133,16 +133,28 @@ def test_cli_unreadable_remote_path_is_one_line_exit_2(spark_handle: SparkHandle
 
 # -- the verdict: both engines, byte for byte ---------------------------------------------
 
-def _write(profile: str, scenario: str, path: Path) -> Path:
+def _write(profile: str, scenario: str, path: Path, experiment: str | None = None) -> Path:
     if profile == "canary":
         from tooldisc.canary.synth import synthesize
 
-        synthesize(path, 3_000, scenario, percent=25, seed=3)
+        synthesize(path, 3_000, scenario, percent=25, seed=3,
+                   **({"experiment": experiment} if experiment else {}))
     else:
         from tooldisc.canary.shadow_synth import synthesize_shadow
 
-        synthesize_shadow(path, 300, scenario, seed=3)
+        synthesize_shadow(path, 300, scenario, seed=3,
+                          **({"experiment": experiment} if experiment else {}))
     return path
+
+
+def _verdict_json(profile: str, experiment: str, **where) -> str:
+    from tooldisc.canary.profiles import profiles
+    from tooldisc.canary.verdict import run_verdict
+    from tooldisc.cli.reporting import report_text
+
+    prof = profiles()[profile]
+    _, report = run_verdict(prof.schema, experiment, profile_name=profile, **where)
+    return report_text(report, "verdict", "json")
 
 
 def _both(spark, profile: str, location: str, experiment: str | None = None) -> tuple[str, str]:
@@ -150,34 +162,49 @@ def _both(spark, profile: str, location: str, experiment: str | None = None) -> 
     from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.profiles import profiles
     from tooldisc.canary.spark_read import locate
-    from tooldisc.canary.verdict import run_verdict
-    from tooldisc.cli.reporting import report_text
 
     prof = profiles()[profile]
     experiment = experiment or prof.default_experiment
-    _, on_duckdb = run_verdict(prof.schema, experiment, events=location,
-                               profile_name=profile)
+    on_duckdb = _verdict_json(profile, experiment, events=location)
     engine = SparkEngine.open(spark, locate(location, None), prof.schema)
     try:
-        _, on_spark = run_verdict(prof.schema, experiment, engine=engine,
-                                  events=location, profile_name=profile)
+        on_spark = _verdict_json(profile, experiment, engine=engine, events=location)
     finally:
         engine.close()
-    return report_text(on_duckdb, "verdict", "json"), report_text(on_spark, "verdict", "json")
+    return on_duckdb, on_spark
 
 
-def _scenarios() -> list[tuple[str, str]]:
+@pytest.mark.parametrize("profile", ["canary", "shadow"])
+def test_every_scenario_same_verdict_json_parquet(spark, tmp_path: Path, profile: str) -> None:
+    """Every scenario of the profile, each under its own experiment name, in one folder of
+    Parquet files that both engines open once (one JVM cache, not one per scenario).
+
+    Per scenario, Spark over the folder must give the JSON DuckDB gives over the
+    scenario's file alone: parity, and attribution keeping the other scenarios out.
+    """
+    from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.profiles import profiles
+    from tooldisc.canary.spark_read import locate
 
-    return [(name, sc) for name, prof in sorted(profiles().items()) for sc in prof.scenarios]
-
-
-@pytest.mark.parametrize(("profile", "scenario"), _scenarios())
-def test_every_scenario_same_verdict_json_parquet(spark, tmp_path: Path, profile: str,
-                                                  scenario: str) -> None:
-    path = _write(profile, scenario, tmp_path / f"{scenario}.parquet")
-    on_duckdb, on_spark = _both(spark, profile, str(path))
-    assert on_spark == on_duckdb
+    prof = profiles()[profile]
+    scenarios = sorted(prof.scenarios)
+    root = tmp_path / "events"
+    for sc in scenarios:
+        _write(profile, sc, root / f"{sc}.parquet", experiment=f"exp-{sc}")
+    engine = SparkEngine.open(spark, locate(str(root), None), prof.schema)
+    differ, failed_gates = [], set()
+    try:
+        for sc in scenarios:
+            alone = _verdict_json(profile, f"exp-{sc}", events=str(root / f"{sc}.parquet"))
+            on_spark = _verdict_json(profile, f"exp-{sc}", engine=engine)
+            if on_spark != alone:
+                differ.append(sc)
+            failed_gates |= {g["name"] for g in json.loads(on_spark)["gates"]
+                             if g["status"] == "fail"}
+    finally:
+        engine.close()
+    assert differ == [], differ
+    assert len(scenarios) >= 7 and len(failed_gates) >= 3, failed_gates  # scenarios differ
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
@@ -214,50 +241,33 @@ def test_conflicting_copies_of_an_event_merge_alike(spark) -> None:
     assert json.loads(on_spark)["duplicates"]["v2_ids_conflicting"] == 1
 
 
-def test_cli_verdict_through_spark_connect(spark_handle: SparkHandle, tmp_path: Path) -> None:
-    """The real command through Connect: the same JSON bar ``engine`` and exit code as
-    DuckDB's (judged in-process; one subprocess)."""
-    from tooldisc.canary.profiles import profiles
-    from tooldisc.canary.verdict import run_verdict
-    from tooldisc.cli.reporting import report_text
-
+def test_cli_verdict_of_a_table_through_spark_connect(spark, spark_handle: SparkHandle,
+                                                      tmp_path: Path) -> None:
+    """The real command through Connect, judging a ``--table`` (a global view of the same
+    JVM): the same JSON bar ``engine``, and the same exit code, as DuckDB over the files
+    behind it (judged in-process; one subprocess)."""
     path = _write("canary", "slow", tmp_path / "slow.parquet")
-    remote = run_cli("canary", "verdict", "--experiment", "indexed-retrieval-v1", "--json",
-                     "--events", str(path), "--engine", "spark",
-                     "--spark-remote", spark_handle.remote)
+    spark.read.parquet(str(path)).createOrReplaceGlobalTempView("slow_events")
+    try:
+        remote = run_cli("canary", "verdict", "--experiment", "indexed-retrieval-v1", "--json",
+                         "--table", "global_temp.slow_events", "--engine", "spark",
+                         "--spark-remote", spark_handle.remote)
+    finally:
+        spark.catalog.dropGlobalTempView("slow_events")
     assert remote.returncode == 10, remote.stderr
-    prof = profiles()["canary"]
-    _, a = run_verdict(prof.schema, prof.default_experiment, events=str(path), profile_name="canary")
+    a = json.loads(_verdict_json("canary", "indexed-retrieval-v1", events=str(path)))
     b = json.loads(remote.stdout)
-    assert b.pop("engine") == "spark" and remote.stderr == ""
-    assert json.loads(report_text(a, "verdict", "json")) == b
+    assert b.pop("engine") == "spark" and "engine" not in a
+    assert a == b and remote.stderr == ""
 
 
-def test_verdict_from_a_table(spark, tmp_path: Path) -> None:
-    """``--table``: a registered table or view judged like the files behind it."""
+def test_an_unreadable_table_names_it(spark) -> None:
+    """A table Spark cannot read is a DataError naming it (the CLI's one line, exit 2, for
+    such an error is tested through Connect with a path, above)."""
     from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.profiles import profiles
     from tooldisc.canary.spark_read import locate
-    from tooldisc.canary.verdict import run_verdict
-    from tooldisc.cli.reporting import report_text
 
-    path = _write("canary", "slow", tmp_path / "slow.parquet")
-    spark.read.parquet(str(path)).createOrReplaceGlobalTempView("slow_events")
-    prof = profiles()["canary"]
-    engine = SparkEngine.open(spark, locate(None, "global_temp.slow_events"), prof.schema)
-    try:
-        _, on_table = run_verdict(prof.schema, prof.default_experiment, engine=engine,
-                                  profile_name="canary")
-    finally:
-        engine.close()
-    assert report_text(on_table, "verdict", "json") == _both(spark, "canary", str(path))[1]
-
-
-def test_cli_verdict_unreadable_source(spark_handle: SparkHandle) -> None:
-    """A table Spark cannot read (a path: the simulate CLI test and the in-process one)."""
-    args, needle = ("--table", "nosuch.events"), "nosuch.events: Spark cannot read it"
-    res = run_cli("canary", "verdict", "--experiment", "x", *args, "--engine", "spark",
-                  "--spark-remote", spark_handle.remote)
-    assert res.returncode == 2, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and needle in lines[0] and len(lines[0].encode()) <= 300, lines
+    with pytest.raises(DataError) as info:
+        SparkEngine.open(spark, locate(None, "nosuch.events"), profiles()["canary"].schema)
+    assert str(info.value).startswith("nosuch.events: Spark cannot read it"), str(info.value)
