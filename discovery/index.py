@@ -46,9 +46,16 @@ class AuthorizedSets:
     def __init__(self, security: SecurityIndex):
         self.security = security
         self._static: dict[Context, np.ndarray] = {}
-        self._authorized: dict[tuple[Context, str], np.ndarray] = {}
+        self._authorized: dict[tuple[Context, str], tuple[np.ndarray, np.ndarray]] = {}
 
     def __call__(self, context: Context, mutation: str) -> np.ndarray:
+        return self._entry(context, mutation)[0]
+
+    def mask(self, context: Context, mutation: str) -> np.ndarray:
+        """The same set as a read-only boolean mask over the catalog (membership without a search)."""
+        return self._entry(context, mutation)[1]
+
+    def _entry(self, context: Context, mutation: str) -> tuple[np.ndarray, np.ndarray]:
         key = (context, mutation)
         hit = self._authorized.get(key)
         if hit is None:
@@ -56,8 +63,11 @@ class AuthorizedSets:
             if static is None:
                 static = self.security.static_mask(context)
                 _put(self._static, context, static)
-            hit = np.flatnonzero(static & self.security.mutation_mask(mutation, context))
-            hit.setflags(write=False)
+            mask = static & self.security.mutation_mask(mutation, context)
+            indices = np.flatnonzero(mask)
+            indices.setflags(write=False)
+            mask.setflags(write=False)
+            hit = (indices, mask)
             _put(self._authorized, key, hit)
         return hit
 

@@ -69,7 +69,10 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
     problem = ix.problem()
     if problem is None:
         qv = ix.ngram.query_vector(tokens) if ix.ngram is not None else None
-        cand = index_candidates(auth.indices, tokens, lexical, ix, qv, auth.mutation)
+        ctx = auth.request.context
+        # the memoised mask of this very set; any other set builds its own (never a wider one)
+        allowed = ix.authorized.mask(ctx, auth.mutation) if ix.authorized(ctx, auth.mutation) is auth.indices else None
+        cand = index_candidates(auth.indices, tokens, lexical, ix, qv, auth.mutation, allowed)
         if len(cand):
             ngram = None
             if ix.ngram is not None:
