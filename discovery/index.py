@@ -131,10 +131,10 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
         needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
         embedding = _embedding_index(catalog, encoder) if needs_embedding else None
-        order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
+        security = SecurityIndex(catalog.tools)
+        order = sorted(range(len(catalog.tools)), key=security.names.__getitem__)
         name_rank = np.empty(len(order), dtype=np.int64)
         name_rank[order] = np.arange(len(order))
-        security = SecurityIndex(catalog.tools)
     release_memory()
     return Index(
         catalog=catalog, config=cfg, classifier=classifier or load_classifier(), security=security,
