@@ -167,7 +167,11 @@ def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex
     del table
     grams = ngram.finish(names) if ngram is not None else None  # before the BM25F cells exist: lower peak
     del names
-    return lexical.finish(), grams
+    lex = lexical.finish()
+    release_memory()
+    if grams is not None and not ngram.columns:  # large enough for indexed retrieval: its estimate's matrix
+        grams = grams.with_token_matrix()  # last, once the build's temporaries are gone
+    return lex, grams
 
 
 def _embedding_index(catalog: Catalog, encoder: Any = None) -> Any:
