@@ -58,7 +58,8 @@ def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndar
     if cfg.weight("prior") and mutation is not None:  # the prior feature, on the estimated relevance
         estimate += cfg.weight("prior") * wanted_side_effect(ix, reached, mutation) * np.maximum(lexn, rare)
     by_estimate = top_positive(reached, estimate, n, ordered=True)
-    fill = by_estimate[~np.isin(by_estimate, lexical_half)][: n - len(lexical_half)]
+    taken = set(lexical_half.tolist())  # at most N/2 ints: a set beats np.isin's sort
+    fill = by_estimate[[i not in taken for i in by_estimate.tolist()]][: n - len(lexical_half)]
     return np.sort(np.concatenate([lexical_half, fill]))
 
 
