@@ -455,6 +455,13 @@ class NgramIndex:
         ids, w = self.query_vector(tokens)
         return gather_columns(*self.columns, ids, w, self.n_docs)
 
+    def scores_of(self, tokens: Sequence[str], indices: np.ndarray) -> np.ndarray:
+        """``scores(tokens)[indices]`` by the cheaper layout: kept columns score every tool in a few
+        column sums; the factored index computes only these tools' rows (same bits either way)."""
+        if self.columns is not None or len(indices) == self.n_docs:
+            return self.scores(tokens)[indices]
+        return self.scores_subset(tokens, indices)
+
     def scores_rare(self, tokens: Sequence[str], max_df: int,
                     qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """:meth:`rare_support` as a dense vector over every tool (float64, 0 elsewhere)."""
