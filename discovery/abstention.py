@@ -33,7 +33,7 @@ def content_ngram(ret: Retrieved, ix: Index, best_bm25: float) -> float:
         return 0.0
     if ret.method == "indexed":  # a few candidates: their rows are cheaper than the n-gram columns
         return float(ix.ngram.scores_subset(content, ret.indices).max(initial=0.0))
-    return float(ix.ngram.scores(content)[ret.indices].max(initial=0.0))
+    return float(ix.ngram.scores_of(content, ret.indices).max(initial=0.0))
 
 
 def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | None:

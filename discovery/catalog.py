@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from importlib import resources
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
@@ -78,10 +80,10 @@ class Catalog:
         return len(self.tools)
 
     def roles(self) -> frozenset[str]:
-        return frozenset(r for t in self.tools for r in t.roles)
+        return frozenset(chain.from_iterable(map(attrgetter("roles"), self.tools)))  # C-level: 100k tools
 
     def permissions(self) -> frozenset[str]:
-        return frozenset(p for t in self.tools for p in t.permissions)
+        return frozenset(chain.from_iterable(map(attrgetter("permissions"), self.tools)))
 
 
 def canonical_json(value: Any) -> str:

@@ -46,9 +46,16 @@ class AuthorizedSets:
     def __init__(self, security: SecurityIndex):
         self.security = security
         self._static: dict[Context, np.ndarray] = {}
-        self._authorized: dict[tuple[Context, str], np.ndarray] = {}
+        self._authorized: dict[tuple[Context, str], tuple[np.ndarray, np.ndarray]] = {}
 
     def __call__(self, context: Context, mutation: str) -> np.ndarray:
+        return self._entry(context, mutation)[0]
+
+    def mask(self, context: Context, mutation: str) -> np.ndarray:
+        """The same set as a read-only boolean mask over the catalog (membership without a search)."""
+        return self._entry(context, mutation)[1]
+
+    def _entry(self, context: Context, mutation: str) -> tuple[np.ndarray, np.ndarray]:
         key = (context, mutation)
         hit = self._authorized.get(key)
         if hit is None:
@@ -56,8 +63,11 @@ class AuthorizedSets:
             if static is None:
                 static = self.security.static_mask(context)
                 _put(self._static, context, static)
-            hit = np.flatnonzero(static & self.security.mutation_mask(mutation, context))
-            hit.setflags(write=False)
+            mask = static & self.security.mutation_mask(mutation, context)
+            indices = np.flatnonzero(mask)
+            indices.setflags(write=False)
+            mask.setflags(write=False)
+            hit = (indices, mask)
             _put(self._authorized, key, hit)
         return hit
 
@@ -121,10 +131,10 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
         needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
         embedding = _embedding_index(catalog, encoder) if needs_embedding else None
-        order = sorted(range(len(catalog.tools)), key=lambda i: catalog.tools[i].name)
+        security = SecurityIndex(catalog.tools)
+        order = sorted(range(len(catalog.tools)), key=security.names.__getitem__)
         name_rank = np.empty(len(order), dtype=np.int64)
         name_rank[order] = np.arange(len(order))
-        security = SecurityIndex(catalog.tools)
     release_memory()
     return Index(
         catalog=catalog, config=cfg, classifier=classifier or load_classifier(), security=security,
@@ -157,7 +167,11 @@ def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex
     del table
     grams = ngram.finish(names) if ngram is not None else None  # before the BM25F cells exist: lower peak
     del names
-    return lexical.finish(), grams
+    lex = lexical.finish()
+    release_memory()
+    if grams is not None and not ngram.columns:  # large enough for indexed retrieval: its estimate's matrix
+        grams = grams.with_token_matrix()  # last, once the build's temporaries are gone
+    return lex, grams
 
 
 def _embedding_index(catalog: Catalog, encoder: Any = None) -> Any:

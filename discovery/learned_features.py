@@ -112,4 +112,4 @@ def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few:
             best = all_words[indices]
             indices = np.sort(indices[np.argpartition(-best, CONTENT_POOL - 1)[:CONTENT_POOL]])
         return float(ix.ngram.scores_subset(content, indices).max(initial=0.0))
-    return float(ix.ngram.scores(content)[indices].max(initial=0.0))
+    return float(ix.ngram.scores_of(content, indices).max(initial=0.0))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 
 from tooldisc.discovery.security import DESTRUCTIVE, EXECUTE, EXPORT, READ, UNKNOWN, WRITE
@@ -68,9 +68,19 @@ class Narrowing:
                     or self.question_openers or self.question_phrases)
 
     def _is_question(self, tokens: list[str]) -> bool:
-        if tokens[0] in self.question_openers:
+        if tokens[0] in self.question_openers or () in self.question_phrases:
             return True
-        return any(tuple(tokens[i:i + len(p)]) == p for p in self.question_phrases for i in range(len(tokens)))
+        by_first = self._phrases_by_first
+        return any(tuple(tokens[i:i + len(p)]) == p for i, tok in enumerate(tokens) for p in by_first.get(tok, ()))
+
+    @cached_property
+    def _phrases_by_first(self) -> dict[str, tuple[tuple[str, ...], ...]]:
+        """The question phrases by their first word: a clause is scanned once, not once per phrase."""
+        out: dict[str, list[tuple[str, ...]]] = {}
+        for p in self.question_phrases:
+            if p:
+                out.setdefault(p[0], []).append(p)
+        return {k: tuple(v) for k, v in out.items()}
 
     def _negates_clause(self, token: str) -> bool:
         return token in self.negate_clause or any(token.startswith(p) for p in self.negate_prefixes)

@@ -18,7 +18,7 @@ enough to be ranked whole also keeps C's weights by n-gram (:attr:`NgramIndex.co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -287,6 +287,21 @@ class NgramIndex:
     # C's weights by n-gram (ptr, tools, float32), kept for catalogs small enough to rank
     # whole: scoring every tool then sums a few columns instead of expanding every tool's tokens.
     columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    # T by token as a scipy ``csc_array`` of ``1 + ln(count)`` (its indices are ``token_tools``), kept
+    # for catalogs large enough for indexed retrieval (:meth:`with_token_matrix`): the candidate
+    # estimate is then one sparse product instead of a dozen numpy passes over its postings.
+    by_token: Any = None
+
+    def with_token_matrix(self) -> NgramIndex:
+        """This index with :attr:`by_token` (8 bytes per cell of T, built once at index time)."""
+        from scipy import sparse
+
+        counts = self.token_counts
+        # uint8 counts index the table directly: no int64 copy of a million cells at the build's end
+        weights = np.concatenate([[0.0], _sublinear_table()])[counts] if counts.dtype == np.uint8 else _sublinear(counts)
+        matrix = sparse.csc_array((weights, self.token_tools, self.token_ptr.astype(self.token_tools.dtype)),
+                                  shape=(self.n_docs, len(self.token_ptr) - 1), copy=False)
+        return replace(self, by_token=matrix)
 
     @classmethod
     def build(cls, tools: TextColumns | Sequence[Tool], lo: int = 3, hi: int = 5,
@@ -346,23 +361,24 @@ class NgramIndex:
 
         Unknown n-grams count in the norm (at the largest IDF), so text the catalog has
         never seen lowers the similarity instead of vanishing. A query has a few dozen
-        n-grams: their keys are packed in Python, then looked up in one search.
+        n-grams: their keys are packed in Python (a loop beats a dozen small numpy calls
+        here), then looked up in one search.
         """
-        codes, bits = self.alphabet, self.bits
+        codes, bits, lo, hi = self.alphabet, self.bits, self.lo, self.hi
         keys: list[int] = []
         total = 0
         for tok in tokens:
             padded = [codes.get(ch, 0) for ch in f" {tok} "]
             n_chars = len(padded)
-            for n in range(self.lo, min(self.hi, n_chars) + 1):
+            for n in range(lo, min(hi, n_chars) + 1):
                 total += n_chars - n + 1
-                for i in range(n_chars - n + 1):
-                    key = 0
-                    for code in padded[i:i + n]:
-                        if not code:  # a character the catalog never used: an unknown n-gram
-                            break
-                        key = (key << bits) | code
-                    else:
+            for i in range(n_chars - lo + 1):  # each start's key grows one character at a time up to hi
+                key = 0
+                for length, code in enumerate(padded[i:i + hi], start=1):
+                    if not code:  # a character the catalog never used: this and every longer n-gram is unknown
+                        break
+                    key = (key << bits) | code
+                    if length >= lo:
                         keys.append(key)
         if not keys or not len(self.keys):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -429,7 +445,7 @@ class NgramIndex:
         key = owner[pair] * nq + slot[hit]
         val = self.tool_counts[at[pair]] * self.token_gram_counts[gat[hit]].astype(np.float64)
         c = np.bincount(key, weights=val, minlength=len(chunk) * nq)
-        nz = np.flatnonzero(c)
+        nz = np.flatnonzero(c > 0)
         return nz // nq, nz % nq, c[nz]
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
@@ -439,29 +455,52 @@ class NgramIndex:
         ids, w = self.query_vector(tokens)
         return gather_columns(*self.columns, ids, w, self.n_docs)
 
+    def scores_of(self, tokens: Sequence[str], indices: np.ndarray) -> np.ndarray:
+        """``scores(tokens)[indices]`` by the cheaper layout: kept columns score every tool in a few
+        column sums; the factored index computes only these tools' rows (same bits either way)."""
+        if self.columns is not None or len(indices) == self.n_docs:
+            return self.scores(tokens)[indices]
+        return self.scores_subset(tokens, indices)
+
     def scores_rare(self, tokens: Sequence[str], max_df: int,
                     qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """A cheap estimate of :meth:`scores` from the query's rarer n-grams, for every tool (float64).
+        """:meth:`rare_support` as a dense vector over every tool (float64, 0 elsewhere)."""
+        out = np.zeros(self.n_docs)
+        tools, values = self.rare_support(tokens, max_df, qv)
+        out[tools] = values
+        return out
+
+    def rare_support(self, tokens: Sequence[str], max_df: int,
+                     qv: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """A cheap estimate of :meth:`scores` from the query's rarer n-grams: (tools ascending, values > 0).
 
         Used to retrieve candidates in large catalogs: common n-grams have posting lists
         as long as the catalog and rank nothing on their own. Each token's share is
         taken once per tool (``1 + ln`` of its count there), so an n-gram found in two
-        different tokens of a tool counts twice: an estimate, never a score.
+        different tokens of a tool counts twice: an estimate, never a score. Only the
+        tools it reaches are returned, so callers never scan the whole catalog for them.
         """
         ids, w = qv if qv is not None else self.query_vector(tokens)
         keep = self.df[ids] <= max_df
-        out = np.zeros(self.n_docs)
         if not keep.any():
-            return out
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
         ids, w = ids[keep], w[keep]
         starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
         at = ranges(starts, ends - starts)
         share = np.repeat(w * self.idf[ids], ends - starts) * _sublinear_small(self.gram_counts[at])
         per_token = np.bincount(self.gram_tokens[at], weights=share, minlength=len(self.token_ptr) - 1)
-        utok = np.flatnonzero(per_token)
-        starts, ends = self.token_ptr[utok], self.token_ptr[utok + 1]
-        at = ranges(starts, ends - starts)
-        weights = _sublinear_small(self.token_counts[at])
-        weights *= np.repeat(per_token[utok], ends - starts)
+        utok = np.flatnonzero(per_token > 0)  # bool masks: nonzero on floats is several times slower
+        if self.by_token is not None:  # the same products summed in the same order, in C
+            sums = self.by_token[:, utok] @ per_token[utok]
+            tools = np.flatnonzero(sums > 0)
+            return tools, sums[tools] / self.norms[tools]
+        starts = self.token_ptr[utok]
+        lengths = self.token_ptr[utok + 1] - starts
+        at = ranges(starts, lengths)
+        weights = np.repeat(per_token[utok], lengths)
+        counts = self.token_counts[at]
+        repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
+        weights[repeated] *= _sublinear_small(counts[repeated])
         sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
-        return np.divide(sums, self.norms, out=out, where=sums > 0)
+        tools = np.flatnonzero(sums > 0)
+        return tools, sums[tools] / self.norms[tools]

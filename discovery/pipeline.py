@@ -64,12 +64,14 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
     lexical = ix.lexical.scores(tokens)
     history = auth.request.history
     if len(auth.indices) < ix.config.retrieval.min_tools or auth.request.exhaustive:
-        ngram = ix.ngram.scores(tokens) if ix.ngram is not None else None
-        return Retrieved(auth, auth.indices, lexical, ngram, "full", history)
+        return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix), "full", history)
     problem = ix.problem()
     if problem is None:
         qv = ix.ngram.query_vector(tokens) if ix.ngram is not None else None
-        cand = index_candidates(auth.indices, tokens, lexical, ix, qv, auth.mutation)
+        ctx = auth.request.context
+        # the memoised mask of this very set; any other set builds its own (never a wider one)
+        allowed = ix.authorized.mask(ctx, auth.mutation) if ix.authorized(ctx, auth.mutation) is auth.indices else None
+        cand = index_candidates(auth.indices, tokens, lexical, ix, qv, auth.mutation, allowed)
         if len(cand):
             ngram = None
             if ix.ngram is not None:
@@ -77,8 +79,23 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
                 ngram[cand] = ix.ngram.scores_subset(tokens, cand, qv)
             return Retrieved(auth, cand, lexical, ngram, "indexed", history)
         problem = "empty"
-    ngram = ix.ngram.scores(tokens) if ix.ngram is not None else None
-    return Retrieved(auth, auth.indices, lexical, ngram, "full", history, fallback_reason=problem)
+    return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix), "full", history,
+                     fallback_reason=problem)
+
+
+def _ngram_of(indices: np.ndarray, tokens: list[str], ix: Index) -> np.ndarray | None:
+    """The n-gram cosine of the tools ranked whole (a dense vector read only through ``indices``).
+
+    With kept columns every tool costs a few column sums; a large catalog's factored index
+    computes only the ranked tools' rows (each row's bits do not depend on the others).
+    """
+    if ix.ngram is None:
+        return None
+    if ix.ngram.columns is not None or len(indices) == ix.size:
+        return ix.ngram.scores(tokens)
+    ngram = np.zeros(ix.size, dtype=np.float32)
+    ngram[indices] = ix.ngram.scores_of(tokens, indices)
+    return ngram
 
 
 def rank(ret: Retrieved, ix: Index) -> Ranked:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
 from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.model import Context, Tool
+from tooldisc.discovery.sparse import ranges
 
 READ, WRITE, DESTRUCTIVE, EXPORT, EXECUTE, UNKNOWN = "READ", "WRITE", "DESTRUCTIVE", "EXPORT", "EXECUTE", "UNKNOWN"
 MUTATIONS = (DESTRUCTIVE, EXECUTE, EXPORT, WRITE, READ, UNKNOWN)
@@ -134,21 +137,23 @@ def _pairs(tools: Sequence[Tool], attr: str) -> tuple[dict[str, int], np.ndarray
     """Distinct (tool, value) pairs of a list field, as id arrays.
 
     Value ids are numbered in first-occurrence order; each distinct tuple of values
-    (most tools share their roles and permissions) is resolved to ids once.
+    (most tools share their roles and permissions) is resolved to ids once, and the
+    tools are mapped to their tuple in C-level passes (no Python statement per tool).
     """
+    values = list(map(attrgetter(attr), tools))
+    distinct = list(dict.fromkeys(values))  # first-occurrence order
+    position = {v: i for i, v in enumerate(distinct)}
+    which = np.fromiter(map(position.__getitem__, values), dtype=np.int64, count=len(values))
+    del values, position
     index: dict[str, int] = {}
-    by_tuple: dict[tuple[str, ...], list[int]] = {}
-    counts = np.zeros(len(tools), dtype=np.int64)
-    value_ids: list[int] = []
-    for i, t in enumerate(tools):
-        values = getattr(t, attr)
-        ids = by_tuple.get(values)
-        if ids is None:
-            ids = by_tuple[values] = [index.setdefault(v, len(index)) for v in dict.fromkeys(values)]
-        counts[i] = len(ids)
-        value_ids.extend(ids)
+    per_tuple = [[index.setdefault(v, len(index)) for v in dict.fromkeys(t)] for t in distinct]
+    lengths = np.fromiter(map(len, per_tuple), dtype=np.int64, count=len(per_tuple))
+    flat = np.fromiter(chain.from_iterable(per_tuple), dtype=np.int64, count=int(lengths.sum()))
+    starts = np.zeros(len(per_tuple), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    counts = lengths[which]
     tool_ids = np.repeat(np.arange(len(tools), dtype=np.int64), counts)
-    return index, tool_ids, np.array(value_ids, dtype=np.int64)
+    return index, tool_ids, flat[ranges(starts[which], counts)].astype(np.int64)
 
 
 def _selector(values: frozenset[str], index: dict[str, int]) -> np.ndarray:

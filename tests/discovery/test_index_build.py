@@ -293,6 +293,37 @@ def test_ngram_scores_of_a_subset_equal_the_whole_and_the_matrix(which: str) -> 
         np.testing.assert_allclose(full, matrix @ q, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("which", sorted(CATALOGS))
+def test_rare_estimate_equals_its_formula_either_way(which: str) -> None:
+    """The candidate estimate: the postings walk and the kept T-by-token matrix give the same bits, and
+    both equal Σ over a tool's tokens of (1 + ln count) · the token's rare n-gram share, over the tool's norm."""
+    from scipy import sparse
+
+    ix = NgramIndex.build(CATALOGS[which]().tools, 3, 5, SHORT_FIELDS)
+    kept = ix.with_token_matrix()
+    assert ix.by_token is None and kept.by_token is not None
+    n_tok = len(ix.token_ptr) - 1
+    t = sparse.csr_array((1.0 + np.log(ix.tool_counts.astype(np.float64)), ix.tool_tokens, ix.tool_ptr),
+                         shape=(ix.n_docs, n_tok))
+    g = sparse.csc_array((1.0 + np.log(ix.gram_counts.astype(np.float64)), ix.gram_tokens, ix.gram_ptr),
+                         shape=(n_tok, len(ix.keys)))
+    max_df = max(2, ix.n_docs // 4)
+    for query, _ in gold_queries()[:40]:
+        qv = ids, w = ix.query_vector(tokenize(query))
+        tools, values = ix.rare_support([], max_df, qv)
+        tools2, values2 = kept.rare_support([], max_df, qv)
+        np.testing.assert_array_equal(tools, tools2)
+        np.testing.assert_array_equal(values, values2)
+        q = np.zeros(len(ix.keys))
+        rare = ix.df[ids] <= max_df
+        q[ids[rare]] = w[rare] * ix.idf[ids[rare]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            expected = np.nan_to_num(t @ (g @ q) / ix.norms)
+        dense = ix.scores_rare([], max_df, qv)
+        np.testing.assert_allclose(dense, expected, rtol=1e-9, atol=1e-12)
+        assert np.array_equal(tools, np.flatnonzero(dense > 0))
+
+
 def test_ngram_keys_too_wide_for_int64_are_python_ints() -> None:
     """An alphabet × n-gram length beyond 63 bits packs keys as Python ints: the same index."""
     tools = shipped().tools[:40]

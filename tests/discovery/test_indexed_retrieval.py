@@ -55,6 +55,30 @@ def test_indexed_offers_hold_most_of_the_exhaustive_top5(engine: Discoverer, que
     assert np.mean(kept) >= 0.97  # 20 of ~100 authorized tools; 1.0 when written
 
 
+def test_candidates_equal_the_dense_estimate_over_the_authorized_set(engine: Discoverer, queries: list[str]) -> None:
+    """Walking only the tools a query reaches picks exactly what scoring every authorized tool picks."""
+    from tooldisc.discovery.candidates import index_candidates, top_positive
+    from tooldisc.discovery.features import wanted_side_effect
+    from tooldisc.discovery.text import tokenize
+
+    ix, cfg = engine.index, engine.config
+    for q in queries[:120]:
+        tokens = tokenize(q)
+        mutation = ix.classifier.classify(q, tokens)
+        authorized = ix.authorized(engine.default_context, mutation)
+        lexical = ix.lexical.scores(tokens)
+        lex = lexical[authorized]
+        half = top_positive(authorized, lex, N // 2)
+        rare = ix.ngram.scores_rare(tokens, max(2 * N, ix.size // 4))[authorized]
+        top = float(lex.max(initial=0.0))
+        lexn = lex / top if top > 0 else lex
+        estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
+        estimate += cfg.weight("prior") * wanted_side_effect(ix, authorized, mutation) * np.maximum(lexn, rare)
+        best = top_positive(authorized, estimate, N, ordered=True)
+        expected = np.sort(np.concatenate([half, best[~np.isin(best, half)][: N - len(half)]]))
+        np.testing.assert_array_equal(index_candidates(authorized, tokens, lexical, ix, None, mutation), expected)
+
+
 def test_stale_or_empty_index_falls_back_to_the_authorized_set(engine: Discoverer) -> None:
     empty = engine.discover("zzqx")  # nothing in any index: rank the authorized set, say why
     assert empty.retrieval == "full" and empty.fallback_reason == "empty"
