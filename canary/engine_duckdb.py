@@ -25,7 +25,7 @@ from tooldisc.canary.engine import (
 )
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
-from tooldisc.errors import DataError
+from tooldisc.errors import DataError, UsageError
 
 if TYPE_CHECKING:
     from tooldisc.canary.ingest import DuckDBLimits
@@ -105,6 +105,17 @@ class DuckDBEngine:
     # -- aggregation --------------------------------------------------------------------
 
     def aggregate(self, query: AggregateQuery) -> AggregateResult:
+        """The window's aggregates; running out of the memory limit is one line, not a traceback."""
+        import duckdb
+
+        try:
+            return self._aggregate_window(query)
+        except duckdb.OutOfMemoryException as exc:
+            limit = self.con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+            raise UsageError(f"DuckDB ran out of memory within its limit ({limit}); "
+                             "raise --duckdb-memory-limit") from exc
+
+    def _aggregate_window(self, query: AggregateQuery) -> AggregateResult:
         in_window, bounds = window_condition(query.since, query.until)
         attributed = (f"(experiment = ? OR experiment IS NULL OR experiment = '') "
                       f"AND (ts IS NULL OR ({in_window}))")

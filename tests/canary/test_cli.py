@@ -214,3 +214,7 @@ def test_duckdb_memory_limit_and_spill_folder(files: dict[str, Path], tmp_path: 
     line = one_line_error(run_cli("canary", "verdict", "--events", events, "--experiment", EXP,
                                   "--duckdb-memory-limit", "lots"))
     assert "--duckdb-memory-limit must be a size" in line
+    # a limit too small to judge at all: one line naming the limit, exit 2, no traceback
+    line = one_line_error(run_cli("canary", "verdict", "--events", events, "--experiment", EXP,
+                                  "--duckdb-memory-limit", "4MB"))
+    assert "ran out of memory within its limit" in line and "--duckdb-memory-limit" in line
