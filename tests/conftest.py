@@ -13,6 +13,31 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
 
+# Files that take a minute or more under CI=true (Spark's JVM, the 5,000-example
+# property files), heaviest first. pytest-xdist's ``--dist loadfile`` hands out files in
+# collection order, so starting these first lets the two workers finish together
+# (longest-first scheduling) instead of one worker starting a long file near the end.
+HEAVY_FIRST = (
+    "canary/test_spark.py",
+    "discovery/test_security_property.py",
+    "discovery/test_security_property_more.py",
+    "canary/test_spark_options.py",
+    "discovery/test_security_property_session.py",
+    "discovery/test_security_property_session_more.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Heavy files first, everything else in its usual order (the sort is stable)."""
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+
+    def key(item: pytest.Item) -> int:
+        rel = Path(str(item.path)).resolve().relative_to(ROOT / "tests").as_posix()
+        return rank.get(rel, len(HEAVY_FIRST))
+
+    items.sort(key=key)
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     """Path to ../shared; skip (or fail under CI=true) when it is missing."""
