@@ -2,8 +2,8 @@
 
 Implements :class:`tooldisc.canary.engine.Engine`. Rows are typed and validated by the
 SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules. A verdict
-is one scan: the attributed rows are streamed to the cells, the per-group quantiles and
-a duplicate check; only when some de-duplication key repeats does the exact path
+is one scan of the files: the attributed rows (a materialised common table expression,
+only the columns used) feed the cells, the per-group quantiles and a duplicate check; only when some de-duplication key repeats does the exact path
 resolve the candidates and aggregate again. Only aggregates are fetched.
 """
 
