@@ -316,28 +316,11 @@ class DuckDBEngine:
 
 
 def _quantile_sql(query: AggregateQuery) -> str:
-    """Per group, the nearest-rank order statistic at each level (the contract's
-    ``X_(max(1, ceil(k·n/10000)))``, SQL's ``percentile_disc``), as a list in level order.
-
-    Read from counts of distinct values rather than by sorting every row: latencies
-    repeat (they are logged to 0.1 ms), so the histogram is small, and the rank is found
-    with integer arithmetic — the same reading as the Spark engine's.
-    """
-    q = query.quantile
-    assert q is not None
+    """Per group, the order statistics (:meth:`Dialect.order_statistics`) as a list in level order."""
     g = [D.ident(k) for k in query.group_by]
     gl = "".join(f"{x}, " for x in g)
-    part = f"PARTITION BY {', '.join(g)} " if g else ""
-    where = f" AND {D.render(q.where)}" if q.where is not None else ""
-    levels = ", ".join(str(int(lv)) for lv in q.levels)
-    rank = "greatest(1, (__lv * __n + 9999) // 10000)"
-    hist = (f"SELECT {gl}{D.ident(q.column)} AS __v, count(*) AS __c FROM __src "
-            f"WHERE _reason IS NULL AND {D.ident(q.column)} IS NOT NULL{where} GROUP BY ALL")
-    cum = (f"SELECT {gl}__v, __c, sum(__c) OVER ({part}ORDER BY __v ROWS BETWEEN UNBOUNDED "
-           f"PRECEDING AND CURRENT ROW) AS __cum, sum(__c) OVER ({part.strip()}) AS __n FROM ({hist})")
-    return (f"SELECT {gl}1 AS __g, list(__v ORDER BY __lv) AS __q FROM ({cum}) "
-            f"CROSS JOIN (SELECT unnest([{levels}]::BIGINT[]) AS __lv) "
-            f"WHERE __cum - __c < {rank} AND {rank} <= __cum"
+    return (f"SELECT {gl}1 AS __g, list(__v ORDER BY __lv) AS __q "
+            f"FROM ({D.order_statistics(query, '__src')}) __o"
             + (f" GROUP BY {', '.join(g)}" if g else ""))
 
 

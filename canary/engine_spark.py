@@ -71,6 +71,12 @@ class SparkDialect(Dialect):
     def exact_int_type(self, col: Column, squared: bool) -> str:
         return "DECIMAL(38,0)"
 
+    def int_div(self, a: str, b: str) -> str:
+        return f"({a}) div ({b})"
+
+    def levels_table(self, levels: tuple[int, ...]) -> str:
+        return f"SELECT explode(array({', '.join(str(int(lv)) for lv in levels)})) AS __lv"
+
     def literal(self, value: str | int | float | bool) -> str:
         if isinstance(value, str):
             return spark_literal(value)
@@ -380,30 +386,14 @@ class SparkEngine:
 
     def _quantiles(self, query: AggregateQuery, source: str) -> dict[tuple[str | None, ...],
                                                                      tuple[float | None, ...]]:
-        """Nearest-rank order statistics per group, from counts of distinct values."""
+        """Nearest-rank order statistics per group (:meth:`Dialect.order_statistics`)."""
         q = query.quantile
         assert q is not None
-        g = [D.ident(k) for k in query.group_by]
-        gl = "".join(f"{x}, " for x in g)
-        part = f"PARTITION BY {', '.join(g)}" if g else ""
-        v = D.ident(q.column)
-        where = f" AND {D.render(q.where)}" if q.where is not None else ""
-        levels = ", ".join(str(int(lv)) for lv in q.levels)
-        rank = "greatest(1, (l.lv * w.n + 9999) div 10000)"
-        rows = self._collect(f"""
-            WITH h AS (SELECT {gl}{v} AS v, count(*) AS c FROM {source}
-                       WHERE _reason IS NULL AND {v} IS NOT NULL{where} GROUP BY {gl}{v}),
-                 w AS (SELECT {gl}v, c,
-                              sum(c) OVER ({part} ORDER BY v ROWS BETWEEN UNBOUNDED PRECEDING
-                                           AND CURRENT ROW) AS cum,
-                              sum(c) OVER ({part}) AS n FROM h),
-                 l AS (SELECT explode(array({levels})) AS lv)
-            SELECT {''.join(f'w.{x}, ' for x in g)}l.lv AS lv, w.v AS v FROM w CROSS JOIN l
-            WHERE w.cum - w.c < {rank} AND {rank} <= w.cum""")
+        rows = self._collect(D.order_statistics(query, source))
         by_group: dict[tuple[str | None, ...], dict[int, float]] = {}
         for row in rows:
             key = tuple(None if row[k] is None else str(row[k]) for k in query.group_by)
-            by_group.setdefault(key, {})[int(row["lv"])] = float(row["v"])
+            by_group.setdefault(key, {})[int(row["__lv"])] = float(row["__v"])
         return {key: tuple(found.get(lv) for lv in q.levels) for key, found in by_group.items()}
 
 

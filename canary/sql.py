@@ -10,7 +10,7 @@ order comes along unchanged.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from tooldisc.canary.conditions import (
     All,
@@ -42,6 +42,10 @@ _INT_TYPES = {
 }
 
 
+if TYPE_CHECKING:
+    from tooldisc.canary.engine import AggregateQuery
+
+
 def sql_literal(text: str) -> str:
     """A SQL string literal (single quotes doubled)."""
     return "'" + text.replace("'", "''") + "'"
@@ -60,6 +64,14 @@ class Dialect:
     # -- engine-specific -------------------------------------------------------------
     def ident(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'
+
+    def int_div(self, a: str, b: str) -> str:
+        """Integer division of two non-negative integer expressions."""
+        return f"({a}) // ({b})"
+
+    def levels_table(self, levels: tuple[int, ...]) -> str:
+        """A one-column table ``__lv`` of the quantile levels (in 1/10000)."""
+        return f"SELECT unnest([{', '.join(str(int(lv)) for lv in levels)}]::BIGINT[]) AS __lv"
 
     def full_match(self, expr: str, regex: str) -> str:
         return f"regexp_full_match({expr}, {sql_literal(regex)})"
@@ -215,6 +227,30 @@ class Dialect:
             else:
                 out.append(f"{self.null(c.kind)} AS {f}")
         return ", ".join(out)
+
+    def order_statistics(self, query: AggregateQuery, source: str) -> str:
+        """Rows (group columns…, ``__lv``, ``__v``): per group and level, the nearest-rank
+        order statistic ``X_(max(1, ceil(k·n/10000)))`` of the valid rows' quantile column.
+
+        Read from counts of distinct values with running totals, not by sorting every
+        row: latencies repeat, so the counts are few, and both engines find the rank with
+        the same integer arithmetic, so their values are identical.
+        """
+        q = query.quantile
+        assert q is not None
+        g = [self.ident(k) for k in query.group_by]
+        gl = "".join(f"{x}, " for x in g)
+        part = f"PARTITION BY {', '.join(g)} " if g else ""
+        v = self.ident(q.column)
+        where = f" AND {self.render(q.where)}" if q.where is not None else ""
+        rank = f"greatest(1, {self.int_div('__lv * __n + 9999', '10000')})"
+        hist = (f"SELECT {gl}{v} AS __v, count(*) AS __c FROM {source} "
+                f"WHERE _reason IS NULL AND {v} IS NOT NULL{where} GROUP BY {gl}{v}")
+        cum = (f"SELECT {gl}__v, __c, sum(__c) OVER ({part}ORDER BY __v ROWS BETWEEN UNBOUNDED "
+               f"PRECEDING AND CURRENT ROW) AS __cum, sum(__c) OVER ({part.strip()}) AS __n "
+               f"FROM ({hist}) __h")
+        return (f"SELECT {gl}__lv, __v FROM ({cum}) __w CROSS JOIN ({self.levels_table(q.levels)}) __l "
+                f"WHERE __cum - __c < {rank} AND {rank} <= __cum")
 
     def render(self, cond: Cond, reason_col: str = "_reason") -> str:
         """SQL boolean for a condition over typed columns (NULL-safe where it matters)."""
