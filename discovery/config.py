@@ -19,6 +19,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from typing import Any, ClassVar
 
@@ -198,9 +199,12 @@ class RankerConfig:
                 out[f.name] = value
         return out
 
-    @property
+    @cached_property
     def hash(self) -> str:
-        """SHA-256 (first 16 hex digits) of :meth:`to_mapping`: every key, never ``source``."""
+        """SHA-256 (first 16 hex digits) of :meth:`to_mapping`: every key, never ``source``.
+
+        Cached: the config is frozen, and every engine build reads it.
+        """
         text = json.dumps(self.to_mapping(), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
