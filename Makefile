@@ -17,7 +17,7 @@ demo: install
 	$(BIN)/tooldisc eval --k 15
 
 test: install
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15
 	$(MAKE) --no-print-directory bench-smoke
 
 lint: install

@@ -59,6 +59,11 @@ def test_ttest_equals_scipy_ttest_rel() -> None:
     a = np.array([0.2, 0.5, 0.9, 0.4, 0.3, 0.8, 0.1])
     b = np.array([0.3, 0.5, 1.0, 0.6, 0.2, 0.9, 0.4])
     assert ttest_p(b - a) == pytest.approx(stats.ttest_rel(b, a).pvalue)
+    rng = np.random.default_rng(7)  # the closed form against scipy over sizes, shifts and spreads
+    for _ in range(300):
+        n = int(rng.integers(2, 400))
+        a, b = rng.random(n), rng.random(n) + rng.normal(0.0, 0.2)
+        assert ttest_p(b - a) == pytest.approx(stats.ttest_rel(b, a).pvalue, rel=1e-9, abs=1e-300)
 
 
 def test_ttest_degenerate_cases() -> None:
