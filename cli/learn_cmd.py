@@ -29,6 +29,8 @@ def learn_command(
     affinity: Annotated[bool, typer.Option("--affinity/--no-affinity",
                                            help="Learn a weight per expansion phrase (how much it sets its tool apart).")] = True,
     ranker: Annotated[bool, typer.Option("--ranker/--no-ranker", help="Learn ranking weights.")] = True,
+    clauses: Annotated[bool, typer.Option("--clauses/--no-clauses",
+                                          help="Learn the weight of per-clause ranking (multi-step requests).")] = True,
     abstention: Annotated[bool, typer.Option("--abstention/--no-abstention",
                                              help="Learn the calibrated no-match model.")] = True,
     mutation: Annotated[bool, typer.Option("--mutation/--no-mutation",
@@ -66,8 +68,8 @@ def learn_command(
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
     if not out:
         raise UsageError("learn needs --out LEARNED (where to write the learned file)")
-    opts = LearnOptions(expansions=expansions, affinity=affinity, ranker=ranker, abstention=abstention, mutation=mutation,
-                        min_requests=min_requests, max_phrases=max_phrases, folds=folds, sample=sample,
+    opts = LearnOptions(expansions=expansions, affinity=affinity, ranker=ranker, clauses=clauses, abstention=abstention,
+                        mutation=mutation, min_requests=min_requests, max_phrases=max_phrases, folds=folds, sample=sample,
                         target_false_abstention=false_abstention, alpha=alpha, seed=seed)
     cat = load_catalog_option(catalog)
     cfg = load_config(config)
@@ -90,7 +92,7 @@ def learn_command(
 def _print_report(report: dict[str, Any]) -> None:
     typer.echo(f"{report['requests']} requests: {report['matched']} with a tool, {report['no_tool']} needing none; "
                f"{report['folds']} folds, parts kept at p < {report['alpha']}")
-    for part in ("expansions", "affinity", "ranker", "abstention", "mutation"):
+    for part in ("expansions", "affinity", "ranker", "clauses", "abstention", "mutation"):
         info = report.get(part)
         if info is None:
             typer.echo(f"  {part:<11} off")

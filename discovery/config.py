@@ -168,6 +168,14 @@ class RetrievalSection:
 
 
 @dataclass(frozen=True)
+class ClausesSection:
+    # weight 0 turns the step off; a multi-step request's ranking is (1 − weight)·whole + weight·clauses
+    weight: float = key(0.0, Interval(float, 0.0, 1.0))
+    min_tokens: int = key(2, Interval(int, 1, 100))  # a shorter piece joins its neighbour
+    max_clauses: int = key(8, Interval(int, 2, 64))  # bounds the step's cost (one rank per clause)
+
+
+@dataclass(frozen=True)
 class RankerConfig:
     """Everything that shapes ranking, in the YAML's shape. ``source`` names the last file overlaid."""
 
@@ -181,6 +189,7 @@ class RankerConfig:
     abstain: AbstainSection = field(default_factory=AbstainSection)
     ngram: NgramSection = field(default_factory=NgramSection)
     retrieval: RetrievalSection = field(default_factory=RetrievalSection)
+    clauses: ClausesSection = field(default_factory=ClausesSection)
     source: str | None = field(default=None, compare=False)
 
     def weight(self, feature: str) -> float:
@@ -203,10 +212,22 @@ class RankerConfig:
     def hash(self) -> str:
         """SHA-256 (first 16 hex digits) of :meth:`to_mapping`: every key, never ``source``.
 
-        Cached: the config is frozen, and every engine build reads it.
+        Cached: the config is frozen, and every engine build reads it. A section added
+        after the first release (:data:`LATE_SECTIONS`) is left out while it holds its
+        neutral defaults (the step is off), so configs that do not use it keep the hash,
+        and so the offer hashes, they had before it existed.
         """
-        text = json.dumps(self.to_mapping(), sort_keys=True, ensure_ascii=False)
+        mapping = self.to_mapping()
+        for name in LATE_SECTIONS:
+            section = getattr(self, name)
+            if section == type(section)():
+                del mapping[name]
+        text = json.dumps(mapping, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# Sections hashed only when set away from their neutral defaults (see RankerConfig.hash).
+LATE_SECTIONS = ("clauses",)
 
 
 def _keys(cls: type) -> tuple[dataclasses.Field[Any], ...]:

@@ -150,13 +150,14 @@ class Learned:
     mutation: MutationModel | None = None
     report: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
+    clauses: float | None = None  # the clauses step's weight (discovery/clauses.py), when learn kept it
 
     @property
     def parts(self) -> tuple[str, ...]:
         """Names of the parts this file holds, in a fixed order (``affinity`` lives in the expansions)."""
-        held = {p: getattr(self, p) is not None for p in ("expansions", "ranker", "abstention", "mutation")}
+        held = {p: getattr(self, p) is not None for p in ("expansions", "ranker", "clauses", "abstention", "mutation")}
         held["affinity"] = self.expansions is not None and self.expansions.affinity is not None
-        return tuple(p for p in ("expansions", "affinity", "ranker", "abstention", "mutation") if held[p])
+        return tuple(p for p in ("expansions", "affinity", "ranker", "clauses", "abstention", "mutation") if held[p])
 
     @property
     def digest(self) -> str:
@@ -178,6 +179,8 @@ def _body(learned: Learned) -> dict[str, Any]:
         parts["expansions"] = learned.expansions.to_dict()
     if learned.ranker is not None:
         parts["ranker"] = learned.ranker.to_dict()
+    if learned.clauses is not None:
+        parts["clauses"] = {"weight": _num(learned.clauses)}
     if learned.abstention is not None:
         parts["abstention"] = learned.abstention.to_dict()
     if learned.mutation is not None:
@@ -320,20 +323,23 @@ def _from_body(doc: Mapping[str, Any], file: str | None) -> Learned:
     from tooldisc.discovery.learned_features import RANKER_FEATURES
 
     catalog_hash = _str(doc.get("catalog_hash"), file, "catalog_hash")
-    parts = _mapping(doc.get("parts"), file, "parts", (), ("expansions", "ranker", "abstention", "mutation"))
+    parts = _mapping(doc.get("parts"), file, "parts", (), ("expansions", "ranker", "clauses", "abstention", "mutation"))
     report = doc.get("report", {})
     if not isinstance(report, dict):
         raise _fail("must be an object", file, "report")
-    expansions = ranker = abstention = mutation = None
+    expansions = ranker = abstention = mutation = clauses = None
     if parts.get("expansions") is not None:
         expansions = _expansions(parts["expansions"], file)
     if parts.get("ranker") is not None:
         ranker = _linear(parts["ranker"], file, "parts.ranker", RANKER_FEATURES)
+    if parts.get("clauses") is not None:
+        raw = _mapping(parts["clauses"], file, "parts.clauses", ("weight",))
+        clauses = _number(raw["weight"], file, "parts.clauses.weight", 0.0, 1.0)
     if parts.get("abstention") is not None:
         abstention = parse_abstention(parts["abstention"], file, "parts.abstention")
     if parts.get("mutation") is not None:
         mutation = _mutation(parts["mutation"], file)
-    return Learned(catalog_hash, expansions, ranker, abstention, mutation, report, file)
+    return Learned(catalog_hash, expansions, ranker, abstention, mutation, report, file, clauses)
 
 
 @lru_cache(maxsize=1)
@@ -463,8 +469,10 @@ def learned_config(config: RankerConfig, learned: Learned | None) -> RankerConfi
     expansions without a ranker add the expansion feature at the weight ``learn`` chose.
     The relevance weights are then rescaled to the config's own sum, so scores keep the
     scale adaptive K and the confidence level were set for (a positive factor never
-    changes a ranking). Everything else in the config applies unchanged.
+    changes a ranking). A kept clauses part sets ``clauses.weight``. Everything else applies unchanged.
     """
+    if learned is not None and learned.clauses is not None:
+        config = dataclasses.replace(config, clauses=dataclasses.replace(config.clauses, weight=learned.clauses))
     if learned is None or (learned.ranker is None and learned.expansions is None):
         return config
     from tooldisc.discovery.config import FEATURE_NAMES

@@ -1,4 +1,4 @@
-"""The one discovery chokepoint: authorize → retrieve → rank → cut.
+"""The one discovery chokepoint: authorize → retrieve → rank → clauses → cut.
 
 Every surface (CLI, Python API, MCP, eval, canary simulation) calls
 :meth:`Discoverer.discover`, which runs the fixed :data:`STEPS` tuple. Each step is a
@@ -26,6 +26,7 @@ from tooldisc.discovery.abstention import (
 from tooldisc.discovery.adaptive import choose_k
 from tooldisc.discovery.candidates import index_candidates
 from tooldisc.discovery.catalog import Catalog
+from tooldisc.discovery.clauses import rank_clauses
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
@@ -144,6 +145,14 @@ def _top_expansion(ret: Retrieved, ix: Index, contributions: dict[str, np.ndarra
     return float(FEATURES["expansion"](ix, ret).max())
 
 
+def clauses(ranked: Ranked, ix: Index) -> Ranked:
+    """A multi-step request's ranking fused with each clause's (``clauses.weight``; off at 0).
+
+    The clauses reuse this request's authorized set, so they only reorder what the filter passed.
+    """
+    return rank_clauses(ranked, ix, retrieve, rank)
+
+
 def cut(ranked: Ranked, ix: Index) -> Offer:
     """Choose K (fixed or adaptive), abstain when nothing fits, and seal the offer."""
     req = ranked.retrieved.authorized.request
@@ -218,7 +227,7 @@ def _confidence(top: float, gap: float, n: int, fits: float | None = None) -> Co
     return Confidence(top, gap, level)
 
 
-STEPS = (authorize, retrieve, rank, cut)
+STEPS = (authorize, retrieve, rank, clauses, cut)
 
 
 class Discoverer:
@@ -333,7 +342,7 @@ class Discoverer:
             return {**out, "status": "removed", "step": f"authorize/{refusal.step}", "reason": refusal.reason}
         ix = self.index
         req = replace(self._request(query, ctx, k, history), depth=None)
-        ranked = rank(retrieve(authorize(req, ix), ix), ix)
+        ranked = clauses(rank(retrieve(authorize(req, ix), ix), ix), ix)
         idx = ix.security.name_to_idx[tool]
         pos = np.flatnonzero(ranked.order == idx)
         matched = ix.lexical.matched_terms(query, idx)

@@ -13,6 +13,8 @@ significantly (``alpha``); the report inside the file says what was kept and why
   sets its tool apart (a linear SVM); judged on top of the expansions.
 - **ranker** (:mod:`.learn_ranking`): pairwise logistic regression over the ranking
   features, coefficients held non-negative so every feature keeps meaning "more relevant".
+- **clauses** (:mod:`.learn_clauses`): the weight of per-clause ranking for requests
+  that ask for several things at once, chosen and judged on held-out folds.
 - **abstention** (:mod:`.learn_abstention`): logistic regression over offer features
   for P(no tool fits), with the threshold that keeps false abstention at or under the
   target on held-out folds.
@@ -48,6 +50,7 @@ class LearnOptions:
     expansions: bool = True
     affinity: bool = True  # phrase weights over the expansions' phrases (needs expansions)
     ranker: bool = True
+    clauses: bool = True  # the clauses step's weight (discovery/clauses.py)
     abstention: bool = True
     mutation: bool = True
     min_requests: int = 3  # k: distinct requests that must share a phrase before it is stored
@@ -142,6 +145,11 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
         if coef is not None:
             chosen = [(_feature(c), float(w)) for c, w in zip(fit.columns, coef, strict=True) if c in use]
             ranker = LinearModel(tuple(n for n, _ in chosen), np.array([w for _, w in chosen]), 0.0)
+    clauses = None
+    if opts.clauses:
+        from tooldisc.evaluation.learn_clauses import judge_clauses
+
+        clauses, report["clauses"] = judge_clauses(engine, examples, fold_of, matched, opts)
     abstention = mutation = None
     if opts.abstention:
         abstention, report["abstention"] = judge_abstention(fit.rows, opts, engine.config.abstain)
@@ -149,7 +157,7 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
         from tooldisc.evaluation.learn_mutation import fit_mutation
 
         mutation, report["mutation"] = fit_mutation(examples, engine.index.classifier, opts)
-    return Learned(catalog.hash, expansions, ranker, abstention, mutation, report)
+    return Learned(catalog.hash, expansions, ranker, abstention, mutation, report, clauses=clauses)
 
 
 def _feature(column: str) -> str:

@@ -43,6 +43,7 @@ HOSTILE = [
     ("deep_nesting.json", "nested deeper than 100 levels"),
     ("pickle.bin", "not UTF-8"),
     ("duplicate_key.json", "duplicate key 'weight'"),
+    ("clauses_weight_over_one.json", "parts.clauses.weight: must be in [0, 1]"),
 ]
 
 
@@ -135,3 +136,15 @@ def test_a_grown_catalog_gives_each_variant_its_base_tools_learned_parts() -> No
     assert bind(moved, grown).notes == ()  # every kept part binds: nothing stale
     with pytest.raises(UsageError, match="applies to the catalog it was learned on"):
         for_grown_catalog(_learned(catalog), grown, grown)
+
+
+def test_a_clauses_part_round_trips_and_sets_the_step_weight() -> None:
+    from tooldisc.discovery.pipeline import Discoverer
+
+    catalog = catalog_from_tools(_tools())
+    learned = replace(_learned(catalog), clauses=0.65)
+    again = parse_learned(dumps_learned(learned), "x.json")
+    assert again.clauses == 0.65 and "clauses" in again.parts
+    assert '"clauses": {\n   "weight": 0.65\n  }' in dumps_learned(learned)
+    assert Discoverer(catalog, learned=again).config.clauses.weight == 0.65
+    assert Discoverer(catalog, learned=replace(again, clauses=None)).config.clauses.weight == 0.0

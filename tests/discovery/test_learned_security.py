@@ -35,7 +35,7 @@ def _pushy(catalog) -> Learned:
     ranker = LinearModel(("bm25", "ngram", "expansion"), np.array([0.01, 0.01, 1.0]), 0.0)
     never = Abstention(LinearModel(("bm25_top",), np.array([0.0]), -50.0), 1.0, 0.01)
     narrow = MutationModel({"show": -6.0, "list": -6.0}, {"WRITE": 0.0}, 2.0, 0.5)
-    return Learned(catalog.hash, expansions, ranker, never, narrow)
+    return Learned(catalog.hash, expansions, ranker, never, narrow, clauses=1.0)  # clauses: rank by clause alone
 
 
 @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
@@ -57,3 +57,7 @@ def test_a_learned_file_never_brings_back_a_removed_tool(tool_codes: list, reqs:
             assert oracle_allows(by_name[name], ctx, after.mutation), (name, ctx, query, after.mutation)
             assert oracle_allows(by_name[name], ctx, before.mutation)
         assert after.authorized_count <= before.authorized_count
+        # two clauses, each ranked on its own by the clauses step: still only what the filter passes
+        steps = learned.discover(f"{query} list; then show {' '.join(reversed(query.split()))} stock", ctx, k, history)
+        for name in steps.names:
+            assert oracle_allows(by_name[name], ctx, steps.mutation), (name, ctx, query, steps.mutation)

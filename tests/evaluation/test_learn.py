@@ -85,10 +85,11 @@ def test_learning_is_repeatable_byte_for_byte(fitted) -> None:
 
 def test_a_switched_off_part_is_absent_and_reported_off(fitted) -> None:
     catalog, examples, _ = fitted
-    off = LearnOptions(sample=200, folds=3, expansions=False, ranker=False, abstention=False, mutation=False)
+    off = LearnOptions(sample=200, folds=3, expansions=False, ranker=False, clauses=False, abstention=False,
+                       mutation=False)
     learned = learn(catalog, examples, off)
     assert learned.parts == ()
-    assert not {"expansions", "ranker", "abstention", "mutation"} & set(learned.report)
+    assert not {"expansions", "ranker", "clauses", "abstention", "mutation"} & set(learned.report)
     json.dumps(learned.report)
 
 
@@ -212,3 +213,41 @@ def test_the_abstention_judge_weighs_sampled_matched_requests_back_to_the_log_s_
         assert kept is not None and info["held_out"]["no_match_success"] > 0.4
         kept, info = judge_abstention(rows(10.0), opts, floors)
     assert kept is None and info["with"] < info["without"]
+
+
+def test_single_task_traffic_keeps_no_clauses_weight(fitted) -> None:
+    learned = fitted[2]
+    assert learned.clauses is None and learned.report["clauses"] == {"requests": 144, "split": 0, "kept": False}
+
+
+def test_multi_step_traffic_learns_a_clauses_weight() -> None:
+    """Each request asks for the weather at length, then for one short other task: the whole
+    request's words rank the weather look-alikes above the second task's tool, its own clause does not."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.learn_clauses import judge_clauses
+
+    tools = [Tool(name="get_weather", description="Current weather forecast for a city: temperature, rain, wind"),
+             Tool(name="convert_currency", description="Convert an amount of money between currencies"),
+             Tool(name="find_flights", description="Search flights between two airports and dates"),
+             Tool(name="get_air_quality", description="Air quality index and pollution level")]
+    tools += [Tool(name=f"weather_report_{i}", description=f"Weather city forecast temperature report {i}")
+              for i in range(8)]
+    catalog = catalog_from_tools(replace(t, side_effect="none") for t in tools)
+    rng = random.Random(3)
+    seconds = {"convert_currency": "exchange my money to euros", "find_flights": "search flights to Rome",
+               "get_air_quality": "tell me the pollution level"}
+    examples = []
+    for i in range(36):
+        other = rng.choice(sorted(seconds))
+        examples.append(Example(f"What is the weather forecast in city {i}, temperature and rain and wind "
+                                f"{rng.choice(FILLER)}? Then {seconds[other]}.", ("get_weather", other)))
+    examples += [Example(f"weather forecast for city {i}", ("get_weather",)) for i in range(12)]
+    fold_of = np.arange(len(examples)) % 3
+    weight, info = judge_clauses(Discoverer(catalog), examples, fold_of, range(len(examples)),
+                                 LearnOptions(sample=200, folds=3))
+    assert info["split"] == 36 and info["kept"] and info["p"] < 0.05 and info["with"] > info["without"] + 0.03
+    assert weight is not None and 0.0 < weight <= 1.0
