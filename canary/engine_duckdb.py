@@ -227,7 +227,7 @@ class DuckDBEngine:
         return source, Duplicates(rows_removed=dup_rows - kept_rows, v1_rows_removed=v1_removed,
                                   v2_ids_repeated=repeated, v2_ids_conflicting=conflicting)
 
-    def _measure_sql(self, m: Measure) -> str:
+    def _measure_sql(self, m: Measure, valid_only: bool = False) -> str:
         col = D.ident(m.column) if m.column else None
         where = D.render(m.where) if m.where is not None else None
         if m.op == "count":
@@ -239,7 +239,7 @@ class DuckDBEngine:
             return f"count({col}){filt}"
         if m.op in ("sum", "sum_sq"):
             assert m.column is not None
-            return D.exact_sum(self.schema.column(m.column), m.op == "sum_sq", where)
+            return D.exact_sum(self.schema.column(m.column), m.op == "sum_sq", where, valid_only)
         if m.op in ("min", "max"):
             return f"{m.op}({col}){filt}"
         if m.op == "last":
@@ -265,9 +265,22 @@ class DuckDBEngine:
 
         measures = (*query.measures, *query.quarantine_measures)
         keys = (*query.group_by, *query.segments)
-        sel = [f"{self._measure_sql(m)} AS {D.ident('m_' + m.name)}" for m in measures]
-        cell_set = ", ".join(["_reason", *(D.ident(k) for k in keys)])
-        parts = [f"SELECT {cell_set}, 0 AS __g, {', '.join(sel)} FROM __src GROUP BY {cell_set}"]
+        count_name = _count_name(query)
+
+        def select(ms: tuple[Measure, ...], valid_only: bool) -> str:
+            return ", ".join(f"{self._measure_sql(m, valid_only)} AS {D.ident('m_' + m.name)}"
+                             for m in ms)
+
+        # Valid rows' cells get the measures, quarantined rows (few) only their count and
+        # the quarantine measures per reason: no measure is computed for rows that never
+        # read it, and no sum needs a per-row guard against a quarantined value.
+        cell_set = ", ".join(D.ident(k) for k in keys) or "_reason"  # (NULL: no keys, one cell)
+        key_cols = f"NULL::VARCHAR AS _reason, {cell_set}" if keys else cell_set
+        quarantined = tuple(m for m in query.measures if m.name == count_name) + query.quarantine_measures
+        parts = [f"SELECT {key_cols}, 0 AS __g, "
+                 f"{select(query.measures, True)} FROM __src WHERE _reason IS NULL GROUP BY {cell_set}",
+                 f"SELECT _reason, 0 AS __g, {select(quarantined, False)} FROM __src "
+                 f"WHERE _reason IS NOT NULL GROUP BY _reason"]
         if query.quantile is not None:
             parts.append(_quantile_sql(query))
         if find_duplicates and self.dup_flag:
@@ -293,7 +306,6 @@ class DuckDBEngine:
         quantiles: dict[tuple[str | None, ...], tuple[float | None, ...]] = {}
         reasons: dict[str, int] = {}
         quarantine_rows: list[dict[str, Any]] = []
-        count_name = _count_name(query)
         n_group = len(query.group_by)
         candidates = unflagged = 0
         for values in cur.fetchall():
