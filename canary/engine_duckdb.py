@@ -1,10 +1,13 @@
 """The DuckDB engine: telemetry files or an ingested database, aggregated in-process.
 
 Implements :class:`tooldisc.canary.engine.Engine`. Rows are typed and validated by the
-SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules. A verdict
+SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules (from files),
+or were validated once by ``canary ingest`` (from a database). A verdict
 is one scan of the files: the attributed rows (a materialised common table expression,
 only the columns used) feed the cells, the per-group quantiles and a duplicate check; only when some de-duplication key repeats does the exact path
-resolve the candidates and aggregate again. Only aggregates are fetched.
+resolve the candidates and aggregate again. From a database the duplicate check reads
+the ingest's per-row ``_dup`` flags instead of hashing every key
+(:func:`tooldisc.canary.ingest.mark_duplicates`). Only aggregates are fetched.
 """
 
 from __future__ import annotations
