@@ -4,6 +4,8 @@ Two uses share one reader. ``open_rows`` attaches files as views for a one-off
 verdict (``--events GLOB``); ``ingest`` copies them into a DuckDB database, good rows
 into ``<table>`` and bad rows with their reason into ``<table>_quarantine``, and
 records each file's SHA-256 so that ingesting the same content again adds nothing.
+Each ingest also flags the rows whose de-duplication key may repeat
+(:func:`mark_duplicates`), so that a verdict over the database need not hash every key.
 
 A file that cannot be read, or lacks a required column, is bad input
 (:class:`~tooldisc.errors.DataError` naming the file). A row that does not parse or
@@ -302,13 +304,13 @@ def mark_duplicates(con: Any, schema: RowSchema) -> None:
     tables = (schema.table, f"{schema.table}_quarantine")
     keys = " UNION ALL ".join(f"SELECT {key} AS __k, {DUP_FLAG} IS NULL AS __new FROM {t}"
                               for t in tables)
-    # keys of the unflagged rows that occur more than once among all rows
     counts = con.execute("SELECT sum(n), sum(t) FROM (" + " UNION ALL ".join(
         f"SELECT count(*) FILTER (WHERE {DUP_FLAG} IS NULL) AS n, count(*) AS t FROM {t}"
         for t in tables) + ")").fetchone()
     new, total = int(counts[0] or 0), int(counts[1] or 0)
     if not new:
         return
+    # the keys of unflagged rows that occur more than once among all rows
     if 2 * new >= total:  # mostly new rows (a first ingest): one aggregation of every key
         con.execute(f"CREATE OR REPLACE TEMP TABLE __repeated AS SELECT __k FROM ({keys}) "
                     f"WHERE __k IS NOT NULL GROUP BY __k HAVING count(*) > 1 AND bool_or(__new)")
