@@ -1,10 +1,13 @@
 """The DuckDB engine: telemetry files or an ingested database, aggregated in-process.
 
 Implements :class:`tooldisc.canary.engine.Engine`. Rows are typed and validated by the
-SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules. A verdict
+SQL that :mod:`tooldisc.canary.validation` renders from the schema's rules (from files),
+or were validated once by ``canary ingest`` (from a database). A verdict
 is one scan of the files: the attributed rows (a materialised common table expression,
 only the columns used) feed the cells, the per-group quantiles and a duplicate check; only when some de-duplication key repeats does the exact path
-resolve the candidates and aggregate again. Only aggregates are fetched.
+resolve the candidates and aggregate again. From a database the duplicate check reads
+the ingest's per-row ``_dup`` flags instead of hashing every key
+(:func:`tooldisc.canary.ingest.mark_duplicates`). Only aggregates are fetched.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from tooldisc.canary.engine import (
     exact_value,
 )
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
+from tooldisc.canary.ingest import DUP_FLAG
 from tooldisc.canary.sql import DUCKDB, sql_literal
 from tooldisc.errors import DataError, UsageError
 
@@ -50,10 +54,12 @@ class DuckDBEngine:
 
     name = "duckdb"
 
-    def __init__(self, con: Any, relation: str, schema: RowSchema):
+    def __init__(self, con: Any, relation: str, schema: RowSchema, dup_flag: bool = False):
         self.con = con
         self.relation = relation
         self.schema = schema
+        # ``relation`` has the ingest's ``_dup`` column (:func:`tooldisc.canary.ingest.mark_duplicates`)
+        self.dup_flag = dup_flag
 
     @classmethod
     def from_events(cls, pattern: str, schema: RowSchema,
@@ -87,11 +93,13 @@ class DuckDBEngine:
         names = ", ".join(
             D.ident(c.name) if c.name in present else f"{D.null(c.kind)} AS {D.ident(c.name)}"
             for c in schema.columns)
+        # a database ingested before the flag existed reads as "not known" (NULL)
+        flag = DUP_FLAG if DUP_FLAG in present else f"NULL::BOOLEAN AS {DUP_FLAG}"
         con.execute(
-            f"CREATE TEMP VIEW rows_all AS SELECT {names}, NULL::VARCHAR AS _reason FROM {schema.table} "
-            f"UNION ALL SELECT {names}, _reason FROM {schema.table}_quarantine"
+            f"CREATE TEMP VIEW rows_all AS SELECT {names}, NULL::VARCHAR AS _reason, {flag} "
+            f"FROM {schema.table} UNION ALL SELECT {names}, _reason, {flag} FROM {schema.table}_quarantine"
         )
-        return cls(con, "rows_all", schema)
+        return cls(con, "rows_all", schema, dup_flag=True)
 
     def close(self) -> None:
         self.con.close()
@@ -122,40 +130,35 @@ class DuckDBEngine:
         params: list[Any] = [query.experiment, *bounds]
         plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
         # One pass first: the aggregates over the rows as they are, and — from the same
-        # scan — whether any de-duplication key occurs twice. With none (the usual case)
-        # those aggregates are the answer; otherwise the exact path below resolves the
-        # candidates and aggregates again.
-        result, candidates = self._aggregate(query, plain, params, Duplicates(),
-                                             find_duplicates=query.dedup)
+        # scan — whether any de-duplication key occurs twice (from an ingested database:
+        # whether any row is flagged as a candidate, or not flagged at all). With none
+        # (the usual case) those aggregates are the answer; otherwise the exact path below
+        # resolves the candidates and aggregates again.
+        result, candidates, unflagged = self._aggregate(query, plain, params, Duplicates(),
+                                                        find_duplicates=query.dedup)
         if not candidates:
             return result
         try:
-            source, dups = self._deduplicated(query, attributed, params)
+            source, dups = self._deduplicated(query, attributed, params,
+                                              flagged=self.dup_flag and not unflagged)
             return self._aggregate(query, source, params, dups)[0]
         finally:
             self.con.execute("DROP TABLE IF EXISTS __dedup_rows")
 
     def _candidate_keys(self, query: AggregateQuery) -> tuple[tuple[str, str], ...]:
-        """(condition, key) of each de-duplication key: a hash of the id (v2), and a hash
-        of every other schema column (v1 rows). Equal keys have equal hashes, so no
-        repeated hash means no duplicate; a repeated hash is only a candidate."""
-        names = query.schema.names
-        has_id = "event_id" in names
-        v1_cond = "event_id IS NULL AND schema_version = 1" if has_id else "schema_version IS NOT NULL"
-        v1_hash = f"hash({', '.join(D.ident(c) for c in names if c != 'event_id')})"
-        keys = [(v1_cond, v1_hash)]
-        if has_id:
-            keys.insert(0, ("event_id IS NOT NULL", "hash(event_id)"))
-        return tuple(keys)
+        return candidate_keys(query.schema)
 
     def _deduplicated(self, query: AggregateQuery, attributed: str,
-                      params: list[Any]) -> tuple[str, Duplicates]:
+                      params: list[Any], flagged: bool = False) -> tuple[str, Duplicates]:
         """The attributed rows with duplicates resolved (see the engine contract).
 
-        Run only when the one-scan check found a repeated key hash. Two scans find the
-        candidates — ids seen twice (by a hash of the id), and a hash of v1 rows seen
-        twice (computed only on v1 rows) — and only candidate rows are compared exactly.
-        Neither scan reads ``_reason``, so they skip validation.
+        Run only when the one-scan check found a repeated key hash (or a flagged row).
+        The candidates are the rows the ingest flagged (``flagged``: every attributed row
+        carries the flag), else found by two scans — ids seen twice (by a hash of the
+        id), and a hash of v1 rows seen twice (computed only on v1 rows) — and only
+        candidate rows are compared exactly. Neither scan reads ``_reason``, so they
+        skip validation. A candidate that turns out unrepeated within the window is
+        kept as it is, so a superset of the repeated rows gives the same answer.
         """
         plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
         if not query.dedup:
@@ -164,8 +167,10 @@ class DuckDBEngine:
         has_id = "event_id" in names
         cols = ", ".join(D.ident(c) for c in names)
         v1_cond, v1_hash = self._candidate_keys(query)[-1]
-        parts = []
-        if has_id:
+        parts: list[str] = []
+        if flagged:
+            parts.append(DUP_FLAG)
+        elif has_id:
             # candidates by a 64-bit hash of the id: half the key width of the id (a
             # collision only adds a candidate, which the exact comparison below settles)
             self.con.execute(
@@ -174,11 +179,13 @@ class DuckDBEngine:
                 f"GROUP BY __k HAVING count(*) > 1", params)
             if self.con.execute("SELECT count(*) FROM __dup_ids").fetchone()[0]:
                 parts.append("(event_id IS NOT NULL AND hash(event_id) IN (SELECT __k FROM __dup_ids))")
-        self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __dup_v1 AS SELECT k FROM (SELECT {v1_hash} AS k FROM "
-            f"{self.relation} WHERE {attributed} AND {v1_cond}) GROUP BY k HAVING count(*) > 1", params)
-        if self.con.execute("SELECT count(*) FROM __dup_v1").fetchone()[0]:
-            parts.append(f"({v1_cond} AND {v1_hash} IN (SELECT k FROM __dup_v1))")
+        if not flagged:
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP TABLE __dup_v1 AS SELECT k FROM (SELECT {v1_hash} AS k FROM "
+                f"{self.relation} WHERE {attributed} AND {v1_cond}) GROUP BY k HAVING count(*) > 1",
+                params)
+            if self.con.execute("SELECT count(*) FROM __dup_v1").fetchone()[0]:
+                parts.append(f"({v1_cond} AND {v1_hash} IN (SELECT k FROM __dup_v1))")
         if not parts:
             return plain, Duplicates()
         dup_pred = " OR ".join(parts)
@@ -223,7 +230,7 @@ class DuckDBEngine:
         return source, Duplicates(rows_removed=dup_rows - kept_rows, v1_rows_removed=v1_removed,
                                   v2_ids_repeated=repeated, v2_ids_conflicting=conflicting)
 
-    def _measure_sql(self, m: Measure) -> str:
+    def _measure_sql(self, m: Measure, valid_only: bool = False) -> str:
         col = D.ident(m.column) if m.column else None
         where = D.render(m.where) if m.where is not None else None
         if m.op == "count":
@@ -235,7 +242,7 @@ class DuckDBEngine:
             return f"count({col}){filt}"
         if m.op in ("sum", "sum_sq"):
             assert m.column is not None
-            return D.exact_sum(self.schema.column(m.column), m.op == "sum_sq", where)
+            return D.exact_sum(self.schema.column(m.column), m.op == "sum_sq", where, valid_only)
         if m.op in ("min", "max"):
             return f"{m.op}({col}){filt}"
         if m.op == "last":
@@ -249,9 +256,11 @@ class DuckDBEngine:
         raise ValueError(f"unknown measure op {m.op!r}")
 
     def _aggregate(self, query: AggregateQuery, source: str, params: list[Any], dups: Duplicates,
-                   find_duplicates: bool = False) -> tuple[AggregateResult, int]:
+                   find_duplicates: bool = False) -> tuple[AggregateResult, int, int]:
         """The aggregates over ``source``, and (``find_duplicates``) how many
-        de-duplication keys repeat among its rows, all from one scan of the files:
+        de-duplication keys repeat among its rows — from an ingested database, how many
+        rows are flagged as candidates or not flagged, and how many are not flagged —
+        all from one scan of the files:
         ``source`` is a common table expression read by every consumer (cells, per-group
         quantiles, each key's repeat count). DuckDB materialises it (EXPLAIN shows a CTE
         node) with only the columns the consumers use, so those are kept narrow."""
@@ -259,12 +268,30 @@ class DuckDBEngine:
 
         measures = (*query.measures, *query.quarantine_measures)
         keys = (*query.group_by, *query.segments)
-        sel = [f"{self._measure_sql(m)} AS {D.ident('m_' + m.name)}" for m in measures]
-        cell_set = ", ".join(["_reason", *(D.ident(k) for k in keys)])
-        parts = [f"SELECT {cell_set}, 0 AS __g, {', '.join(sel)} FROM __src GROUP BY {cell_set}"]
+        count_name = _count_name(query)
+
+        def select(ms: tuple[Measure, ...], valid_only: bool) -> str:
+            return ", ".join(f"{self._measure_sql(m, valid_only)} AS {D.ident('m_' + m.name)}"
+                             for m in ms)
+
+        # Valid rows' cells get the measures, quarantined rows (few) only their count and
+        # the quarantine measures per reason: no measure is computed for rows that never
+        # read it, and no sum needs a per-row guard against a quarantined value.
+        cell_set = ", ".join(D.ident(k) for k in keys) or "_reason"  # (NULL: no keys, one cell)
+        key_cols = f"NULL::VARCHAR AS _reason, {cell_set}" if keys else cell_set
+        quarantined = tuple(m for m in query.measures if m.name == count_name) + query.quarantine_measures
+        parts = [f"SELECT {key_cols}, 0 AS __g, "
+                 f"{select(query.measures, True)} FROM __src WHERE _reason IS NULL GROUP BY {cell_set}",
+                 f"SELECT _reason, 0 AS __g, {select(quarantined, False)} FROM __src "
+                 f"WHERE _reason IS NOT NULL GROUP BY _reason"]
         if query.quantile is not None:
             parts.append(_quantile_sql(query))
-        if find_duplicates:
+        if find_duplicates and self.dup_flag:
+            # The ingest flagged every row whose key may repeat: reading a flag replaces
+            # hashing every key (a row without a flag, NULL, counts as a candidate).
+            parts.append(f"SELECT 2 AS __g, count(*) FILTER (WHERE {DUP_FLAG} IS NOT FALSE) AS __n, "
+                         f"count(*) FILTER (WHERE {DUP_FLAG} IS NULL) AS __u FROM __src")
+        elif find_duplicates:
             # Each key's hash is computed where the rows are read, so the shared scan
             # carries two 64-bit hashes instead of the 36-character ids (and, for the v1
             # key, every column); a row without that key has a NULL hash.
@@ -282,13 +309,13 @@ class DuckDBEngine:
         quantiles: dict[tuple[str | None, ...], tuple[float | None, ...]] = {}
         reasons: dict[str, int] = {}
         quarantine_rows: list[dict[str, Any]] = []
-        count_name = _count_name(query)
         n_group = len(query.group_by)
-        candidates = 0
+        candidates = unflagged = 0
         for values in cur.fetchall():
             row = dict(zip(names, values, strict=True))
             if row["__g"] == 2:
                 candidates += int(row["__n"])
+                unflagged += int(row.get("__u") or 0)
                 continue
             if row["__g"] == 1:
                 key = tuple(None if row[k] is None else str(row[k]) for k in query.group_by)
@@ -312,7 +339,21 @@ class DuckDBEngine:
                                  quarantine_reasons=dict(sorted(reasons.items())),
                                  quarantine_values=total(query.quarantine_measures, quarantine_rows),
                                  duplicates=dups)
-        return result, candidates
+        return result, candidates, unflagged
+
+
+def candidate_keys(schema: RowSchema) -> tuple[tuple[str, str], ...]:
+    """(condition, key) of each de-duplication key: a hash of the id (v2), and a hash
+    of every other schema column (v1 rows). Equal keys have equal hashes, so no
+    repeated hash means no duplicate; a repeated hash is only a candidate."""
+    names = schema.names
+    has_id = "event_id" in names
+    v1_cond = "event_id IS NULL AND schema_version = 1" if has_id else "schema_version IS NOT NULL"
+    v1_hash = f"hash({', '.join(D.ident(c) for c in names if c != 'event_id')})"
+    keys = [(v1_cond, v1_hash)]
+    if has_id:
+        keys.insert(0, ("event_id IS NOT NULL", "hash(event_id)"))
+    return tuple(keys)
 
 
 def _quantile_sql(query: AggregateQuery) -> str:

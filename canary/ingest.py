@@ -4,6 +4,8 @@ Two uses share one reader. ``open_rows`` attaches files as views for a one-off
 verdict (``--events GLOB``); ``ingest`` copies them into a DuckDB database, good rows
 into ``<table>`` and bad rows with their reason into ``<table>_quarantine``, and
 records each file's SHA-256 so that ingesting the same content again adds nothing.
+Each ingest also flags the rows whose de-duplication key may repeat
+(:func:`mark_duplicates`), so that a verdict over the database need not hash every key.
 
 A file that cannot be read, or lacks a required column, is bad input
 (:class:`~tooldisc.errors.DataError` naming the file). A row that does not parse or
@@ -27,6 +29,8 @@ from tooldisc.canary.events import RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
 from tooldisc.canary.validation import SQL_TYPES, ident, typed_select
 from tooldisc.errors import DataError
+
+DUP_FLAG = "_dup"  # see mark_duplicates
 
 FORMATS = {
     ".parquet": "parquet",
@@ -264,21 +268,65 @@ def open_rows(con: Any, pattern: str, schema: RowSchema,
 
 def _ensure_tables(con: Any, schema: RowSchema) -> None:
     cols = ", ".join(f"{ident(c.name)} {SQL_TYPES[c.kind]}" for c in schema.columns)
-    con.execute(f"CREATE TABLE IF NOT EXISTS {schema.table} ({cols}, _file VARCHAR)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {schema.table} ({cols}, _file VARCHAR, {DUP_FLAG} BOOLEAN)")
     con.execute(
         f"CREATE TABLE IF NOT EXISTS {schema.table}_quarantine "
-        f"({cols}, _reason VARCHAR, _file VARCHAR, _raw VARCHAR)"
+        f"({cols}, _reason VARCHAR, _file VARCHAR, _raw VARCHAR, {DUP_FLAG} BOOLEAN)"
     )
-    for c in schema.columns:  # a database made before a column was added (event_id in v2)
-        if c.optional:
-            for table in (schema.table, f"{schema.table}_quarantine"):
-                con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {ident(c.name)} "
-                            f"{SQL_TYPES[c.kind]}")
+    # a database made before a column was added (event_id in v2, the duplicate flag)
+    added = [(ident(c.name), SQL_TYPES[c.kind]) for c in schema.columns if c.optional]
+    for table in (schema.table, f"{schema.table}_quarantine"):
+        for name, kind in (*added, (DUP_FLAG, "BOOLEAN")):
+            con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
     con.execute(
         "CREATE TABLE IF NOT EXISTS ingested_files (content_sha256 VARCHAR, row_schema VARCHAR, "
         "path VARCHAR, format VARCHAR, rows BIGINT, quarantined BIGINT, "
         "PRIMARY KEY (content_sha256, row_schema))"
     )
+
+
+def mark_duplicates(con: Any, schema: RowSchema) -> None:
+    """Set the ``_dup`` flag of every row whose flag is not set, and of older rows that
+    newer ones repeat, so that a verdict over the database need not hash every key.
+
+    ``_dup`` TRUE: the row's de-duplication key (engine contract §2: its ``event_id``,
+    or for a v1 row all its columns) has the same 64-bit hash as another row's, in
+    either table — a candidate, which the verdict compares exactly. FALSE: no other row
+    in the database shares it (or the row has no key). NULL: not known (rows written
+    by an older version, or by hand); a verdict over a window holding such a row
+    checks every key itself, because an unflagged row may repeat a row flagged FALSE.
+    Only this package's ingest sets flags, inside the transaction that adds the rows.
+    The flags are facts about the rows, not hashes, so they survive a DuckDB upgrade.
+    """
+    from tooldisc.canary.engine_duckdb import candidate_keys
+
+    key = "CASE " + " ".join(f"WHEN {c} THEN {k}" for c, k in candidate_keys(schema)) + " END"
+    tables = (schema.table, f"{schema.table}_quarantine")
+    keys = " UNION ALL ".join(f"SELECT {key} AS __k, {DUP_FLAG} IS NULL AS __new FROM {t}"
+                              for t in tables)
+    counts = con.execute("SELECT sum(n), sum(t) FROM (" + " UNION ALL ".join(
+        f"SELECT count(*) FILTER (WHERE {DUP_FLAG} IS NULL) AS n, count(*) AS t FROM {t}"
+        for t in tables) + ")").fetchone()
+    new, total = int(counts[0] or 0), int(counts[1] or 0)
+    if not new:
+        return
+    # the keys of unflagged rows that occur more than once among all rows
+    if 2 * new >= total:  # mostly new rows (a first ingest): one aggregation of every key
+        con.execute(f"CREATE OR REPLACE TEMP TABLE __repeated AS SELECT __k FROM ({keys}) "
+                    f"WHERE __k IS NOT NULL GROUP BY __k HAVING count(*) > 1 AND bool_or(__new)")
+    else:  # a few new rows: every row is hashed, but only the new keys are held in memory
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE __repeated AS SELECT __k FROM ({keys}) "
+            f"WHERE __k IN (SELECT __k FROM ({keys}) WHERE __new) GROUP BY __k HAVING count(*) > 1")
+    repeated = con.execute("SELECT count(*) FROM __repeated").fetchone()[0]
+    for t in tables:
+        if not repeated:
+            con.execute(f"UPDATE {t} SET {DUP_FLAG} = FALSE WHERE {DUP_FLAG} IS NULL")
+            continue
+        hit = f"({key}) IN (SELECT __k FROM __repeated)"
+        con.execute(f"UPDATE {t} SET {DUP_FLAG} = coalesce({hit}, FALSE) WHERE {DUP_FLAG} IS NULL")
+        con.execute(f"UPDATE {t} SET {DUP_FLAG} = TRUE WHERE NOT {DUP_FLAG} AND {hit}")
+    con.execute("DROP TABLE __repeated")
 
 
 def ingest(db: str | os.PathLike[str], pattern: str, schema: RowSchema,
@@ -309,23 +357,31 @@ def ingest(db: str | os.PathLike[str], pattern: str, schema: RowSchema,
         con.execute("BEGIN TRANSACTION")
         try:
             for path, digest, src in todo:
-                for reason, n in con.execute(
-                        f"SELECT _reason, count(*) FROM {src.view} WHERE _reason IS NOT NULL "
-                        f"GROUP BY _reason").fetchall():
-                    reasons[reason] = reasons.get(reason, 0) + n
+                # One validating read puts the good rows in the table; only when the file
+                # has more rows than that (counting them validates nothing) does a second
+                # read set the bad ones aside, with raw text built for them alone.
                 good = con.execute(
                     f"INSERT INTO {schema.table} ({names}, _file) SELECT {names}, _file "
                     f"FROM {src.view} WHERE _reason IS NULL").fetchone()[0]
-                bad = con.execute(
-                    f"INSERT INTO {schema.table}_quarantine ({names}, _reason, _file, _raw) "
-                    f"SELECT {names}, _reason, _file, _raw FROM {src.view} "
-                    f"WHERE _reason IS NOT NULL").fetchone()[0]
+                bad = 0
+                if con.execute(f"SELECT count(*) FROM {src.view}").fetchone()[0] > good:
+                    con.execute(
+                        f"CREATE OR REPLACE TEMP TABLE __bad AS SELECT {names}, _reason, _file, _raw "
+                        f"FROM {src.view} WHERE _reason IS NOT NULL")
+                    for reason, n in con.execute(
+                            "SELECT _reason, count(*) FROM __bad GROUP BY _reason").fetchall():
+                        reasons[reason] = reasons.get(reason, 0) + n
+                    bad = con.execute(
+                        f"INSERT INTO {schema.table}_quarantine ({names}, _reason, _file, _raw) "
+                        f"SELECT {names}, _reason, _file, _raw FROM __bad").fetchone()[0]
+                    con.execute("DROP TABLE __bad")
                 con.execute("INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?)",
                             [digest, schema.name, path, src.format, good, bad])
                 rows += good
                 quarantined += bad
                 if on_file:
                     on_file(path)
+            mark_duplicates(con, schema)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

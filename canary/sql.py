@@ -161,7 +161,7 @@ class Dialect:
         return f"count_if({cond})"
 
     # -- shared ----------------------------------------------------------------------
-    def exact_sum(self, col: Column, squared: bool, where: str | None) -> str:
+    def exact_sum(self, col: Column, squared: bool, where: str | None, valid_only: bool = False) -> str:
         """Sum (or sum of squares) over valid rows, exact and the same in every engine.
 
         Floating-point addition depends on order (and so on threads and engines); these
@@ -169,13 +169,15 @@ class Dialect:
         millisecond column; rounded half away from zero), an ``int`` as itself, summed as
         integers (:meth:`exact_int_type`). :func:`tooldisc.canary.engine.exact_value`
         scales the result back.
-        Quarantined rows are skipped (their values may be anything; nothing reads the sum).
+        Quarantined rows are skipped (their values may be anything; nothing reads the sum)
+        — by the caller when ``valid_only`` (its rows are all valid), else here.
         """
         c = self.ident(col.name)
         v = f"round({c} * 1000)" if col.kind == "number" else c
         v = f"CAST({v} AS {self.exact_int_type(col, squared)})"
-        cond = "_reason IS NULL" + (f" AND {where}" if where else "")
-        return f"coalesce(sum(CASE WHEN {cond} THEN {f'{v} * {v}' if squared else v} END), 0)"
+        term = f"{v} * {v}" if squared else v
+        cond = " AND ".join(([] if valid_only else ["_reason IS NULL"]) + ([where] if where else []))
+        return f"coalesce(sum({f'CASE WHEN {cond} THEN {term} END' if cond else term}), 0)"
 
     def exact_int_type(self, col: Column, squared: bool) -> str:
         """*Engine-specific*: the integer type each value of an exact sum is cast to.

@@ -99,9 +99,9 @@ def typed_select(
             raw, cat = "NULL", "null"
         expr, can_fail = d.parse(col, raw, cat)
         parsed[col.name] = (raw, can_fail, cat)
-        raw_fields.append(f"{d.ident(col.name)} := CAST({raw} AS VARCHAR)")
+        raw_fields.append(f"{d.ident(col.name)} := CAST({d.ident('__raw_' + col.name)} AS VARCHAR)")
         inner.append(f"{expr} AS {d.ident(col.name)}")
-        if can_fail or not col.nullable:
+        if can_fail or not col.nullable or with_raw:
             inner.append(f"{raw} AS {d.ident('__raw_' + col.name)}")
     for chk in checks(schema):
         raw, can_fail, cat = parsed[chk.column]
@@ -122,14 +122,17 @@ def typed_select(
     any_bad = "\n    OR ".join(f"({c})" for c, _ in conds)
     whens = "\n    ".join(f"WHEN {c} THEN {r}" for c, r in conds)
     cols = ", ".join(d.ident(c.name) for c in schema.columns)
-    raw_out = ""
-    if with_raw:
-        inner.append(f"to_json(struct_pack({', '.join(raw_fields)}))::VARCHAR AS __raw")
-        raw_out = ", __raw AS _raw"
     if extra_reason:
         inner.append(extra_reason)
-    return (
+    body = (
         f"SELECT {cols},\n  CASE WHEN coalesce({any_bad}, TRUE) THEN CASE\n    {whens}\n  END END AS _reason, "
         f"{sql_literal(file_label)} AS _file"
-        f"{raw_out}\nFROM (SELECT {', '.join(inner)} FROM {source})"
+        + ("".join(f", {d.ident('__raw_' + c.name)}" for c in schema.columns) if with_raw else "")
+        + f"\nFROM (SELECT {', '.join(inner)} FROM {source})"
     )
+    if not with_raw:
+        return body
+    # The raw text is built for bad rows only (CASE evaluates a branch only on the rows
+    # that take it): rendering every row to JSON cost more than validating it.
+    return (f"SELECT {cols}, _reason, _file, CASE WHEN _reason IS NOT NULL THEN "
+            f"to_json(struct_pack({', '.join(raw_fields)}))::VARCHAR END AS _raw FROM ({body})")

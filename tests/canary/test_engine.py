@@ -121,3 +121,60 @@ def test_an_id_in_upper_case_or_padded_is_the_same_event(tmp_path: Path) -> None
         engine.close()
     assert sum(a.requests for a in ev.arms.values()) == 300 and ev.quarantined == 0
     assert (ev.duplicates.v2_ids_repeated, ev.duplicates.rows_removed) == (300, 300)
+
+
+def _repeats(tmp_path: Path) -> tuple[Path, Path]:
+    """a.jsonl: 1,200 v2 events and 40 v1 rows; b.jsonl: 60 exact copies, 30 conflicting
+    copies (a task outcome flipped), 20 repeated v1 rows, a repeated bad row, and new events."""
+    synthesize(tmp_path / "a.jsonl", 1_500, "healthy", percent=50, seed=4)
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    rows, fresh = rows[:1_200], rows[1_200:]
+    v1 = [{**{k: v for k, v in r.items() if k != "event_id"}, "schema_version": 1} for r in rows[-40:]]
+    bad = {**v1[0], "latency_ms": -1}  # quarantined, and still a v1 row with a key
+    a = rows[:-40] + v1 + [bad]
+    b = [*rows[:60], *({**r, "task_success": not r["task_success"]} for r in rows[60:90]), *v1[:20],
+         bad, *fresh]
+    for name, part in (("a", a), ("b", b)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in part))
+    return tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+
+
+def test_a_database_gives_the_files_verdict_when_events_repeat_across_ingests(tmp_path: Path) -> None:
+    """Ingest flags every row whose key may repeat (here: rows of the first ingest that
+    the second repeats), and the verdict from the database equals the files' verdict,
+    de-duplication counts included; without flagged rows no key is hashed at all."""
+    from tooldisc.canary.verdict import run_verdict
+
+    a, b = _repeats(tmp_path)
+    db = tmp_path / "c.duckdb"
+    ingest(db, str(a), EVENT_SCHEMA)
+    engine = DuckDBEngine.from_db(str(db), EVENT_SCHEMA)
+    engine._deduplicated = None  # type: ignore[method-assign]  # must not be needed
+    try:
+        assert aggregate(engine, EXP).duplicates.rows_removed == 0
+    finally:
+        engine.close()
+    ingest(db, str(b), EVENT_SCHEMA)
+    con = connect(db)
+    flagged = con.execute("SELECT count_if(_dup), count_if(_dup IS NULL) FROM "
+                          "(SELECT _dup FROM events UNION ALL SELECT _dup FROM events_quarantine)").fetchone()
+    con.close()
+    assert flagged == (2 * (60 + 30 + 20 + 1), 0)
+    _, via_db = run_verdict(EVENT_SCHEMA, EXP, db=str(db))
+    _, via_files = run_verdict(EVENT_SCHEMA, EXP, events=str(tmp_path / "*.jsonl"))
+    assert json.dumps(via_db) == json.dumps(via_files)
+    assert via_db["duplicates"] == {"rows_removed": 60 + 30 + 20 + 1, "v1_rows_removed": 21,
+                                    "v2_ids_repeated": 90, "v2_ids_conflicting": 30}
+    # Copies written without the flag (an older version, or by hand) of rows flagged
+    # unique: the verdict cannot trust the flags, and hashes every key itself.
+    con = connect(db)
+    con.execute("INSERT INTO events SELECT * REPLACE (NULL AS _dup) FROM events WHERE NOT _dup "
+                "AND schema_version = 2 LIMIT 25")
+    con.close()
+    engine = DuckDBEngine.from_db(str(db), EVENT_SCHEMA)
+    try:
+        again = aggregate(engine, EXP).duplicates
+    finally:
+        engine.close()
+    assert (again.rows_removed, again.v2_ids_repeated) == (136, 115)
+
