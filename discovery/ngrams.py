@@ -462,14 +462,6 @@ class NgramIndex:
             return self.scores(tokens)[indices]
         return self.scores_subset(tokens, indices)
 
-    def scores_rare(self, tokens: Sequence[str], max_df: int,
-                    qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """:meth:`rare_support` as a dense vector over every tool (float64, 0 elsewhere)."""
-        out = np.zeros(self.n_docs)
-        tools, values = self.rare_support(tokens, max_df, qv)
-        out[tools] = values
-        return out
-
     def rare_support(self, tokens: Sequence[str], max_df: int,
                      qv: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """A cheap estimate of :meth:`scores` from the query's rarer n-grams: (tools ascending, values > 0).

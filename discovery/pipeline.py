@@ -87,13 +87,10 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
 def _ngram_of(indices: np.ndarray, tokens: list[str], ix: Index) -> np.ndarray | None:
     """The n-gram cosine of the tools ranked whole (a dense vector read only through ``indices``).
 
-    With kept columns every tool costs a few column sums; a large catalog's factored index
-    computes only the ranked tools' rows (each row's bits do not depend on the others).
+    :meth:`~tooldisc.discovery.ngrams.NgramIndex.scores_of` chooses the layout.
     """
     if ix.ngram is None:
         return None
-    if ix.ngram.columns is not None or len(indices) == ix.size:
-        return ix.ngram.scores(tokens)
     ngram = np.zeros(ix.size, dtype=np.float32)
     ngram[indices] = ix.ngram.scores_of(tokens, indices)
     return ngram
