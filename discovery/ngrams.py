@@ -356,6 +356,11 @@ class NgramIndex:
     def idf_max(self) -> float:
         return float(self.idf.max(initial=1.0))
 
+    @cached_property
+    def divisors(self) -> np.ndarray:
+        """The norms with 1 for a tool without n-grams (whose sums are 0): a division with no mask."""
+        return np.where(self.norms > 0, self.norms, 1.0)
+
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(sorted n-gram ids, L2-normalised TF-IDF weights) of the query's known n-grams.
 
@@ -462,20 +467,21 @@ class NgramIndex:
             return self.scores(tokens)[indices]
         return self.scores_subset(tokens, indices)
 
-    def rare_support(self, tokens: Sequence[str], max_df: int,
-                     qv: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """A cheap estimate of :meth:`scores` from the query's rarer n-grams: (tools ascending, values > 0).
+    def rare_estimate(self, tokens: Sequence[str], max_df: int,
+                      qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """A cheap estimate of :meth:`scores` from the query's rarer n-grams: float64 per tool, 0 where none reaches it.
 
         Used to retrieve candidates in large catalogs: common n-grams have posting lists
         as long as the catalog and rank nothing on their own. Each token's share is
         taken once per tool (``1 + ln`` of its count there), so an n-gram found in two
-        different tokens of a tool counts twice: an estimate, never a score. Only the
-        tools it reaches are returned, so callers never scan the whole catalog for them.
+        different tokens of a tool counts twice: an estimate, never a score. The sums
+        come out dense over the catalog either way (a product or a ``bincount``), so the
+        estimate stays dense: callers mask it, with no list of reached tools to scatter.
         """
         ids, w = qv if qv is not None else self.query_vector(tokens)
         keep = self.df[ids] <= max_df
         if not keep.any():
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
+            return np.zeros(self.n_docs)
         ids, w = ids[keep], w[keep]
         starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
         at = ranges(starts, ends - starts)
@@ -484,15 +490,14 @@ class NgramIndex:
         utok = np.flatnonzero(per_token > 0)  # bool masks: nonzero on floats is several times slower
         if self.by_token is not None:  # the same products summed in the same order, in C
             sums = self.by_token[:, utok] @ per_token[utok]
-            tools = np.flatnonzero(sums > 0)
-            return tools, sums[tools] / self.norms[tools]
-        starts = self.token_ptr[utok]
-        lengths = self.token_ptr[utok + 1] - starts
-        at = ranges(starts, lengths)
-        weights = np.repeat(per_token[utok], lengths)
-        counts = self.token_counts[at]
-        repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
-        weights[repeated] *= _sublinear_small(counts[repeated])
-        sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
-        tools = np.flatnonzero(sums > 0)
-        return tools, sums[tools] / self.norms[tools]
+        else:
+            starts = self.token_ptr[utok]
+            lengths = self.token_ptr[utok + 1] - starts
+            at = ranges(starts, lengths)
+            weights = np.repeat(per_token[utok], lengths)
+            counts = self.token_counts[at]
+            repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
+            weights[repeated] *= _sublinear_small(counts[repeated])
+            sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
+        sums /= self.divisors  # 0 where no rare n-gram reaches a tool
+        return sums
