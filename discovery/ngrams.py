@@ -112,7 +112,7 @@ class NgramBuilder:
         token_counts = tool_counts[by_tok]
         del by_tok
         release_memory()
-        df, norms = _df_and_norms(self.n, tool_ptr, tool_tokens, tool_counts, grams)
+        df, norms, whole = _df_and_norms(self.n, tool_ptr, tool_tokens, tool_counts, grams)
         idf = np.log((1.0 + self.n) / (1.0 + df.astype(np.float64))) + 1.0
         g_ptr, g_gram, g_count = grams.by_token
         by_gram = np.argsort(g_gram, kind="stable")  # G by n-gram (CSC): each n-gram's tokens, ascending
@@ -124,19 +124,25 @@ class NgramBuilder:
         return NgramIndex(grams.keys, grams.alphabet, grams.bits, idf, df, norms, tool_ptr, tool_tokens,
                           tool_counts, token_ptr, token_tools, token_counts, gram_ptr, gram_tokens, gram_counts,
                           g_ptr, g_gram, g_count, self.n, self.lo, self.hi,
-                          _weight_columns(tool_ptr, tool_tokens, tool_counts, grams, idf, norms) if self.columns else None)
+                          _weight_columns(tool_ptr, tool_tokens, tool_counts, grams, idf, norms, whole)
+                          if self.columns else None)
 
 
 def _weight_columns(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray, grams: _Grams,
-                    idf: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    idf: np.ndarray, norms: np.ndarray, whole: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """C's float32 weights by n-gram (CSC: ptr, tools ascending, weights), computed as the
-    factored scorer computes them, so :meth:`NgramIndex.scores` gives the same bits either way."""
+    factored scorer computes them, so :meth:`NgramIndex.scores` gives the same bits either way.
+
+    ``whole``: C already computed (:func:`_df_and_norms`), else it is computed here."""
     from scipy import sparse
 
-    g_ptr, g_gram, g_count = grams.by_token
-    g = sparse.csr_matrix((g_count.astype(np.float64), g_gram, g_ptr), shape=(len(g_ptr) - 1, len(grams.keys)))
-    t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr), shape=(len(tool_ptr) - 1, g.shape[0]))
-    c = (t @ g).tocsc()  # exact integer counts; each n-gram's tools ascending
+    if whole is None:
+        g_ptr, g_gram, g_count = grams.by_token
+        g = sparse.csr_matrix((g_count.astype(np.float64), g_gram, g_ptr), shape=(len(g_ptr) - 1, len(grams.keys)))
+        t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr),
+                              shape=(len(tool_ptr) - 1, g.shape[0]))
+        whole = t @ g
+    c = whole.tocsc()  # exact integer counts (float32 or float64 alike); each n-gram's tools ascending
     c.sort_indices()
     weight = (_sublinear(c.data) * idf[np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))] / norms[c.indices])
     return c.indptr.astype(np.int64), c.indices.astype(np.int32), weight.astype(np.float32)
@@ -207,11 +213,12 @@ def _small(counts: np.ndarray) -> np.ndarray:
 
 
 def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
-                  grams: _Grams) -> tuple[np.ndarray, np.ndarray]:
-    """Document frequency of each n-gram and L2 norm of each tool's TF-IDF vector.
+                  grams: _Grams) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Document frequency of each n-gram, L2 norm of each tool's TF-IDF vector, and C when it is one block.
 
     Two passes over blocks of tools of ``C = T·G`` (the IDF needs every tool's counts
-    before any norm): no more than one small block of C exists at a time.
+    before any norm): no more than one small block of C exists at a time. A catalog of
+    one block computes C once (returned, float32 counts as a CSR matrix, else None).
     """
     from scipy import sparse
 
@@ -219,13 +226,18 @@ def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_co
     v = len(grams.keys)
     g = sparse.csr_matrix((g_count.astype(np.float32), g_gram, g_ptr), shape=(len(g_ptr) - 1, v))
 
+    def product(lo: int, hi: int) -> Any:
+        s, e = int(tool_ptr[lo]), int(tool_ptr[hi])
+        t = sparse.csr_matrix((tool_counts[s:e].astype(np.float32), tool_tokens[s:e], tool_ptr[lo:hi + 1] - s),
+                              shape=(hi - lo, g.shape[0]))
+        return t @ g  # exact integer counts in float32
+
+    whole = product(0, n) if n <= _NORM_BLOCK else None  # one block: both passes read the same product
+
     def blocks() -> Any:
         for lo in range(0, n, _NORM_BLOCK):
             hi = min(lo + _NORM_BLOCK, n)
-            s, e = int(tool_ptr[lo]), int(tool_ptr[hi])
-            t = sparse.csr_matrix((tool_counts[s:e].astype(np.float32), tool_tokens[s:e], tool_ptr[lo:hi + 1] - s),
-                                  shape=(hi - lo, g.shape[0]))
-            yield lo, hi, t @ g  # exact integer counts in float32
+            yield lo, hi, whole if whole is not None else product(lo, hi)
 
     df = np.zeros(v, dtype=np.int64)
     for _, _, c in blocks():
@@ -240,7 +252,7 @@ def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_co
         norms[lo:hi] = np.sqrt(np.bincount(np.repeat(np.arange(hi - lo), np.diff(c.indptr)), weights=w,
                                            minlength=hi - lo))
     release_memory()
-    return df.astype(np.int32), norms
+    return df.astype(np.int32), norms, whole
 
 
 def _sublinear(counts: np.ndarray) -> np.ndarray:
