@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from tooldisc.discovery.fields import stopwords
 
 if TYPE_CHECKING:
@@ -16,24 +18,48 @@ if TYPE_CHECKING:
     from tooldisc.discovery.stages import Retrieved
 
 
-def content_ngram(ret: Retrieved, ix: Index, best_bm25: float) -> float:
+def content_ngram(ret: Retrieved, ix: Index, best_bm25: float, content: np.ndarray | None = None) -> float:
     """Best n-gram cosine of the query's content words (stop words dropped) over the retrieved tools.
 
     The evidence that *some* tool fits: "thanks, that's all for today" shares n-grams
     of its filler words with many descriptions, which says nothing about a tool.
     When ``best_bm25`` (the retrieved tools' best BM25F) already rules abstention out,
     the extra pass is skipped and the ranking feature's best cosine stands in.
+    ``content``: :func:`content_cosines` of the retrieved tools, when the caller has them.
     """
-    floors = ix.config.abstain
-    if not len(ret.indices) or not floors.min_ngram or best_bm25 >= floors.min_bm25:
+    if not needs_content(ret, ix, best_bm25):
         return float(ret.ngram[ret.indices].max(initial=0.0)) if ret.ngram is not None else 0.0
+    if content is None:
+        content = content_cosines(ret, ix, ret.indices)
+    return float(content.max(initial=0.0))
+
+
+def needs_content(ret: Retrieved, ix: Index, best_bm25: float) -> bool:
+    """Whether :func:`content_ngram` reads the content words' cosines (else the ranking feature's stands in)."""
+    floors = ix.config.abstain
+    return bool(len(ret.indices)) and bool(floors.min_ngram) and best_bm25 < floors.min_bm25
+
+
+def content_cosines(ret: Retrieved, ix: Index, indices: np.ndarray) -> np.ndarray:
+    """N-gram cosine of the query's content words (stop words dropped) with each of ``indices`` (retrieved tools).
+
+    One pass serves both the floor (:func:`content_ngram`) and the abstention model's
+    feature. A query without stop words is its content: the ranking feature's cosines
+    are those, bit for bit. A few candidates of indexed retrieval: their rows are cheaper
+    than the n-gram columns.
+    """
+    if ix.ngram is None or not len(indices):
+        return np.zeros(len(indices), dtype=np.float32)
     stop = stopwords()
-    content = [t for t in ret.authorized.request.tokens if t not in stop]
+    tokens = ret.authorized.request.tokens
+    content = [t for t in tokens if t not in stop]
     if not content:
-        return 0.0
-    if ret.method == "indexed":  # a few candidates: their rows are cheaper than the n-gram columns
-        return float(ix.ngram.scores_subset(content, ret.indices).max(initial=0.0))
-    return float(ix.ngram.scores_of(content, ret.indices).max(initial=0.0))
+        return np.zeros(len(indices), dtype=np.float32)
+    if len(content) == len(tokens) and ret.ngram is not None:
+        return ret.ngram[indices]
+    if ret.method == "indexed":
+        return ix.ngram.scores_subset(content, indices)
+    return ix.ngram.scores_of(content, indices)
 
 
 def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | None:
@@ -54,13 +80,15 @@ def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | 
     return None
 
 
-def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float, expansion_top: float = 0.0) -> float:
+def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float, expansion_top: float = 0.0,
+                        content_all: np.ndarray | None = None) -> float:
     """The calibrated P(no authorized tool fits the request), from the index's abstention model.
 
     The features (:mod:`.learned_features`) read the query, the catalog vocabulary and
     the retrieved tools' best lexical, content-word n-gram and expansion evidence —
     never the ranking weights — so the shipped default model holds under any ranker.
-    ``expansion_top`` is the retrieved tools' best expansion feature (0 without one).
+    ``expansion_top`` is the retrieved tools' best expansion feature (0 without one);
+    ``content_all``: :func:`content_cosines` of every retrieved tool, when the floor already read them.
     """
     from tooldisc.discovery.learned_features import (
         ABSTENTION_FEATURES_ORDER,
@@ -69,7 +97,7 @@ def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float, expansion_t
     )
 
     tokens = ret.authorized.request.tokens
-    content = content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed", ret.ngram)
+    content = content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed", ret.ngram, content_all)
     x = offer_features(tokens, ix.lexical, best_bm25, content, expansion_top)
     model = ix.abstention.model
     columns = [ABSTENTION_FEATURES_ORDER.index(n) for n in model.features]

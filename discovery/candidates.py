@@ -40,9 +40,9 @@ def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndar
         hit = np.flatnonzero(lexical > 0)
         hit = hit[allowed[hit]]
         return np.sort(top_positive(hit, lexical[hit], n))
-    tools, values = ix.ngram.rare_support(tokens, max(2 * n, ix.size // 4), qv)
+    rare = ix.ngram.rare_estimate(tokens, max(2 * n, ix.size // 4), qv)
     reach = lexical > 0
-    reach[tools] = True
+    reach |= rare > 0
     reach &= allowed
     reached = np.flatnonzero(reach)  # ascending: the estimate is 0 outside
     del reach
@@ -51,8 +51,6 @@ def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndar
     lexical_half = top_positive(reached[hit], lex[hit], n // 2)
     top = float(lex.max(initial=0.0))
     lexn = lex / top if top > 0 else lex
-    rare = np.zeros(ix.size)
-    rare[tools] = values
     rare = rare[reached]
     estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
     if cfg.weight("prior") and mutation is not None:  # the prior feature, on the estimated relevance

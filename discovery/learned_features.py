@@ -88,7 +88,7 @@ CONTENT_POOL = 20
 
 
 def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False,
-                       all_words: np.ndarray | None = None) -> float:
+                       all_words: np.ndarray | None = None, content: np.ndarray | None = None) -> float:
     """Best n-gram cosine of the query's content words (stop words dropped) over ``indices``.
 
     ``few``: the indices are the candidates of indexed retrieval (a large catalog), whose
@@ -96,20 +96,28 @@ def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few:
     by ``all_words`` are read, which keeps this second n-gram pass a fifth of the first.
     ``all_words``: the n-gram cosine of every tool for all the query's words, reused
     when no word is a stop word (the same query, no second pass).
+    ``content``: the content words' cosine of each of ``indices``, already computed (the
+    abstention floor's pass): the best is read from it, with the same pool.
     """
     from tooldisc.discovery.fields import stopwords
 
     if ix.ngram is None or not len(indices):
         return 0.0
     stop = stopwords()
-    content = [t for t in tokens if t not in stop]
-    if not content:
+    content_words = [t for t in tokens if t not in stop]
+    if not content_words:
         return 0.0
-    if all_words is not None and len(content) == len(tokens):
+    if all_words is not None and len(content_words) == len(tokens):
         return float(all_words[indices].max(initial=0.0))
     if few:
         if all_words is not None and len(indices) > CONTENT_POOL:
-            best = all_words[indices]
-            indices = np.sort(indices[np.argpartition(-best, CONTENT_POOL - 1)[:CONTENT_POOL]])
-        return float(ix.ngram.scores_subset(content, indices).max(initial=0.0))
-    return float(ix.ngram.scores_of(content, indices).max(initial=0.0))
+            pool = np.argpartition(-all_words[indices], CONTENT_POOL - 1)[:CONTENT_POOL]
+            if content is not None:  # each tool's cosine does not depend on the others read with it
+                return float(content[pool].max(initial=0.0))
+            indices = np.sort(indices[pool])
+        if content is not None:
+            return float(content.max(initial=0.0))
+        return float(ix.ngram.scores_subset(content_words, indices).max(initial=0.0))
+    if content is not None:
+        return float(content.max(initial=0.0))
+    return float(ix.ngram.scores_of(content_words, indices).max(initial=0.0))

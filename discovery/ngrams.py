@@ -112,7 +112,7 @@ class NgramBuilder:
         token_counts = tool_counts[by_tok]
         del by_tok
         release_memory()
-        df, norms = _df_and_norms(self.n, tool_ptr, tool_tokens, tool_counts, grams)
+        df, norms, whole = _df_and_norms(self.n, tool_ptr, tool_tokens, tool_counts, grams)
         idf = np.log((1.0 + self.n) / (1.0 + df.astype(np.float64))) + 1.0
         g_ptr, g_gram, g_count = grams.by_token
         by_gram = np.argsort(g_gram, kind="stable")  # G by n-gram (CSC): each n-gram's tokens, ascending
@@ -124,19 +124,25 @@ class NgramBuilder:
         return NgramIndex(grams.keys, grams.alphabet, grams.bits, idf, df, norms, tool_ptr, tool_tokens,
                           tool_counts, token_ptr, token_tools, token_counts, gram_ptr, gram_tokens, gram_counts,
                           g_ptr, g_gram, g_count, self.n, self.lo, self.hi,
-                          _weight_columns(tool_ptr, tool_tokens, tool_counts, grams, idf, norms) if self.columns else None)
+                          _weight_columns(tool_ptr, tool_tokens, tool_counts, grams, idf, norms, whole)
+                          if self.columns else None)
 
 
 def _weight_columns(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray, grams: _Grams,
-                    idf: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    idf: np.ndarray, norms: np.ndarray, whole: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """C's float32 weights by n-gram (CSC: ptr, tools ascending, weights), computed as the
-    factored scorer computes them, so :meth:`NgramIndex.scores` gives the same bits either way."""
+    factored scorer computes them, so :meth:`NgramIndex.scores` gives the same bits either way.
+
+    ``whole``: C already computed (:func:`_df_and_norms`), else it is computed here."""
     from scipy import sparse
 
-    g_ptr, g_gram, g_count = grams.by_token
-    g = sparse.csr_matrix((g_count.astype(np.float64), g_gram, g_ptr), shape=(len(g_ptr) - 1, len(grams.keys)))
-    t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr), shape=(len(tool_ptr) - 1, g.shape[0]))
-    c = (t @ g).tocsc()  # exact integer counts; each n-gram's tools ascending
+    if whole is None:
+        g_ptr, g_gram, g_count = grams.by_token
+        g = sparse.csr_matrix((g_count.astype(np.float64), g_gram, g_ptr), shape=(len(g_ptr) - 1, len(grams.keys)))
+        t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr),
+                              shape=(len(tool_ptr) - 1, g.shape[0]))
+        whole = t @ g
+    c = whole.tocsc()  # exact integer counts (float32 or float64 alike); each n-gram's tools ascending
     c.sort_indices()
     weight = (_sublinear(c.data) * idf[np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))] / norms[c.indices])
     return c.indptr.astype(np.int64), c.indices.astype(np.int32), weight.astype(np.float32)
@@ -207,11 +213,12 @@ def _small(counts: np.ndarray) -> np.ndarray:
 
 
 def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
-                  grams: _Grams) -> tuple[np.ndarray, np.ndarray]:
-    """Document frequency of each n-gram and L2 norm of each tool's TF-IDF vector.
+                  grams: _Grams) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Document frequency of each n-gram, L2 norm of each tool's TF-IDF vector, and C when it is one block.
 
     Two passes over blocks of tools of ``C = T·G`` (the IDF needs every tool's counts
-    before any norm): no more than one small block of C exists at a time.
+    before any norm): no more than one small block of C exists at a time. A catalog of
+    one block computes C once (returned, float32 counts as a CSR matrix, else None).
     """
     from scipy import sparse
 
@@ -219,13 +226,18 @@ def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_co
     v = len(grams.keys)
     g = sparse.csr_matrix((g_count.astype(np.float32), g_gram, g_ptr), shape=(len(g_ptr) - 1, v))
 
+    def product(lo: int, hi: int) -> Any:
+        s, e = int(tool_ptr[lo]), int(tool_ptr[hi])
+        t = sparse.csr_matrix((tool_counts[s:e].astype(np.float32), tool_tokens[s:e], tool_ptr[lo:hi + 1] - s),
+                              shape=(hi - lo, g.shape[0]))
+        return t @ g  # exact integer counts in float32
+
+    whole = product(0, n) if n <= _NORM_BLOCK else None  # one block: both passes read the same product
+
     def blocks() -> Any:
         for lo in range(0, n, _NORM_BLOCK):
             hi = min(lo + _NORM_BLOCK, n)
-            s, e = int(tool_ptr[lo]), int(tool_ptr[hi])
-            t = sparse.csr_matrix((tool_counts[s:e].astype(np.float32), tool_tokens[s:e], tool_ptr[lo:hi + 1] - s),
-                                  shape=(hi - lo, g.shape[0]))
-            yield lo, hi, t @ g  # exact integer counts in float32
+            yield lo, hi, whole if whole is not None else product(lo, hi)
 
     df = np.zeros(v, dtype=np.int64)
     for _, _, c in blocks():
@@ -240,7 +252,7 @@ def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_co
         norms[lo:hi] = np.sqrt(np.bincount(np.repeat(np.arange(hi - lo), np.diff(c.indptr)), weights=w,
                                            minlength=hi - lo))
     release_memory()
-    return df.astype(np.int32), norms
+    return df.astype(np.int32), norms, whole
 
 
 def _sublinear(counts: np.ndarray) -> np.ndarray:
@@ -356,6 +368,11 @@ class NgramIndex:
     def idf_max(self) -> float:
         return float(self.idf.max(initial=1.0))
 
+    @cached_property
+    def divisors(self) -> np.ndarray:
+        """The norms with 1 for a tool without n-grams (whose sums are 0): a division with no mask."""
+        return np.where(self.norms > 0, self.norms, 1.0)
+
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(sorted n-gram ids, L2-normalised TF-IDF weights) of the query's known n-grams.
 
@@ -462,28 +479,21 @@ class NgramIndex:
             return self.scores(tokens)[indices]
         return self.scores_subset(tokens, indices)
 
-    def scores_rare(self, tokens: Sequence[str], max_df: int,
-                    qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """:meth:`rare_support` as a dense vector over every tool (float64, 0 elsewhere)."""
-        out = np.zeros(self.n_docs)
-        tools, values = self.rare_support(tokens, max_df, qv)
-        out[tools] = values
-        return out
-
-    def rare_support(self, tokens: Sequence[str], max_df: int,
-                     qv: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """A cheap estimate of :meth:`scores` from the query's rarer n-grams: (tools ascending, values > 0).
+    def rare_estimate(self, tokens: Sequence[str], max_df: int,
+                      qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """A cheap estimate of :meth:`scores` from the query's rarer n-grams: float64 per tool, 0 where none reaches it.
 
         Used to retrieve candidates in large catalogs: common n-grams have posting lists
         as long as the catalog and rank nothing on their own. Each token's share is
         taken once per tool (``1 + ln`` of its count there), so an n-gram found in two
-        different tokens of a tool counts twice: an estimate, never a score. Only the
-        tools it reaches are returned, so callers never scan the whole catalog for them.
+        different tokens of a tool counts twice: an estimate, never a score. The sums
+        come out dense over the catalog either way (a product or a ``bincount``), so the
+        estimate stays dense: callers mask it, with no list of reached tools to scatter.
         """
         ids, w = qv if qv is not None else self.query_vector(tokens)
         keep = self.df[ids] <= max_df
         if not keep.any():
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
+            return np.zeros(self.n_docs)
         ids, w = ids[keep], w[keep]
         starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
         at = ranges(starts, ends - starts)
@@ -492,15 +502,14 @@ class NgramIndex:
         utok = np.flatnonzero(per_token > 0)  # bool masks: nonzero on floats is several times slower
         if self.by_token is not None:  # the same products summed in the same order, in C
             sums = self.by_token[:, utok] @ per_token[utok]
-            tools = np.flatnonzero(sums > 0)
-            return tools, sums[tools] / self.norms[tools]
-        starts = self.token_ptr[utok]
-        lengths = self.token_ptr[utok + 1] - starts
-        at = ranges(starts, lengths)
-        weights = np.repeat(per_token[utok], lengths)
-        counts = self.token_counts[at]
-        repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
-        weights[repeated] *= _sublinear_small(counts[repeated])
-        sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
-        tools = np.flatnonzero(sums > 0)
-        return tools, sums[tools] / self.norms[tools]
+        else:
+            starts = self.token_ptr[utok]
+            lengths = self.token_ptr[utok + 1] - starts
+            at = ranges(starts, lengths)
+            weights = np.repeat(per_token[utok], lengths)
+            counts = self.token_counts[at]
+            repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
+            weights[repeated] *= _sublinear_small(counts[repeated])
+            sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
+        sums /= self.divisors  # 0 where no rare n-gram reaches a tool
+        return sums

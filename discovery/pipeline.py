@@ -19,8 +19,10 @@ import numpy as np
 
 from tooldisc.discovery.abstention import (
     abstain_reason,
+    content_cosines,
     content_ngram,
     model_reason,
+    needs_content,
     no_tool_probability,
 )
 from tooldisc.discovery.adaptive import choose_k
@@ -87,13 +89,10 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
 def _ngram_of(indices: np.ndarray, tokens: list[str], ix: Index) -> np.ndarray | None:
     """The n-gram cosine of the tools ranked whole (a dense vector read only through ``indices``).
 
-    With kept columns every tool costs a few column sums; a large catalog's factored index
-    computes only the ranked tools' rows (each row's bits do not depend on the others).
+    :meth:`~tooldisc.discovery.ngrams.NgramIndex.scores_of` chooses the layout.
     """
     if ix.ngram is None:
         return None
-    if ix.ngram.columns is not None or len(indices) == ix.size:
-        return ix.ngram.scores(tokens)
     ngram = np.zeros(ix.size, dtype=np.float32)
     ngram[indices] = ix.ngram.scores_of(tokens, indices)
     return ngram
@@ -127,10 +126,14 @@ def rank(ret: Retrieved, ix: Index) -> Ranked:
     signals = {"bm25": float(ret.lexical[ret.indices].max(initial=0.0))}
     if "history" in contributions:
         signals["history"] = float(contributions["history"].max(initial=0.0))
+    floor = (ix.abstention is None or not ix.abstention.decides) and ret.ngram is not None
+    # the content words' cosines, read once for the floor and the abstention model alike
+    content = content_cosines(ret, ix, ret.indices) if floor and needs_content(ret, ix, signals["bm25"]) else None
     if ix.abstention is not None:
-        signals["no_tool"] = no_tool_probability(ret, ix, signals["bm25"], _top_expansion(ret, ix, contributions))
-    if (ix.abstention is None or not ix.abstention.decides) and ret.ngram is not None:
-        signals["ngram"] = content_ngram(ret, ix, signals["bm25"])
+        signals["no_tool"] = no_tool_probability(ret, ix, signals["bm25"], _top_expansion(ret, ix, contributions),
+                                                 content)
+    if floor:
+        signals["ngram"] = content_ngram(ret, ix, signals["bm25"], content)
     if ix.embedding is not None and len(ret.indices):
         signals["embedding"] = float(ix.embedding.similarity(ret.authorized.request.query, ret.indices).max())
     return Ranked(ret, ret.indices[order], total[order], {k: v[order] for k, v in contributions.items()}, signals)

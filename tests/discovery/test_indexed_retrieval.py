@@ -69,7 +69,7 @@ def test_candidates_equal_the_dense_estimate_over_the_authorized_set(engine: Dis
         lexical = ix.lexical.scores(tokens)
         lex = lexical[authorized]
         half = top_positive(authorized, lex, N // 2)
-        rare = ix.ngram.scores_rare(tokens, max(2 * N, ix.size // 4))[authorized]
+        rare = ix.ngram.rare_estimate(tokens, max(2 * N, ix.size // 4))[authorized]
         top = float(lex.max(initial=0.0))
         lexn = lex / top if top > 0 else lex
         estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
