@@ -250,18 +250,18 @@ class SparkEngine:
         has_id = "event_id" in names
         cols = ", ".join(D.ident(c) for c in names)
         v1 = ", ".join(D.ident(c) for c in names if c != "event_id")
+        v1_cond = "schema_version = 1" if has_id else "schema_version IS NOT NULL"
+        key = f"CASE WHEN {v1_cond} THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END"
+        khash = f"CASE WHEN {v1_cond} THEN xxhash64('h', xxhash64({v1})) END"
         if has_id:
-            key = (f"CASE WHEN event_id IS NOT NULL THEN concat('i', event_id) "
-                   f"WHEN schema_version = 1 THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END")
-        else:
-            key = (f"CASE WHEN schema_version IS NOT NULL "
-                   f"THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END")
-        # Candidates are found by a 64-bit hash of the key: one hash aggregation over
-        # longs, not strings. A key whose hash collides with another's is a candidate
-        # that turns out single below (its group has one row), so the result is exact.
-        keyed = self._view(views, f"SELECT *, {key} AS __k, xxhash64({key}) AS __h "
-                                  f"FROM {attributed}")
-        repeated_hashes = (f"SELECT __h FROM {keyed} WHERE __k IS NOT NULL "
+            key = f"CASE WHEN event_id IS NOT NULL THEN concat('i', event_id) ELSE {key} END"
+            khash = f"CASE WHEN event_id IS NOT NULL THEN xxhash64('i', event_id) ELSE {khash} END"
+        # Candidates are found by a 64-bit hash of the key (NULL where there is none),
+        # computed from the id or the v1 row hash without building the key string: one
+        # hash aggregation over longs. A key whose hash collides with another's is a
+        # candidate that turns out single below (its group has one row): exact.
+        keyed = self._view(views, f"SELECT *, {key} AS __k, {khash} AS __h FROM {attributed}")
+        repeated_hashes = (f"SELECT __h FROM {keyed} WHERE __h IS NOT NULL "
                            "GROUP BY __h HAVING count(*) > 1")
         if self._collect(f"SELECT count(*) AS n FROM ({repeated_hashes})")[0]["n"] == 0:
             return attributed, Duplicates()  # the common case: one job, nothing cached

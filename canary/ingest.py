@@ -254,16 +254,101 @@ def _null_rows(schema: RowSchema, table: str, reason: str, path: str, with_raw: 
 
 def open_rows(con: Any, pattern: str, schema: RowSchema,
               on_file: Callable[[str], None] | None = None) -> list[SourceFile]:
-    """Attach every file matching ``pattern``; view ``rows_all`` unions them."""
+    """Attach every file matching ``pattern``; view ``rows_all`` unions them.
+
+    Each file is checked on its own (readable, required columns, named in any error),
+    but Parquet files whose schema columns have the same types are then read through
+    ONE ``read_parquet([...])`` scan: DuckDB holds buffers per scan, so a union of 100
+    per-file scans ran out of a 2 GB limit at 100M rows where one scan needs ~300 MB.
+    """
     files = expand(pattern)
-    sources = []
+    sources: list[SourceFile] = []
+    groups: dict[tuple[Any, ...], list[tuple[str, dict[str, str]]]] = {}
     for i, path in enumerate(files):
-        sources.append(attach(con, path, schema, i))
+        desc = _describe_parquet(con, path, schema) if file_format(path) == "parquet" else None
+        if desc is None:
+            sources.append(attach(con, path, schema, i))
+        else:
+            types, values = desc
+            groups.setdefault((tuple(types.items()), tuple(values)), []).append((path, values))
         if on_file:
             on_file(path)
+    for g, ((types_key, _), members) in enumerate(groups.items()):
+        if len(members) == 1:
+            sources.append(attach(con, members[0][0], schema, len(files) + g))
+        else:
+            sources.append(_attach_parquet_group(con, schema, dict(types_key), members, f"pq_{g}"))
     union = "\nUNION ALL BY NAME\n".join(f"SELECT * FROM {s.view}" for s in sources)
     con.execute(f"CREATE OR REPLACE TEMP VIEW rows_all AS {union}")
     return sources
+
+
+_FILE_COLUMN = "__tooldisc_file"
+
+
+def _describe_parquet(con: Any, path: str,
+                      schema: RowSchema) -> tuple[dict[str, str], dict[str, str]] | None:
+    """A Parquet file checked as :func:`attach` checks it (metadata only): its schema
+    columns' types as that file alone is read, and the raw value of each schema column
+    that only its hive folders supply. None: read it on its own (a hive key that is also
+    a column in the file, or a column hive supplies that DuckDB does not)."""
+    import duckdb
+
+    hive = hive_values(path)
+    lit = sql_literal(path)
+    try:
+        if not os.access(path, os.R_OK):
+            raise DataError("cannot be read (permission denied)", file=path)
+        types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "
+                                 f"read_parquet({lit}))").fetchall())
+        own = {r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM "
+                                          f"read_parquet({lit}, hive_partitioning = false))").fetchall()}
+    except duckdb.Error as exc:
+        first = " ".join(str(exc).split())[:300]
+        raise DataError(f"cannot be read as parquet: {first}", file=path) from exc
+    _check_columns(schema, path, list(types), hive)
+    types = _only(types, schema)
+    from_hive = {c: hive[c] for c in types if c not in own and c in hive}
+    if own & set(hive) or any(c not in own and c not in hive for c in types) \
+            or any(c in hive and c not in types for c in schema.names):
+        return None
+    return types, from_hive
+
+
+def _attach_parquet_group(con: Any, schema: RowSchema, types: dict[str, str],
+                          members: list[tuple[str, dict[str, str]]], view: str) -> SourceFile:
+    """Parquet files with the same schema-column types as one scan and one view.
+
+    Each row's file comes from the reader's file-name column. A schema column that hive
+    folders supply is that file's folder value cast to the type DuckDB gave it when
+    reading the file alone (the group shares the type), so the rows are typed and
+    judged exactly as one view per file would judge them.
+    """
+    import duckdb
+
+    paths = [p for p, _ in members]
+    cols = []
+    for c, t in types.items():
+        if c not in members[0][1]:
+            cols.append(ident(c))
+            continue
+        values = {h[c] for _, h in members}
+        if len(values) == 1:
+            cols.append(f"CAST({sql_literal(values.pop())} AS {t}) AS {ident(c)}")
+        else:
+            whens = " ".join(f"WHEN {sql_literal(p)} THEN {sql_literal(h[c])}" for p, h in members)
+            cols.append(f"CAST(CASE {ident(_FILE_COLUMN)} {whens} END AS {t}) AS {ident(c)}")
+    cols.append(ident(_FILE_COLUMN))
+    source = (f"(SELECT {', '.join(cols)} FROM read_parquet([{', '.join(map(sql_literal, paths))}], "
+              f"filename = {sql_literal(_FILE_COLUMN)}, hive_partitioning = false))")
+    body = typed_select(schema, source, types, file_column=_FILE_COLUMN)
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {body}")
+    except duckdb.Error as exc:
+        first = " ".join(str(exc).split())[:300]
+        raise DataError(f"cannot be read as parquet ({len(paths)} files of one schema): {first}",
+                        file=paths[0]) from exc
+    return SourceFile(path=paths[0], format="parquet", view=view)
 
 
 def _ensure_tables(con: Any, schema: RowSchema) -> None:

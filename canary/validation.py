@@ -73,6 +73,7 @@ def typed_select(
     extra_reason: str | None = None,
     with_raw: bool = False,
     dialect: Dialect = DUCKDB,
+    file_column: str | None = None,
 ) -> str:
     """SELECT over ``source`` giving typed schema columns, ``_reason`` and ``_file``.
 
@@ -80,6 +81,8 @@ def typed_select(
     from the source (hive partition values, as strings). ``extra_reason`` is an SQL
     expression evaluated first (e.g. an unparseable JSON line). ``with_raw`` adds
     ``_raw``: the raw text of the schema columns as JSON (never the source line).
+    ``file_column`` names a source column holding each row's file (one scan over many
+    files); without it ``_file`` is ``file_label``.
     Only schema columns are ever read, so nothing outside the schema enters a result.
     """
     d = dialect
@@ -124,9 +127,13 @@ def typed_select(
     cols = ", ".join(d.ident(c.name) for c in schema.columns)
     if extra_reason:
         inner.append(extra_reason)
+    file_out = sql_literal(file_label)
+    if file_column is not None:
+        inner.append(f"{d.ident(file_column)} AS __file")
+        file_out = "__file"
     body = (
         f"SELECT {cols},\n  CASE WHEN coalesce({any_bad}, TRUE) THEN CASE\n    {whens}\n  END END AS _reason, "
-        f"{sql_literal(file_label)} AS _file"
+        f"{file_out} AS _file"
         + ("".join(f", {d.ident('__raw_' + c.name)}" for c in schema.columns) if with_raw else "")
         + f"\nFROM (SELECT {', '.join(inner)} FROM {source})"
     )

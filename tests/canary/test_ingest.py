@@ -154,3 +154,42 @@ def test_parquet_uuid_typed_event_ids_still_read(tmp_path: Path) -> None:
     _, uuid = run_verdict(EVENT_SCHEMA, exp, events=str(tmp_path / "uuid.parquet"))
     assert text == uuid and text["quarantine"]["count"] == 0
     assert text["duplicates"]["v2_ids_repeated"] == 1_000
+
+
+def test_parquet_files_of_one_schema_read_as_one_scan_like_one_view_each(tmp_path: Path) -> None:
+    """Grouped Parquet reading (one scan per schema, for memory) yields exactly the rows,
+    reasons and files that one view per file yields: hive-supplied values cast as the
+    file alone is read, a hive key that is also a file column, and two schemas apart."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tooldisc.canary.ingest import attach, expand
+
+    synthesize(tmp_path / "base.parquet", 300, "corrupt_rows", percent=50, seed=3)
+    table = pq.read_table(tmp_path / "base.parquet")
+    no_pct = table.drop_columns(["percent"])
+    layout = {"percent=10/a.parquet": no_pct, "percent=10/b.parquet": no_pct,
+              "percent=12.5/c.parquet": no_pct, "percent=20/d.parquet": table,
+              "flat/e.parquet": table, "flat/f.parquet": table,
+              "flat/g.parquet": table.set_column(table.schema.get_field_index("bucket"), "bucket",
+                                                 table.column("bucket").cast(pa.int64()))}
+    for name, t in layout.items():
+        (tmp_path / "d" / name).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(t, tmp_path / "d" / name)
+    pattern = str(tmp_path / "d")
+    cols = "* EXCLUDE (_file), replace(_file, " + repr(str(tmp_path)) + ", '') AS f"
+
+    con = connect()
+    sources = open_rows(con, pattern, EVENT_SCHEMA)
+    # e+f and a+b one scan each; g (bucket int64) and c (percent=12.5: DOUBLE) alone; d on its
+    # own (hive key percent is also a column in the file)
+    assert [s.view for s in sources] == ["src_6", "pq_0", "src_8", "pq_2", "src_10"]
+    grouped = con.execute(f"SELECT {cols} FROM rows_all").fetchall()
+    ref = connect()
+    views = [attach(ref, p, EVENT_SCHEMA, i).view for i, p in enumerate(expand(pattern))]
+    ref.execute("CREATE TEMP VIEW each AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM {v}" for v in views))
+    each = ref.execute(f"SELECT {cols} FROM each").fetchall()
+    assert len(grouped) == len(each) == 7 * 300
+    key = repr
+    assert sorted(grouped, key=key) == sorted(each, key=key)
+    assert {r[-1] for r in grouped} == {"/d/" + n for n in layout}
