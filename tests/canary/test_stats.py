@@ -29,3 +29,22 @@ def test_independence_matches_scipy() -> None:
     ref = chi2_contingency(table, correction=False)
     assert ours.statistic == pytest.approx(ref.statistic)
     assert ours.p_value == pytest.approx(ref.pvalue)
+
+
+def test_chi2_sf_and_normal_match_scipy() -> None:
+    """The standard-library closed forms against scipy over the range gates and simulations use."""
+    from scipy.special import ndtri
+    from scipy.stats import chi2, norm
+
+    from tooldisc.canary.stats import chi2_sf, normal_quantile, normal_sf
+
+    for dof in (1, 2, 3, 4, 5, 9, 10, 31, 99, 100, 399):
+        for x in (0.0, 1e-9, 0.3, 1.0, 3.84, dof * 0.5, float(dof), dof + 7.0, 3.0 * dof, 60.0, 700.0, 5000.0):
+            ref = float(chi2.sf(x, dof))
+            assert chi2_sf(x, dof) == pytest.approx(ref, rel=1e-10, abs=1e-300), (dof, x)
+    for q in (1e-12, 0.001, 0.025, 0.05, 0.5, 0.8, 0.95, 0.975, 0.999, 1 - 1e-12):
+        assert normal_quantile(q) == pytest.approx(float(ndtri(q)), rel=1e-12)
+    for z in (-8.0, -1.96, 0.0, 0.5, 1.645, 3.0, 8.0, 20.0):
+        assert normal_sf(z) == pytest.approx(float(norm.sf(z)), rel=1e-12, abs=1e-300)
+    with pytest.raises(ValueError):
+        chi2_sf(1.0, 0)
