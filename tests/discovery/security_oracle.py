@@ -64,9 +64,6 @@ def oracle_allows(tool: Tool, ctx: Context, mutation: str) -> bool:
     return MATRIX[mutation][COLUMNS.index(tool.side_effect)]
 
 
-text = st.lists(st.integers(0, len(WORDS) - 1), max_size=6).map(lambda ix: " ".join(WORDS[i] for i in ix))
-
-
 def uniform_bits(n_bytes: int) -> st.SearchStrategy[int]:
     """An integer whose every bit is a fair coin: hypothesis draws ``st.integers`` mostly
     small, which would leave the high bits (roles, tenant, search...) almost always 0."""
@@ -203,7 +200,15 @@ SESSION_TOOLS = tuple(_session_tool(i) for i in range(36))
 
 # One turn: an integer decoded into forced names, calls and a search (cheap to draw and
 # shrink), and the request text.
-turns = st.lists(st.tuples(uniform_bits(6), text), min_size=1, max_size=3)
+def _turns(data: bytes) -> list[tuple[int, str]]:
+    """1–3 turns, each a 48-bit code (see :func:`decode_turn`) and a query of up to six words."""
+    r = _Bytes(data)
+    return [(int.from_bytes(bytes(r.byte() for _ in range(6)), "little"), " ".join(WORDS[w] for w in r.words(6)))
+            for _ in range(1 + r.count(2))]
+
+
+_TURN_BYTES = 2 + 3 * (6 + 1 + 6)
+turns = st.binary(min_size=_TURN_BYTES, max_size=_TURN_BYTES).map(_turns)
 
 
 def decode_turn(code: int, names: list[str]) -> tuple[frozenset[str], list[tuple[int, bool]], str | None]:
