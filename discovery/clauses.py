@@ -27,7 +27,7 @@ from tooldisc.discovery.stages import Authorized, Ranked
 from tooldisc.discovery.text import tokenize
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from tooldisc.discovery.index import Index
     from tooldisc.discovery.stages import Retrieved
@@ -103,6 +103,25 @@ def fuse(whole: Ranked, clause_ranks: list[Ranked], weight: float, depth: int) -
     return idx, val * (top / float(val.max()))
 
 
+def clause_rankings(ranked: Ranked, clauses: Sequence[str], ix: Index,
+                    retrieve: Callable[[Authorized, Index], Retrieved],
+                    rank: Callable[[Retrieved, Index], Ranked]) -> list[Ranked]:
+    """Each clause ranked by the same steps over the whole request's authorized set (no history)."""
+    auth = ranked.retrieved.authorized
+    req = auth.request
+    return [rank(retrieve(Authorized(replace(req, query=text, tokens=tuple(tokenize(text)), history=()),
+                                     auth.mutation, auth.indices), ix), ix)
+            for text in clauses]
+
+
+def fused_order(whole: Ranked, clause_ranks: list[Ranked], weight: float, depth: int,
+                ix: Index) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fuse`'s (indices, scores), best first; ties broken by tool name as everywhere."""
+    idx, val = fuse(whole, clause_ranks, weight, depth)
+    order = np.lexsort((ix.name_rank[idx], -val))
+    return idx[order], val[order]
+
+
 def rank_clauses(ranked: Ranked, ix: Index, retrieve: Callable[[Authorized, Index], Retrieved],
                  rank: Callable[[Retrieved, Index], Ranked]) -> Ranked:
     """The clauses step: ``ranked`` fused with each clause's ranking of the same authorized set.
@@ -118,13 +137,7 @@ def rank_clauses(ranked: Ranked, ix: Index, retrieve: Callable[[Authorized, Inde
     if len(clauses) < 2:
         return ranked
     depth = req.depth if req.depth is not None else len(auth.indices)
-    ranks = []
-    for text in clauses:
-        sub = replace(req, query=text, tokens=tuple(tokenize(text)), history=())
-        ranks.append(rank(retrieve(Authorized(sub, auth.mutation, auth.indices), ix), ix))
-    idx, val = fuse(ranked, ranks, cfg.weight, depth)
-    order = np.lexsort((ix.name_rank[idx], -val))
-    idx, val = idx[order], val[order]
+    idx, val = fused_order(ranked, clause_rankings(ranked, clauses, ix, retrieve, rank), cfg.weight, depth, ix)
     # Contributions stay the whole request's features, read at each tool's new place (0 where the
     # whole request did not rank it), plus the clause evidence, so the offer says why it moved.
     pos = np.full(ix.size, -1, dtype=np.int64)

@@ -20,7 +20,6 @@ therefore judged on the plain ranking and applied on top of whatever else is kep
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -43,16 +42,17 @@ def judge_clauses(engine: Any, examples: Sequence[Example], fold_of: np.ndarray,
 
     rng = np.random.default_rng(opts.seed + 2)
     sample = sorted(rng.choice(np.asarray(matched), size=min(opts.sample, len(matched)), replace=False).tolist())
-    values, folds = [], []
+    tops, relevant, folds = [], [], []
     for i in sample:
-        row = _values(engine, examples[i])
-        if row is not None:
-            values.append(row)
+        top = _tops(engine, examples[i])
+        if top is not None:
+            tops.append(top)
+            relevant.append(frozenset(n for n in examples[i].relevant if n in engine.index.security.name_to_idx))
             folds.append(int(fold_of[i]))
-    info: dict[str, Any] = {"requests": len(sample), "split": len(values)}
-    if len(values) < 2:
+    info: dict[str, Any] = {"requests": len(sample), "split": len(tops)}
+    if len(tops) < 2:
         return None, {**info, "kept": False}
-    v = np.array(values)
+    v = _ndcg(tops, relevant)
     f = np.array(folds)
     held = np.zeros(len(v))
     for fold in np.unique(f):
@@ -66,12 +66,11 @@ def judge_clauses(engine: Any, examples: Sequence[Example], fold_of: np.ndarray,
                                         "measure": "nDCG@10 of requests with several clauses"}
 
 
-def _values(engine: Any, example: Example) -> list[float] | None:
-    """nDCG@10 of one request at each of :data:`WEIGHTS`, or None when it has a single clause."""
-    from tooldisc.discovery.clauses import fuse, split_clauses
+def _tops(engine: Any, example: Example) -> list[list[str]] | None:
+    """The top :data:`DEPTH` tool names of one request at each of :data:`WEIGHTS`, or None
+    when it has a single clause (the same ranking at every weight)."""
+    from tooldisc.discovery.clauses import clause_rankings, fused_order, split_clauses
     from tooldisc.discovery.pipeline import authorize, rank, retrieve
-    from tooldisc.discovery.stages import Authorized
-    from tooldisc.discovery.text import tokenize
 
     ix = engine.index
     cfg = ix.config.clauses
@@ -82,24 +81,20 @@ def _values(engine: Any, example: Example) -> list[float] | None:
     whole = rank(retrieve(authorize(req, ix), ix), ix)
     if not len(whole.order):
         return None
-    auth = whole.retrieved.authorized
-    parts = [rank(retrieve(Authorized(replace(req, query=t, tokens=tuple(tokenize(t)), history=()),
-                                      auth.mutation, auth.indices), ix), ix) for t in texts]
-    relevant = {ix.security.name_to_idx[n] for n in example.relevant if n in ix.security.name_to_idx}
-    out = []
-    for w in WEIGHTS:
-        if w == 0.0:
-            order = whole.order
-        else:
-            idx, val = fuse(whole, parts, w, DEPTH)
-            order = idx[np.lexsort((ix.name_rank[idx], -val))]
-        out.append(_ndcg(order[:DEPTH].tolist(), relevant))
+    parts = clause_rankings(whole, texts, ix, retrieve, rank)
+    names = ix.security.names
+    return [[names[i] for i in (whole.order if w == 0.0 else fused_order(whole, parts, w, DEPTH, ix)[0])[:DEPTH]]
+            for w in WEIGHTS]
+
+
+def _ndcg(tops: list[list[str]], relevant: list[frozenset[str]]) -> np.ndarray:
+    """nDCG@:data:`DEPTH` (requests × weights) by :mod:`tooldisc.metrics` (every relevant tool primary);
+    a request none of whose tools is in the catalog scores 0 at every weight."""
+    from tooldisc.metrics import Judgment, compute
+
+    judgments = [Judgment(str(q), primary=r) for q, r in enumerate(relevant)]
+    out = np.zeros((len(tops), len(WEIGHTS)))
+    for w in range(len(WEIGHTS)):
+        for row in compute(f"nDCG@{DEPTH}", judgments, {str(q): top[w] for q, top in enumerate(tops)}):
+            out[int(row.qid), w] = row.value
     return out
-
-
-def _ndcg(top: list[int], relevant: set[int]) -> float:
-    if not relevant:
-        return 0.0
-    dcg = sum(1.0 / math.log2(p + 2) for p, i in enumerate(top) if i in relevant)
-    ideal = sum(1.0 / math.log2(p + 2) for p in range(min(len(relevant), DEPTH)))
-    return dcg / ideal
