@@ -220,9 +220,14 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
             body = f"{body}\nUNION ALL\n{bad}"
         con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {body}")
     except duckdb.Error as exc:
-        first = " ".join(str(exc).split())[:300]
-        raise DataError(f"cannot be read as {fmt}: {first}", file=path) from exc
+        raise _unreadable(exc, fmt, path) from exc
     return SourceFile(path=path, format=fmt, view=view)
+
+
+def _unreadable(exc: Exception, what: str, path: str) -> DataError:
+    """A DuckDB read error as one line naming the file (its first 300 characters, whitespace folded)."""
+    first = " ".join(str(exc).split())[:300]
+    return DataError(f"cannot be read as {what}: {first}", file=path)
 
 
 def _check_csv_header(path: str) -> None:
@@ -304,8 +309,7 @@ def _describe_parquet(con: Any, path: str,
         own = {r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM "
                                           f"read_parquet({lit}, hive_partitioning = false))").fetchall()}
     except duckdb.Error as exc:
-        first = " ".join(str(exc).split())[:300]
-        raise DataError(f"cannot be read as parquet: {first}", file=path) from exc
+        raise _unreadable(exc, "parquet", path) from exc
     _check_columns(schema, path, list(types), hive)
     types = _only(types, schema)
     from_hive = {c: hive[c] for c in types if c not in own and c in hive}
@@ -345,9 +349,7 @@ def _attach_parquet_group(con: Any, schema: RowSchema, types: dict[str, str],
     try:
         con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {body}")
     except duckdb.Error as exc:
-        first = " ".join(str(exc).split())[:300]
-        raise DataError(f"cannot be read as parquet ({len(paths)} files of one schema): {first}",
-                        file=paths[0]) from exc
+        raise _unreadable(exc, f"parquet ({len(paths)} files of one schema)", paths[0]) from exc
     return SourceFile(path=paths[0], format="parquet", view=view)
 
 
