@@ -109,15 +109,12 @@ def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few:
         return 0.0
     if all_words is not None and len(content_words) == len(tokens):
         return float(all_words[indices].max(initial=0.0))
+    pool = None
+    if few and all_words is not None and len(indices) > CONTENT_POOL:
+        pool = np.argpartition(-all_words[indices], CONTENT_POOL - 1)[:CONTENT_POOL]
+    if content is not None:  # each tool's cosine does not depend on the others read with it
+        return float((content if pool is None else content[pool]).max(initial=0.0))
     if few:
-        if all_words is not None and len(indices) > CONTENT_POOL:
-            pool = np.argpartition(-all_words[indices], CONTENT_POOL - 1)[:CONTENT_POOL]
-            if content is not None:  # each tool's cosine does not depend on the others read with it
-                return float(content[pool].max(initial=0.0))
-            indices = np.sort(indices[pool])
-        if content is not None:
-            return float(content.max(initial=0.0))
-        return float(ix.ngram.scores_subset(content_words, indices).max(initial=0.0))
-    if content is not None:
-        return float(content.max(initial=0.0))
+        return float(ix.ngram.scores_subset(content_words, indices if pool is None else np.sort(indices[pool]))
+                     .max(initial=0.0))
     return float(ix.ngram.scores_of(content_words, indices).max(initial=0.0))
