@@ -46,10 +46,14 @@ def ndcg(rows: Sequence[Rows], weights: np.ndarray) -> np.ndarray:
     pos_of = np.empty(len(order), dtype=np.int64)
     pos_of[order] = position
     dcg = np.bincount(owner[take], weights=y[take] * discount[pos_of[take]], minlength=len(rows))
-    best = np.lexsort((-y, owner))  # each request's gains, best first
-    rank = np.arange(len(best)) - start[owner[best]]
-    deep = rank < RANK_DEPTH
-    ideal = np.bincount(owner[best][deep], weights=y[best][deep] * discount[rank[deep]], minlength=len(rows))
+    # trec_eval's ideal: every relevant tool (gain 2), then every acceptable one (gain 1), cut at the depth;
+    # gains are DESIGN's grades, so counting them is enough (no second sort)
+    cum = np.concatenate([[0.0], np.cumsum(discount)])
+    n2 = np.minimum(np.bincount(owner, weights=(y == 2).astype(np.float64), minlength=len(rows)).astype(np.int64),
+                    RANK_DEPTH)
+    n21 = np.minimum(np.bincount(owner, weights=(y > 0).astype(np.float64), minlength=len(rows)).astype(np.int64),
+                     RANK_DEPTH)
+    ideal = 2.0 * cum[n2] + (cum[n21] - cum[n2])
     np.divide(dcg, ideal, out=out, where=ideal > 0)
     return out
 
