@@ -86,6 +86,8 @@ class Rows:
     history: bool  # an earlier turn matched a tool: abstention is ruled out
     no_tool: bool  # labelled: no tool fits
     tie: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # name order: the tie-break
+    # nDCG's graded gain per candidate (DESIGN §6): 2 relevant, 1 acceptable, 0 otherwise.
+    gain: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # How many logged requests this row stands for: matched requests are sampled (``sample``),
     # no-tool ones all kept, so a judge over both weighs rows back to the log's own mix.
     weight: float = 1.0
@@ -93,6 +95,8 @@ class Rows:
     def __post_init__(self) -> None:
         if len(self.tie) != len(self.names):
             self.tie = np.argsort(np.argsort(self.names.astype(str), kind="stable"))
+        if len(self.gain) != len(self.names):
+            self.gain = 2.0 * self.y
 
 
 @dataclass
@@ -236,14 +240,15 @@ def _cross_fit(engine: Any, examples: Sequence[Example], found: list[set[str]], 
         for i in sorted(j for j in chosen if fold_of[j] == f):
             e = examples[i]
             columns, names, x, offer, history = ranking_rows(
-                engine.index, e.query, e.history, opts.candidates, e.relevant, expansion=expansion,
-                affinity=affinity, temperatures=TEMPERATURES)
+                engine.index, e.query, e.history, opts.candidates, (*e.relevant, *e.acceptable),
+                expansion=expansion, affinity=affinity, temperatures=TEMPERATURES)
             if affinity is None and opts.expansions and opts.affinity:  # keep every fold's columns alike
                 columns = [*columns, *(f"affinity@{t:g}" for t in TEMPERATURES)]
                 x = np.hstack([x, np.zeros((len(x), len(TEMPERATURES)))])
             fit.columns = fit.columns or columns
             y = np.isin(names, np.asarray(e.relevant, dtype=object)) if e.relevant else np.zeros(len(names), bool)
-            fit.rows.append(Rows(f, i, names, x, y, offer, history, e.no_tool,
+            gain = 2.0 * y + (np.isin(names, np.asarray(e.acceptable, dtype=object)) & ~y if e.acceptable else 0.0)
+            fit.rows.append(Rows(f, i, names, x, y, offer, history, e.no_tool, gain=gain,
                                  weight=1.0 if e.no_tool else matched_weight))
             done += 1
             if progress is not None:

@@ -43,11 +43,13 @@ def judge_clauses(engine: Any, examples: Sequence[Example], fold_of: np.ndarray,
     rng = np.random.default_rng(opts.seed + 2)
     sample = sorted(rng.choice(np.asarray(matched), size=min(opts.sample, len(matched)), replace=False).tolist())
     tops, relevant, folds = [], [], []
+    known = engine.index.security.name_to_idx
     for i in sample:
         top = _tops(engine, examples[i])
         if top is not None:
             tops.append(top)
-            relevant.append(frozenset(n for n in examples[i].relevant if n in engine.index.security.name_to_idx))
+            relevant.append((frozenset(n for n in examples[i].relevant if n in known),
+                             frozenset(n for n in examples[i].acceptable if n in known)))
             folds.append(int(fold_of[i]))
     info: dict[str, Any] = {"requests": len(sample), "split": len(tops)}
     if len(tops) < 2:
@@ -87,12 +89,12 @@ def _tops(engine: Any, example: Example) -> list[list[str]] | None:
             for w in WEIGHTS]
 
 
-def _ndcg(tops: list[list[str]], relevant: list[frozenset[str]]) -> np.ndarray:
-    """nDCG@:data:`DEPTH` (requests × weights) by :mod:`tooldisc.metrics` (every relevant tool primary);
-    a request none of whose tools is in the catalog scores 0 at every weight."""
+def _ndcg(tops: list[list[str]], relevant: list[tuple[frozenset[str], frozenset[str]]]) -> np.ndarray:
+    """nDCG@:data:`DEPTH` (requests × weights) by :mod:`tooldisc.metrics` (relevant tools primary, acceptable
+    ones acceptable); a request none of whose tools is in the catalog scores 0 at every weight."""
     from tooldisc.metrics import Judgment, compute
 
-    judgments = [Judgment(str(q), primary=r) for q, r in enumerate(relevant)]
+    judgments = [Judgment(str(q), primary=p, acceptable=a) for q, (p, a) in enumerate(relevant)]
     out = np.zeros((len(tops), len(WEIGHTS)))
     for w in range(len(WEIGHTS)):
         for row in compute(f"nDCG@{DEPTH}", judgments, {str(q): top[w] for q, top in enumerate(tops)}):

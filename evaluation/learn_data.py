@@ -21,12 +21,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Example:
-    """One labelled request. ``intent`` is None unless the file labels it explicitly."""
+    """One labelled request. ``intent`` is None unless the file labels it explicitly.
+
+    ``acceptable`` are tools a gold set says are reasonable to offer too (not the one
+    that served the request): the judges grade them as nDCG does (DESIGN §6: primary 2,
+    acceptable 1), so a part is judged by the measure it will be measured by; nothing
+    is learned *for* them (expansions and phrase weights read ``relevant`` only).
+    """
 
     query: str
     relevant: tuple[str, ...]
     history: tuple[str, ...] = ()
     intent: str | None = None
+    acceptable: tuple[str, ...] = ()
 
     @property
     def no_tool(self) -> bool:
@@ -47,13 +54,14 @@ def load_examples(paths: Sequence[str | os.PathLike[str]], catalog: Catalog) -> 
         explicit = _explicit_intents(file) if EXTERNAL_NOTE in gold.notes else None
         for i, q in enumerate(gold.queries):
             relevant = () if q.no_match else tuple(q.primary_expected_tools)
-            for t in relevant:
+            acceptable = () if q.no_match else tuple(t for t in q.acceptable_tools if t not in relevant)
+            for t in (*relevant, *acceptable):
                 if t not in names:
                     raise DataError(f"query {q.id!r} names tool {t!r}, which the catalog does not have", file=file,
                                     where=f"queries[{i}]")
             intent = q.intent if explicit is None else explicit.get(q.id)
             history = tuple(c for r, c in q.history if r == "user")
-            out.append(Example(q.query, relevant, history, intent))
+            out.append(Example(q.query, relevant, history, intent, acceptable))
     return tuple(out)
 
 

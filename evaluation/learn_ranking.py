@@ -1,7 +1,7 @@
 """The ranking parts of ``tooldisc learn``, each judged on held-out folds: expansions, phrase weights, ranker.
 
-Every judge compares per-request nDCG@10 (binary gain, within the request's
-cross-fitted candidates) with the part against without it, fold by fold: whatever
+Every judge compares per-request nDCG@10 (graded as DESIGN §6: gain 2 for a relevant
+tool, 1 for an acceptable one; within the request's cross-fitted candidates) with the part against without it, fold by fold: whatever
 the part needs (a weight, a temperature, coefficients) is chosen on the other folds
 only. The comparison is the paired randomization test ``tooldisc compare`` uses; a
 part is kept when it wins at ``alpha``.
@@ -23,10 +23,11 @@ TEMPERATURES = (0.05, 0.1, 0.25)
 
 
 def ndcg(rows: Sequence[Rows], weights: np.ndarray) -> np.ndarray:
-    """Per-request nDCG@10 (binary gain) of ``x @ weights`` within each request's candidates.
+    """Per-request nDCG@10 (graded gain, ``Rows.gain``) of ``x @ weights`` within each request's candidates.
 
     Ties break by tool name, as in discovery; only positive scores are ranked. All
-    requests at once: one sort of every candidate by (request, −score, name).
+    requests at once: one sort of every candidate by (request, −score, name). The
+    ideal ranking is the candidates' gains sorted best first (trec_eval's).
     """
     out = np.zeros(len(rows))
     if not rows:
@@ -34,7 +35,7 @@ def ndcg(rows: Sequence[Rows], weights: np.ndarray) -> np.ndarray:
     sizes = np.array([len(r.y) for r in rows])
     owner = np.repeat(np.arange(len(rows)), sizes)
     s = np.concatenate([r.x for r in rows]) @ weights
-    y = np.concatenate([r.y for r in rows])
+    y = np.concatenate([r.gain for r in rows])
     tie = np.concatenate([r.tie for r in rows])
     order = np.lexsort((tie, -s, owner))
     start = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -45,8 +46,14 @@ def ndcg(rows: Sequence[Rows], weights: np.ndarray) -> np.ndarray:
     pos_of = np.empty(len(order), dtype=np.int64)
     pos_of[order] = position
     dcg = np.bincount(owner[take], weights=y[take] * discount[pos_of[take]], minlength=len(rows))
-    n_rel = np.bincount(owner, weights=y.astype(np.float64), minlength=len(rows)).astype(np.int64)
-    ideal = np.concatenate([[0.0], np.cumsum(discount)])[np.minimum(n_rel, RANK_DEPTH)]
+    # trec_eval's ideal: every relevant tool (gain 2), then every acceptable one (gain 1), cut at the depth;
+    # gains are DESIGN's grades, so counting them is enough (no second sort)
+    cum = np.concatenate([[0.0], np.cumsum(discount)])
+    n2 = np.minimum(np.bincount(owner, weights=(y == 2).astype(np.float64), minlength=len(rows)).astype(np.int64),
+                    RANK_DEPTH)
+    n21 = np.minimum(np.bincount(owner, weights=(y > 0).astype(np.float64), minlength=len(rows)).astype(np.int64),
+                     RANK_DEPTH)
+    ideal = 2.0 * cum[n2] + (cum[n21] - cum[n2])
     np.divide(dcg, ideal, out=out, where=ideal > 0)
     return out
 
@@ -99,19 +106,21 @@ def judge_added(rows: Sequence[Rows], columns: Sequence[str], base: Mapping[str,
 
 
 def _pairs(rows: Sequence[Rows], seed: int, per_positive: int = 20) -> tuple[np.ndarray, np.ndarray]:
-    """Feature differences (relevant − another candidate of the same request), both signs.
+    """Feature differences (a candidate − one of lower gain in the same request), both signs.
 
-    Each relevant tool is paired with at most ``per_positive`` other candidates, drawn
-    with ``seed``, so one long candidate list cannot outweigh the rest.
+    A relevant tool is paired against acceptable and other candidates, an acceptable
+    one against the others. Each is paired with at most ``per_positive`` candidates of
+    lower gain, drawn with ``seed``, so one long candidate list cannot outweigh the rest.
     """
     rng = np.random.default_rng(seed)
     diffs = []
     for r in rows:
-        neg = np.flatnonzero(~r.y)
-        if len(neg) > per_positive:
-            neg = rng.choice(neg, size=per_positive, replace=False)
-        for p in np.flatnonzero(r.y):
-            diffs.append(r.x[p] - r.x[neg])
+        for level in np.unique(r.gain[r.gain > 0])[::-1]:
+            neg = np.flatnonzero(r.gain < level)
+            if len(neg) > per_positive:
+                neg = rng.choice(neg, size=per_positive, replace=False)
+            for p in np.flatnonzero(r.gain == level):
+                diffs.append(r.x[p] - r.x[neg])
     d = np.concatenate(diffs) if diffs else np.zeros((0, rows[0].x.shape[1] if rows else 0))
     return np.concatenate([d, -d]), np.r_[np.ones(len(d)), np.zeros(len(d))]
 

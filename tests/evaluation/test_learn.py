@@ -140,7 +140,8 @@ def test_the_shipped_abstention_model_is_what_its_fitting_function_produces() ->
 
 
 def test_vectorised_ndcg_equals_the_per_request_definition() -> None:
-    """The held-out judge's nDCG@10 against a plain loop, ties (rounded scores) broken by name."""
+    """The held-out judge's nDCG@10 against a plain loop, ties (rounded scores) broken by name; graded as
+    DESIGN §6 (relevant 2, acceptable 1) for the rows that label acceptable tools, binary-equivalent otherwise."""
     import numpy as np
 
     from tooldisc.evaluation.learn import Rows
@@ -152,16 +153,23 @@ def test_vectorised_ndcg_equals_the_per_request_definition() -> None:
         n = int(rng.integers(1, 40))
         names = np.array([f"t{j:03d}" for j in rng.permutation(200)[:n]], dtype=object)
         x = np.round(rng.random((n, 3)) * (rng.random((n, 1)) > 0.3), 1)
-        rows.append(Rows(0, i, names, x, rng.random(n) < 0.1, np.zeros(6), False, False))
+        y = rng.random(n) < 0.1
+        if i % 2:
+            rows.append(Rows(0, i, names, x, y, np.zeros(6), False, False))
+        else:
+            gain = 2.0 * y + ((rng.random(n) < 0.2) & ~y)
+            rows.append(Rows(0, i, names, x, y, np.zeros(6), False, False, gain=gain))
     discount = 1 / np.log2(np.arange(2, 12))
     for w in (np.array([1.0, 0.5, 0.2]), np.array([0.0, 1.0, 1.0])):
         want = np.zeros(len(rows))
         for r, row in enumerate(rows):
-            if row.y.any():
+            if row.gain.any():
                 s = row.x @ w
                 o = np.lexsort((row.names, -s))
                 o = o[s[o] > 0][:10]
-                want[r] = (row.y[o] * discount[: len(o)]).sum() / discount[: min(int(row.y.sum()), 10)].sum()
+                ideal = np.sort(row.gain)[::-1][:10]
+                want[r] = (row.gain[o] * discount[: len(o)]).sum() / (ideal * discount[: len(ideal)]).sum()
+        assert any(row.gain.max() == 1 for row in rows)  # some requests have only acceptable tools
         np.testing.assert_allclose(ndcg(rows, w), want, atol=1e-12)
 
 
@@ -251,3 +259,38 @@ def test_multi_step_traffic_learns_a_clauses_weight() -> None:
                                  LearnOptions(sample=200, folds=3))
     assert info["split"] == 36 and info["kept"] and info["p"] < 0.05 and info["with"] > info["without"] + 0.03
     assert weight is not None and 0.0 < weight <= 1.0
+
+
+def test_examples_carry_acceptable_tools_and_an_unknown_one_is_bad_input(tmp_path) -> None:
+    """The judges grade acceptable tools as nDCG does, so learn must read them; a name the catalog lacks is refused."""
+    from tooldisc.errors import DataError
+    from tooldisc.evaluation.learn_data import load_examples
+
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"id": "a", "query": "unpaid bills", "relevant": ["list_invoices"],
+                                "acceptable": ["search_payments", "list_invoices"]}) + "\n"
+                    + json.dumps({"id": "b", "query": "tell me a joke", "relevant": []}) + "\n", encoding="utf-8")
+    examples = load_examples([path], _catalog())
+    assert [(e.relevant, e.acceptable) for e in examples] == [(("list_invoices",), ("search_payments",)), ((), ())]
+    path.write_text(json.dumps({"id": "a", "query": "unpaid bills", "relevant": ["list_invoices"],
+                                "acceptable": ["no_such_tool"]}) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="no_such_tool"):
+        load_examples([path], _catalog())
+
+
+def test_ranker_pairs_rank_relevant_over_acceptable_over_the_rest() -> None:
+    """Graded pairs (DESIGN §6 gains): relevant − acceptable, relevant − other, acceptable − other; never the reverse."""
+    import numpy as np
+
+    from tooldisc.evaluation.learn import Rows
+    from tooldisc.evaluation.learn_ranking import _pairs
+
+    names = np.array(["a", "b", "c"], dtype=object)
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    y = np.array([True, False, False])
+    graded = Rows(0, 0, names, x, y, np.zeros(6), False, False, gain=np.array([2.0, 1.0, 0.0]))
+    d, label = _pairs([graded], seed=0)
+    wins = {tuple(v) for v in d[label == 1]}
+    assert wins == {(1.0, -1.0), (1.0, 0.0), (0.0, 1.0)}  # a−b, a−c, b−c
+    d, label = _pairs([Rows(0, 0, names, x, y, np.zeros(6), False, False)], seed=0)
+    assert {tuple(v) for v in d[label == 1]} == {(1.0, -1.0), (1.0, 0.0)}  # binary: a against the rest
