@@ -177,13 +177,11 @@ def cut(ranked: Ranked, ix: Index) -> Offer:
         k, why = int(req.k), "fixed K"
         n = min(k, len(scores))
     names = ix.security.names
+    # the offered rows as Python floats in one conversion per column, not one numpy scalar per value
+    columns = {f: v[:n].tolist() for f, v in ranked.contributions.items()}
     candidates = tuple(
-        Candidate(
-            name=names[int(ranked.order[i])],
-            score=float(scores[i]),
-            features={f: float(v[i]) for f, v in ranked.contributions.items()},
-        )
-        for i in range(n)
+        Candidate(name=names[t], score=s, features={f: col[i] for f, col in columns.items()})
+        for i, (t, s) in enumerate(zip(ranked.order[:n].tolist(), scores[:n].tolist(), strict=True))
     )
     fits = 1.0 - ranked.signals["no_tool"] if "no_tool" in ranked.signals else None
     confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n, fits)
