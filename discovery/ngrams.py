@@ -504,15 +504,16 @@ class NgramIndex:
         share = np.repeat(w * self.idf[ids], ends - starts) * _sublinear_small(self.gram_counts[at])
         per_token = np.bincount(self.gram_tokens[at], weights=share, minlength=len(self.token_ptr) - 1)
         utok = np.flatnonzero(per_token > 0)  # bool masks: nonzero on floats is several times slower
-        # Σ over the reached tokens' postings in column order, as a CSC product would add them, but with
-        # no sliced matrix built per query (its copy and checks cost more than the sums themselves)
-        starts = self.token_ptr[utok]
-        lengths = self.token_ptr[utok + 1] - starts
-        at = ranges(starts, lengths)
-        weights = np.repeat(per_token[utok], lengths)
-        counts = self.token_counts[at]
-        repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
-        weights[repeated] *= _sublinear_small(counts[repeated])
-        sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
+        if self.by_token is not None:  # the same products summed in the same order, in C
+            sums = self.by_token[:, utok] @ per_token[utok]
+        else:
+            starts = self.token_ptr[utok]
+            lengths = self.token_ptr[utok + 1] - starts
+            at = ranges(starts, lengths)
+            weights = np.repeat(per_token[utok], lengths)
+            counts = self.token_counts[at]
+            repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
+            weights[repeated] *= _sublinear_small(counts[repeated])
+            sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
         sums /= self.divisors  # 0 where no rare n-gram reaches a tool
         return sums
