@@ -76,11 +76,12 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
         allowed = ix.authorized.mask(ctx, auth.mutation) if ix.authorized(ctx, auth.mutation) is auth.indices else None
         cand = index_candidates(auth.indices, tokens, lexical, ix, qv, auth.mutation, allowed)
         if len(cand):
-            ngram = None
+            ngram = shared = None
             if ix.ngram is not None:
                 ngram = np.zeros(ix.size, dtype=np.float32)
-                ngram[cand] = ix.ngram.scores_subset(tokens, cand, qv)
-            return Retrieved(auth, cand, lexical, ngram, "indexed", history)
+                shared = ix.ngram.shared_counts(cand, qv[0])
+                ngram[cand] = ix.ngram.cosines(shared, cand, qv[1])
+            return Retrieved(auth, cand, lexical, ngram, "indexed", history, ngram_counts=shared)
         problem = "empty"
     return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix), "full", history,
                      fallback_reason=problem)
