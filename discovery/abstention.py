@@ -58,7 +58,7 @@ def content_cosines(ret: Retrieved, ix: Index, indices: np.ndarray) -> np.ndarra
     if len(content) == len(tokens) and ret.ngram is not None:
         return ret.ngram[indices]
     if ret.method == "indexed":
-        return ix.ngram.scores_subset(content, indices)
+        return ix.ngram.scores_subset(content, indices, shared=ret.ngram_counts)
     return ix.ngram.scores_of(content, indices)
 
 
@@ -97,7 +97,8 @@ def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float, expansion_t
     )
 
     tokens = ret.authorized.request.tokens
-    content = content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed", ret.ngram, content_all)
+    content = content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed", ret.ngram, content_all,
+                                 ret.ngram_counts)
     x = offer_features(tokens, ix.lexical, best_bm25, content, expansion_top)
     model = ix.abstention.model
     columns = [ABSTENTION_FEATURES_ORDER.index(n) for n in model.features]

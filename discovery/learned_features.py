@@ -88,7 +88,8 @@ CONTENT_POOL = 20
 
 
 def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False,
-                       all_words: np.ndarray | None = None, content: np.ndarray | None = None) -> float:
+                       all_words: np.ndarray | None = None, content: np.ndarray | None = None,
+                       shared: Any = None) -> float:
     """Best n-gram cosine of the query's content words (stop words dropped) over ``indices``.
 
     ``few``: the indices are the candidates of indexed retrieval (a large catalog), whose
@@ -98,6 +99,8 @@ def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few:
     when no word is a stop word (the same query, no second pass).
     ``content``: the content words' cosine of each of ``indices``, already computed (the
     abstention floor's pass): the best is read from it, with the same pool.
+    ``shared``: the retrieve step's n-gram counts of the candidates (``Retrieved.ngram_counts``),
+    which the pool's content-word cosines are computed from instead of the index.
     """
     from tooldisc.discovery.fields import stopwords
 
@@ -115,6 +118,6 @@ def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few:
     if content is not None:  # each tool's cosine does not depend on the others read with it
         return float((content if pool is None else content[pool]).max(initial=0.0))
     if few:
-        return float(ix.ngram.scores_subset(content_words, indices if pool is None else np.sort(indices[pool]))
-                     .max(initial=0.0))
+        return float(ix.ngram.scores_subset(content_words, indices if pool is None else np.sort(indices[pool]),
+                                            shared=shared).max(initial=0.0))
     return float(ix.ngram.scores_of(content_words, indices).max(initial=0.0))

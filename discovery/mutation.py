@@ -83,7 +83,7 @@ class Narrowing:
         return {k: tuple(v) for k, v in out.items()}
 
     def _negates_clause(self, token: str) -> bool:
-        return token in self.negate_clause or any(token.startswith(p) for p in self.negate_prefixes)
+        return token in self.negate_clause or token.startswith(self.negate_prefixes)
 
     def kept_clauses(self, query: str) -> tuple[list[list[str]], bool]:
         """The clauses that still ask for something, as tokens, and whether anything was set aside."""
@@ -164,7 +164,9 @@ class MutationClassifier:
         object.__setattr__(self, "_single", single)
         object.__setattr__(self, "_multi", multi)
         object.__setattr__(self, "_stems", stems)
-        object.__setattr__(self, "_prefixes", tuple(prefixes))
+        # prefixes grouped by rank, best first: one ``startswith`` per class instead of one per prefix
+        object.__setattr__(self, "_prefixes", tuple(
+            (rank, tuple(p for p, r in prefixes if r == rank)) for rank in sorted({r for _, r in prefixes})))
 
     def _is_read_stem(self, token: str) -> bool:
         """``کمکم`` / ``نگاش``: a read verb's noun with a pronoun suffix is still a read."""
@@ -222,9 +224,12 @@ class MutationClassifier:
                 rank = self._leading.get(tok)  # type: ignore[attr-defined]
                 if rank is not None and rank < best and not (nxt and nxt[0] in self.not_imperative_after):
                     best = rank
-            for prefix, rank in self._prefixes:  # type: ignore[attr-defined]
-                if rank < best and tok.startswith(prefix):
+            for rank, group in self._prefixes:  # type: ignore[attr-defined]
+                if rank >= best:
+                    break
+                if tok.startswith(group):
                     best = rank
+                    break
             if tok in self.generic_write and i > 0 and not asks_how and self._write_rank < best:  # type: ignore[attr-defined]
                 prev = tokens[i - 1]
                 # Latin words are judged by the English lists, not by the Persian light verb.

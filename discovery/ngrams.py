@@ -272,6 +272,40 @@ def _sublinear_small(counts: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class SharedCounts:
+    """The n-gram counts some tools share with a query: what their exact cosines are computed from.
+
+    The retrieve step keeps them for its candidates, so the content words of the same request
+    (a subset of its n-grams) are scored over those tools without reading the index again.
+    ``row`` indexes :attr:`indices` (ascending), ``col`` the n-grams :attr:`ids` (ascending
+    within a row: the order the weights are summed in); ``count`` holds exact counts (float64).
+    """
+
+    indices: np.ndarray  # the tools counted
+    ids: np.ndarray  # the query's n-gram ids, sorted
+    row: np.ndarray
+    col: np.ndarray
+    count: np.ndarray
+
+    def narrowed(self, indices: np.ndarray, ids: np.ndarray) -> SharedCounts | None:
+        """The counts of the tools ``indices`` for the n-grams ``ids`` (sorted), renumbered as
+        :meth:`NgramIndex.shared_counts` numbers them; None unless both are among these
+        (``indices`` found in ascending :attr:`indices`, ``ids`` in :attr:`ids`)."""
+        rows = np.searchsorted(self.indices, indices)
+        cols = np.searchsorted(self.ids, ids)
+        if (len(rows) and (rows[-1] >= len(self.indices) or not np.array_equal(self.indices[rows], indices))) or (
+                len(cols) and (cols[-1] >= len(self.ids) or not np.array_equal(self.ids[cols], ids))):
+            return None
+        row_at = np.full(len(self.indices), -1, dtype=np.int64)
+        row_at[rows] = np.arange(len(rows))
+        col_at = np.full(len(self.ids), -1, dtype=np.int64)
+        col_at[cols] = np.arange(len(cols))
+        row, col = row_at[self.row], col_at[self.col]
+        keep = np.flatnonzero((row >= 0) & (col >= 0))
+        return SharedCounts(indices, ids, row[keep], col[keep], self.count[keep])
+
+
+@dataclass(frozen=True)
 class NgramIndex:
     """Token-factored n-gram TF-IDF (see the module docstring for the layout)."""
 
@@ -400,45 +434,61 @@ class NgramIndex:
         if not keys or not len(self.keys):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         wanted = np.array(keys, dtype=self.keys.dtype)
-        at = np.searchsorted(self.keys, wanted)
+        at = self.keys.searchsorted(wanted)
         at[at == len(self.keys)] = 0
         known = at[self.keys[at] == wanted]
         if not len(known):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        ids, tf = np.unique(known, return_counts=True)
+        known.sort()  # distinct ids and their counts, without np.unique's overhead on a few dozen values
+        edge = np.ones(len(known) + 1, dtype=bool)
+        np.not_equal(known[1:], known[:-1], out=edge[1:-1])
+        bounds = np.flatnonzero(edge)
+        ids, tf = known[bounds[:-1]], np.diff(bounds)
         w = (1.0 + np.log(tf.astype(np.float64))) * self.idf[ids]
         norm = np.sqrt((w * w).sum() + (total - len(known)) * self.idf_max ** 2)
         return ids.astype(np.int64), (w / norm if norm > 0 else w).astype(np.float32)
 
     def scores_subset(self, tokens: Sequence[str], indices: np.ndarray,
-                      qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+                      qv: tuple[np.ndarray, np.ndarray] | None = None,
+                      shared: SharedCounts | None = None) -> np.ndarray:
         """Exact cosine of the query with the tools ``indices`` (float32, in that order).
 
         The counts a tool shares with the query are summed from its tokens — only those
         tokens that hold one of the query's n-grams are expanded — and weights are
         computed exactly as the reference vectors are (float64, cast to float32) and
-        summed per tool in n-gram order.
+        summed per tool in n-gram order. ``shared``: counts this request already read for
+        more tools and n-grams (:meth:`shared_counts`), used when they cover these.
         """
         ids, w = qv if qv is not None else self.query_vector(tokens)
         indices = np.asarray(indices, dtype=np.int64)
-        out = np.zeros(len(indices), dtype=np.float32)
-        if not len(ids) or not len(indices):
-            return out
-        marked = np.zeros(len(self.token_ptr) - 1, dtype=bool)  # tokens holding a query n-gram
-        starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
-        marked[self.gram_tokens[ranges(starts, ends - starts)]] = True
-        slot_of = np.full(len(self.keys), -1, dtype=np.int32)  # n-gram id → its slot in the query
-        slot_of[ids] = np.arange(len(ids), dtype=np.int32)
-        idf_q = self.idf[ids]
-        for lo in range(0, len(indices), _BLOCK):
-            chunk = indices[lo:lo + _BLOCK]
-            found = self._counts(chunk, len(ids), marked, slot_of)
-            if found is None:
-                continue
-            row, col, c = found
-            weight = ((1.0 + np.log(c)) * idf_q[col] / self.norms[chunk[row]]).astype(np.float32)
-            out[lo:lo + len(chunk)] = np.bincount(row, weights=weight * w[col], minlength=len(chunk))
-        return out
+        counts = shared.narrowed(indices, ids) if shared is not None else None
+        return self.cosines(counts or self.shared_counts(indices, ids), indices, w)
+
+    def shared_counts(self, indices: np.ndarray, ids: np.ndarray) -> SharedCounts:
+        """The counts of the n-grams ``ids`` (a query's, sorted) in each of the tools ``indices``."""
+        indices = np.asarray(indices, dtype=np.int64)
+        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        if len(ids) and len(indices):
+            marked = np.zeros(len(self.token_ptr) - 1, dtype=bool)  # tokens holding a query n-gram
+            starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
+            marked[self.gram_tokens[ranges(starts, ends - starts)]] = True
+            slot_of = np.full(len(self.keys), -1, dtype=np.int32)  # n-gram id → its slot in the query
+            slot_of[ids] = np.arange(len(ids), dtype=np.int32)
+            for lo in range(0, len(indices), _BLOCK):
+                block = self._counts(indices[lo:lo + _BLOCK], len(ids), marked, slot_of)
+                if block is not None:
+                    found.append((block[0] + lo, block[1], block[2]))
+        if not found:
+            return SharedCounts(indices, ids, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+        row, col, count = (np.concatenate(part) for part in zip(*found, strict=True))
+        return SharedCounts(indices, ids, row, col, count)
+
+    def cosines(self, shared: SharedCounts, indices: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Exact cosine of each of ``indices`` (the tools ``shared`` counted) with query weights ``w``
+        over ``shared.ids``: per tool, float32 weights summed in float64 in n-gram order."""
+        row, col, c = shared.row, shared.col, shared.count
+        weight = ((1.0 + np.log(c)) * self.idf[shared.ids][col] / self.norms[indices[row]]).astype(np.float32)
+        return np.bincount(row, weights=weight * w[col], minlength=len(indices)).astype(np.float32)
 
     def _counts(self, chunk: np.ndarray, nq: int, marked: np.ndarray,
                 slot_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

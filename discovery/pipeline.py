@@ -76,11 +76,12 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
         allowed = ix.authorized.mask(ctx, auth.mutation) if ix.authorized(ctx, auth.mutation) is auth.indices else None
         cand = index_candidates(auth.indices, tokens, lexical, ix, qv, auth.mutation, allowed)
         if len(cand):
-            ngram = None
+            ngram = shared = None
             if ix.ngram is not None:
                 ngram = np.zeros(ix.size, dtype=np.float32)
-                ngram[cand] = ix.ngram.scores_subset(tokens, cand, qv)
-            return Retrieved(auth, cand, lexical, ngram, "indexed", history)
+                shared = ix.ngram.shared_counts(cand, qv[0])
+                ngram[cand] = ix.ngram.cosines(shared, cand, qv[1])
+            return Retrieved(auth, cand, lexical, ngram, "indexed", history, ngram_counts=shared)
         problem = "empty"
     return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix), "full", history,
                      fallback_reason=problem)
@@ -177,13 +178,11 @@ def cut(ranked: Ranked, ix: Index) -> Offer:
         k, why = int(req.k), "fixed K"
         n = min(k, len(scores))
     names = ix.security.names
+    # the offered rows as Python floats in one conversion per column, not one numpy scalar per value
+    columns = {f: v[:n].tolist() for f, v in ranked.contributions.items()}
     candidates = tuple(
-        Candidate(
-            name=names[int(ranked.order[i])],
-            score=float(scores[i]),
-            features={f: float(v[i]) for f, v in ranked.contributions.items()},
-        )
-        for i in range(n)
+        Candidate(name=names[t], score=s, features={f: col[i] for f, col in columns.items()})
+        for i, (t, s) in enumerate(zip(ranked.order[:n].tolist(), scores[:n].tolist(), strict=True))
     )
     fits = 1.0 - ranked.signals["no_tool"] if "no_tool" in ranked.signals else None
     confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n, fits)

@@ -11,6 +11,7 @@ pipeline that calls them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +46,9 @@ class Retrieved:
     method: str
     history: tuple[str, ...]
     fallback_reason: str | None = None  # why indexed retrieval was not used for a large set
+    # the candidates' counts of the query's n-grams (indexed retrieval; ngrams.SharedCounts), so the
+    # content words' cosines of the same request read them instead of the index
+    ngram_counts: Any = None
 
 
 @dataclass(frozen=True)

@@ -87,3 +87,21 @@ def test_stale_or_empty_index_falls_back_to_the_authorized_set(engine: Discovere
     assert offer.retrieval == "full" and offer.fallback_reason == "stale_index"
     authorized, retrieved, method = stale.candidates("show unpaid invoices")
     assert method == "full" and np.array_equal(retrieved, authorized)
+
+
+def test_content_words_read_the_candidates_counts_bit_for_bit(engine: Discoverer, queries: list[str]) -> None:
+    """The content words' cosines from the retrieve step's shared counts equal a fresh read of the index."""
+    from tooldisc.discovery.fields import stopwords
+    from tooldisc.discovery.pipeline import authorize, retrieve
+
+    ix, stop, read = engine.index, stopwords(), 0
+    for q in queries[:50]:
+        ret = retrieve(authorize(engine._request(q, None, None, ()), ix), ix)
+        content = [t for t in ret.authorized.request.tokens if t not in stop]
+        if ret.method != "indexed" or not content:
+            continue
+        for tools in (ret.indices, ret.indices[::3], ret.authorized.indices[:7]):  # the last: not all candidates
+            got = ix.ngram.scores_subset(content, tools, shared=ret.ngram_counts)
+            assert got.tobytes() == ix.ngram.scores_subset(content, tools).tobytes()
+        read += ret.ngram_counts.narrowed(ret.indices[::3], ix.ngram.query_vector(content)[0]) is not None
+    assert read >= 15
