@@ -103,6 +103,8 @@ def token_ids(texts: Sequence[str] | Sequence[tuple[str, ...]], table: RawTokens
     ``lower``/``translate``/``split`` instead of NFKC and a regex. Texts go through in
     chunks, so no Python object per piece or token occurrence outlives a chunk.
     """
+    if not any(texts):  # a field no tool fills (most fields of a small catalog): no tokens, no work
+        return np.zeros(0, dtype=np.int32), np.zeros(len(texts) + 1, dtype=np.int64)
     distinct = list(dict.fromkeys(texts))  # capability, domains, parameters: a few hundred texts
     text_codes = None
     if len(distinct) < len(texts):

@@ -161,8 +161,9 @@ def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex
             lexical.add(weights[name], ids, ptr, table)
         if ngram is not None and name in ngram_fields:
             ngram.add(ids, ptr)
+        if len(ids):  # an empty field freed nothing worth a trim
+            release_memory()
         del ids, ptr
-        release_memory()
     names = table.names() if ngram is not None else []
     del table
     grams = ngram.finish(names) if ngram is not None else None  # before the BM25F cells exist: lower peak
