@@ -27,7 +27,7 @@ import numpy as np
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import TextColumns, as_columns
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import gather_columns, ranges
+from tooldisc.discovery.sparse import gather_columns, ranges, stable_argsort
 
 ALL_FIELDS = ("name", "aliases", "keywords", "capability", "description", "examples")
 SHORT_FIELDS = ("name", "aliases", "keywords", "capability")
@@ -111,21 +111,21 @@ class NgramBuilder:
         tool_ptr, tool_tokens, tool_counts = _tool_tokens(fields, compact, self.n, len(used))
         del fields, compact
         # T by token: each token's tools, ascending (a stable sort of the tool-major cells)
-        by_tok = np.argsort(tool_tokens, kind="stable")
+        by_tok = stable_argsort(tool_tokens, len(used))  # radix passes: several times a stable timsort's speed
         token_ptr = _ptr(tool_tokens[by_tok], len(used))
         token_tools = np.repeat(np.arange(self.n, dtype=np.int32), np.diff(tool_ptr))[by_tok]
         token_counts = tool_counts[by_tok]
         del by_tok
-        release_memory()
+        release_memory(self.n)
         df, norms, whole = _df_and_norms(self.n, tool_ptr, tool_tokens, tool_counts, grams)
         idf = np.log((1.0 + self.n) / (1.0 + df.astype(np.float64))) + 1.0
         g_ptr, g_gram, g_count = grams.by_token
-        by_gram = np.argsort(g_gram, kind="stable")  # G by n-gram (CSC): each n-gram's tokens, ascending
+        by_gram = stable_argsort(g_gram, len(grams.keys))  # G by n-gram (CSC): each n-gram's tokens, ascending
         gram_ptr = _ptr(g_gram[by_gram], len(grams.keys))
         gram_tokens = np.repeat(np.arange(len(used), dtype=np.int32), np.diff(g_ptr))[by_gram]
         gram_counts = g_count[by_gram]
         del by_gram
-        release_memory()
+        release_memory(self.n)
         return NgramIndex(grams.keys, grams.alphabet, grams.bits, idf, df, norms, tool_ptr, tool_tokens,
                           tool_counts, token_ptr, token_tools, token_counts, gram_ptr, gram_tokens, gram_counts,
                           g_ptr, g_gram, g_count, self.n, self.lo, self.hi,
@@ -171,12 +171,13 @@ def _token_grams(tokens: list[str], lo: int, hi: int) -> _Grams:
     dtype: Any = np.int64 if bits * hi <= 63 else object
     keys, owner = _windows((codes + 1).astype(np.uint32), lengths, lo, hi, bits, dtype)
     del codes
-    vocab = np.unique(keys)
+    vocab, at = np.unique(keys, return_inverse=True)  # one sort (a search per window cost more)
+    del keys
     v = max(len(vocab), 1)
     cell = owner * v
     del owner
-    cell += np.searchsorted(vocab, keys)
-    del keys
+    cell += at.reshape(-1)
+    del at
     cell, count = np.unique(cell, return_counts=True)  # by token, then n-gram
     g_ptr = _ptr(cell // v, len(tokens))
     return _Grams(vocab, alphabet, bits, (g_ptr, (cell % v).astype(np.int32), _small(count)))
@@ -255,7 +256,7 @@ def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_co
             room -= c.data.nbytes + c.indices.nbytes
             kept[lo] = c
     c = None  # the last block, unless kept
-    release_memory()
+    release_memory(n)
     idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
     norms = np.zeros(n, dtype=np.float64)
     for lo, hi, c in blocks():
@@ -264,7 +265,7 @@ def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_co
         w *= w
         norms[lo:hi] = np.sqrt(np.bincount(np.repeat(np.arange(hi - lo), np.diff(c.indptr)), weights=w,
                                            minlength=hi - lo))
-    release_memory()
+    release_memory(n)
     return df.astype(np.int32), norms, whole
 
 
