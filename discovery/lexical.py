@@ -172,7 +172,7 @@ class LexicalBuilder:
         df_int = np.zeros(n_terms, dtype=np.int64)
         for lo, hi in blocks:
             df_int += (whole or term_cells(kept, lo, hi, n_terms, weights=False))[0]
-        release_memory()
+        release_memory(n)
         df = df_int.astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
@@ -190,6 +190,6 @@ class LexicalBuilder:
             weights[pos] = (idf[cell_term] * tfw / (k1 + tfw)).astype(np.float32)
             fill += counts
             del pos, cell_term, cell_doc, tfw
-            release_memory()  # each block's temporaries, before the next block's land beside them
-        release_memory()
+            release_memory(n)  # each block's temporaries, before the next block's land beside them
+        release_memory(n)
         return LexicalIndex(vocab, indptr, rows, weights, n, self.stem)
