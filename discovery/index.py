@@ -135,7 +135,7 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         order = sorted(range(len(catalog.tools)), key=security.names.__getitem__)
         name_rank = np.empty(len(order), dtype=np.int64)
         name_rank[order] = np.arange(len(order))
-    release_memory()
+    release_memory(len(catalog.tools))
     return Index(
         catalog=catalog, config=cfg, classifier=classifier or load_classifier(), security=security,
         authorized=AuthorizedSets(security), lexical=lexical, ngram=ngram, alias=alias, embedding=embedding,
@@ -162,13 +162,13 @@ def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex
         if ngram is not None and name in ngram_fields:
             ngram.add(ids, ptr)
         del ids, ptr
-        release_memory()
+        release_memory(n)
     names = table.names() if ngram is not None else []
     del table
     grams = ngram.finish(names) if ngram is not None else None  # before the BM25F cells exist: lower peak
     del names
     lex = lexical.finish()
-    release_memory()
+    release_memory(n)
     if grams is not None and not ngram.columns:  # large enough for indexed retrieval: its estimate's matrix
         grams = grams.with_token_matrix()  # last, once the build's temporaries are gone
     return lex, grams

@@ -112,6 +112,8 @@ class LexicalBuilder:
 
     def add(self, weight: float, ids: np.ndarray, ptr: np.ndarray, table: RawTokens) -> None:
         """One field at BM25F weight ``weight``: ``ids[ptr[t]:ptr[t+1]]`` are tool t's raw token ids."""
+        if not len(ids):  # an empty field adds no cell (and no term)
+            return
         n, b, vocab = self.n, self.b, self.vocab
         if len(table) > len(self.raw_term):
             self.raw_term = np.concatenate([self.raw_term, np.full(len(table) - len(self.raw_term), _UNSEEN, np.int32)])
@@ -165,10 +167,12 @@ class LexicalBuilder:
         # every block's cells until the column sizes are known: a second sort is cheaper
         # than 12 bytes per cell of peak memory.
         blocks = [(lo, min(lo + BLOCK_TOOLS, n)) for lo in range(0, n, BLOCK_TOOLS)]
+        # One block: both passes read the same cells (computed once, as the n-gram build does).
+        whole = term_cells(kept, 0, n, n_terms) if len(blocks) == 1 else None
         df_int = np.zeros(n_terms, dtype=np.int64)
         for lo, hi in blocks:
-            df_int += term_cells(kept, lo, hi, n_terms, weights=False)[0]
-        release_memory()
+            df_int += (whole or term_cells(kept, lo, hi, n_terms, weights=False))[0]
+        release_memory(n)
         df = df_int.astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
@@ -178,13 +182,14 @@ class LexicalBuilder:
         weights = np.empty(int(indptr[-1]), dtype=np.float32)
         fill = indptr[:-1].copy()
         for lo, hi in blocks:
-            counts, cell_doc, tfw = term_cells(kept, lo, hi, n_terms)
+            counts, cell_doc, tfw = whole or term_cells(kept, lo, hi, n_terms)
+            whole = None
             pos = ranges(fill, counts)
             cell_term = np.repeat(np.arange(n_terms, dtype=np.int32), counts)
             rows[pos] = cell_doc
             weights[pos] = (idf[cell_term] * tfw / (k1 + tfw)).astype(np.float32)
             fill += counts
             del pos, cell_term, cell_doc, tfw
-            release_memory()  # each block's temporaries, before the next block's land beside them
-        release_memory()
+            release_memory(n)  # each block's temporaries, before the next block's land beside them
+        release_memory(n)
         return LexicalIndex(vocab, indptr, rows, weights, n, self.stem)

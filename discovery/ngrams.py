@@ -27,13 +27,17 @@ import numpy as np
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import TextColumns, as_columns
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import gather_columns, ranges
+from tooldisc.discovery.sparse import gather_columns, ranges, stable_argsort
 
 ALL_FIELDS = ("name", "aliases", "keywords", "capability", "description", "examples")
 SHORT_FIELDS = ("name", "aliases", "keywords", "capability")
 
 _BLOCK = 8192  # tools per block when scoring many tools (bounds temporary memory)
 _NORM_BLOCK = 2048  # tools per block of C = T·G while building
+# Bytes of C's blocks kept from the first pass (document frequencies) for the second
+# (norms) instead of multiplied again: all of C at 10,000 tools (~25 MB), a fifth at
+# 100,000, where more would raise the build's peak.
+_KEEP_BYTES = 24 << 20
 
 
 
@@ -90,7 +94,8 @@ class NgramBuilder:
 
     def add(self, ids: np.ndarray, ptr: np.ndarray) -> None:
         """One field's raw token ids (``ids[ptr[t]:ptr[t+1]]`` belong to tool t)."""
-        self.fields.append((ids, ptr))
+        if len(ids):  # an empty field holds no n-gram
+            self.fields.append((ids, ptr))
 
     def finish(self, names: Sequence[str]) -> NgramIndex:
         """``names[i]`` is raw token id i's text."""
@@ -106,21 +111,21 @@ class NgramBuilder:
         tool_ptr, tool_tokens, tool_counts = _tool_tokens(fields, compact, self.n, len(used))
         del fields, compact
         # T by token: each token's tools, ascending (a stable sort of the tool-major cells)
-        by_tok = np.argsort(tool_tokens, kind="stable")
+        by_tok = stable_argsort(tool_tokens, len(used))  # radix passes: several times a stable timsort's speed
         token_ptr = _ptr(tool_tokens[by_tok], len(used))
         token_tools = np.repeat(np.arange(self.n, dtype=np.int32), np.diff(tool_ptr))[by_tok]
         token_counts = tool_counts[by_tok]
         del by_tok
-        release_memory()
+        release_memory(self.n)
         df, norms, whole = _df_and_norms(self.n, tool_ptr, tool_tokens, tool_counts, grams)
         idf = np.log((1.0 + self.n) / (1.0 + df.astype(np.float64))) + 1.0
         g_ptr, g_gram, g_count = grams.by_token
-        by_gram = np.argsort(g_gram, kind="stable")  # G by n-gram (CSC): each n-gram's tokens, ascending
+        by_gram = stable_argsort(g_gram, len(grams.keys))  # G by n-gram (CSC): each n-gram's tokens, ascending
         gram_ptr = _ptr(g_gram[by_gram], len(grams.keys))
         gram_tokens = np.repeat(np.arange(len(used), dtype=np.int32), np.diff(g_ptr))[by_gram]
         gram_counts = g_count[by_gram]
         del by_gram
-        release_memory()
+        release_memory(self.n)
         return NgramIndex(grams.keys, grams.alphabet, grams.bits, idf, df, norms, tool_ptr, tool_tokens,
                           tool_counts, token_ptr, token_tools, token_counts, gram_ptr, gram_tokens, gram_counts,
                           g_ptr, g_gram, g_count, self.n, self.lo, self.hi,
@@ -144,7 +149,7 @@ def _weight_columns(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: 
         whole = t @ g
     c = whole.tocsc()  # exact integer counts (float32 or float64 alike); each n-gram's tools ascending
     c.sort_indices()
-    weight = (_sublinear(c.data) * idf[np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))] / norms[c.indices])
+    weight = (_sublinear_counts(c.data) * idf[np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))] / norms[c.indices])
     return c.indptr.astype(np.int64), c.indices.astype(np.int32), weight.astype(np.float32)
 
 
@@ -166,12 +171,13 @@ def _token_grams(tokens: list[str], lo: int, hi: int) -> _Grams:
     dtype: Any = np.int64 if bits * hi <= 63 else object
     keys, owner = _windows((codes + 1).astype(np.uint32), lengths, lo, hi, bits, dtype)
     del codes
-    vocab = np.unique(keys)
+    vocab, at = np.unique(keys, return_inverse=True)  # one sort (a search per window cost more)
+    del keys
     v = max(len(vocab), 1)
     cell = owner * v
     del owner
-    cell += np.searchsorted(vocab, keys)
-    del keys
+    cell += at.reshape(-1)
+    del at
     cell, count = np.unique(cell, return_counts=True)  # by token, then n-gram
     g_ptr = _ptr(cell // v, len(tokens))
     return _Grams(vocab, alphabet, bits, (g_ptr, (cell % v).astype(np.int32), _small(count)))
@@ -233,25 +239,33 @@ def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_co
         return t @ g  # exact integer counts in float32
 
     whole = product(0, n) if n <= _NORM_BLOCK else None  # one block: both passes read the same product
+    kept: dict[int, Any] = {}  # blocks of the first pass the second reads again, within _KEEP_BYTES
 
     def blocks() -> Any:
         for lo in range(0, n, _NORM_BLOCK):
             hi = min(lo + _NORM_BLOCK, n)
-            yield lo, hi, whole if whole is not None else product(lo, hi)
+            c = whole if whole is not None else kept.pop(lo, None)
+            yield lo, hi, c if c is not None else product(lo, hi)
 
     df = np.zeros(v, dtype=np.int64)
-    for _, _, c in blocks():
+    room = _KEEP_BYTES
+    for lo, _, c in blocks():
         df += np.bincount(c.indices, minlength=v)
-    release_memory()
+        if whole is None and 5 * c.nnz <= room:  # int32 n-gram ids and (almost always) uint8 counts
+            c.data = _small(c.data.astype(np.int64))
+            room -= c.data.nbytes + c.indices.nbytes
+            kept[lo] = c
+    c = None  # the last block, unless kept
+    release_memory(n)
     idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
     norms = np.zeros(n, dtype=np.float64)
     for lo, hi, c in blocks():
-        w = _sublinear(c.data)
+        w = _sublinear_counts(c.data)
         w *= idf[c.indices]
         w *= w
         norms[lo:hi] = np.sqrt(np.bincount(np.repeat(np.arange(hi - lo), np.diff(c.indptr)), weights=w,
                                            minlength=hi - lo))
-    release_memory()
+    release_memory(n)
     return df.astype(np.int32), norms, whole
 
 
@@ -262,6 +276,19 @@ def _sublinear(counts: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=1)
 def _sublinear_table() -> np.ndarray:
     return _sublinear(np.arange(1, 256))
+
+
+def _sublinear_counts(counts: np.ndarray) -> np.ndarray:
+    """``1 + ln(count)`` of exact integer counts (any dtype), by table lookup while every count is below 256.
+
+    The cells of ``C = T·G`` are almost all 1: a gather from the 255 values beats a
+    logarithm per cell, and gives the same float64 bits (the table is the same function).
+    """
+    at = counts.astype(np.intp)
+    if not len(at) or int(at.max()) >= 256:
+        return _sublinear(counts)
+    at -= 1
+    return _sublinear_table().take(at)
 
 
 def _sublinear_small(counts: np.ndarray) -> np.ndarray:

@@ -274,6 +274,21 @@ def test_ngram_equals_reference(which: str) -> None:
         check_ngram(CATALOGS[which]().tools, 3, 5, fields, cached_ref_ngram(which, 3, 5, fields))
 
 
+def test_ngram_blocks_kept_or_recomputed_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Document frequencies and norms over many blocks of C, some kept from the first pass and some
+    multiplied again (a budget of a few blocks), equal the one-block build (checked against the
+    reference above) bit for bit."""
+    from tooldisc.discovery import ngrams
+
+    tools = shipped().tools
+    whole = NgramIndex.build(tools, 3, 5, ALL_FIELDS)
+    monkeypatch.setattr(ngrams, "_NORM_BLOCK", 16)
+    monkeypatch.setattr(ngrams, "_KEEP_BYTES", 40_000)  # a few of the 12 blocks
+    blocks = NgramIndex.build(tools, 3, 5, ALL_FIELDS)
+    np.testing.assert_array_equal(blocks.df, whole.df)
+    np.testing.assert_array_equal(blocks.norms.view(np.int64), whole.norms.view(np.int64))
+
+
 @pytest.mark.parametrize("which", sorted(CATALOGS))
 def test_ngram_scores_of_a_subset_equal_the_whole_and_the_matrix(which: str) -> None:
     """Exact cosines of a few tools equal those of all tools (factored or by kept columns), bit for bit, and the weights' product."""
