@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -175,8 +174,7 @@ class SparkEngine:
         body = typed_select(schema, source, types, {}, "", extra_reason=extra, dialect=SPARK)
         view = f"__tooldisc_rows_{n}"
         with reading(location.label):
-            # _file (one constant here) is not kept: every cached column costs per row
-            spark.sql(body).drop("_file").persist().createOrReplaceTempView(view)
+            spark.sql(body).persist().createOrReplaceTempView(view)
         return cls(spark, view, schema, location.label)
 
     def close(self) -> None:
@@ -208,14 +206,6 @@ class SparkEngine:
     # -- aggregation ------------------------------------------------------------------
 
     def aggregate(self, query: AggregateQuery) -> AggregateResult:
-        """The window's aggregates in one Spark query; a second (and two small cached
-        tables) only when some de-duplication key repeats.
-
-        The one query is a union of branches over the same rows — the cells, the value
-        counts behind the quantiles, and (``query.dedup``) how many key hashes repeat —
-        so Spark plans it once and runs the branches' stages side by side, as DuckDB's
-        one scan does; with no repeat (the usual case) its cells are the answer.
-        """
         conds = ["(experiment = :experiment OR experiment IS NULL OR experiment = '')"]
         args: dict[str, Any] = {"experiment": query.experiment}
         window = []
@@ -234,71 +224,75 @@ class SparkEngine:
                       args).createOrReplaceTempView(attributed)
         views = [attributed]
         try:
-            if not query.dedup:
-                return self._aggregate(query, attributed)[0]
-            key, khash = _key_sql(query)
-            keyed = self._view(views, f"SELECT *, {key} AS __k, {khash} AS __h FROM {attributed}")
-            # Candidates are found by a 64-bit hash of the key (NULL where there is none),
-            # computed from the id or the v1 row hash without building the key string: one
-            # hash aggregation over longs. A key whose hash collides with another's is a
-            # candidate that turns out single below (its group has one row): exact.
-            repeated = (f"SELECT __h FROM {keyed} WHERE __h IS NOT NULL "
-                        "GROUP BY __h HAVING count(*) > 1")
-            result, extra = self._aggregate(
-                query, attributed, {"repeats": f"SELECT count(*) AS __repeats FROM ({repeated})"})
-            if not extra["repeats"][0]["__repeats"]:
-                return result
-            source, stats = self._deduplicated(query, keyed, repeated, views)
-            result, extra = self._aggregate(query, source, {"dups": stats})
-            s = extra["dups"][0]
-            return replace(result, duplicates=Duplicates(
-                rows_removed=int(s["__dup"] - s["__kept"]), v1_rows_removed=int(s["__v1_removed"]),
-                v2_ids_repeated=int(s["__repeated"]), v2_ids_conflicting=int(s["__conflicting"])))
+            source, dups = self._deduplicated(query, attributed, views)
+            return self._aggregate(query, source, dups)
         finally:
             for v in reversed(views):
                 self._sql(f"UNCACHE TABLE IF EXISTS {v}")
                 self.spark.catalog.dropTempView(v)
 
-    def _deduplicated(self, query: AggregateQuery, keyed: str, repeated: str,
-                      views: list[str]) -> tuple[str, str]:
-        """Rows with duplicates resolved, exactly as the engine contract says, and the
-        SELECT of the de-duplication counts (one row, read with the aggregates).
+    def _deduplicated(self, query: AggregateQuery, attributed: str,
+                      views: list[str]) -> tuple[str, Duplicates]:
+        """Rows with duplicates resolved, exactly as the engine contract says.
 
         A row's key is its ``event_id``, or for a v1 row a 64-bit hash of all its columns
         (as DuckDB's ``hash``; rows that collide stay apart, because only rows identical
-        in every column and reason are merged). The repeated key hashes are cached (few),
-        then each distinct content behind them with its multiplicity and its key's count
-        of distinct contents (few rows); those are resolved inside the aggregation, and
-        every other row streams through: two small cached tables, then one query.
+        in every column and reason are merged). Keys seen more than once are found with
+        one hash aggregation (over a 64-bit hash of the key; see below); the few rows
+        behind them are cached, counted in one query, and resolved inside the
+        aggregation; every other row streams through. Without repeats this is one job.
         Rows identical in every column share a key, so per-key distinct contents are
         the global ones.
         """
-        cols = ", ".join(D.ident(c) for c in query.schema.names)
-        dup_keys = self._view(views, repeated, cache=True)
+        if not query.dedup:
+            return attributed, Duplicates()
+        names = query.schema.names
+        has_id = "event_id" in names
+        cols = ", ".join(D.ident(c) for c in names)
+        v1 = ", ".join(D.ident(c) for c in names if c != "event_id")
+        v1_cond = "schema_version = 1" if has_id else "schema_version IS NOT NULL"
+        key = f"CASE WHEN {v1_cond} THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END"
+        khash = f"CASE WHEN {v1_cond} THEN xxhash64('h', xxhash64({v1})) END"
+        if has_id:
+            key = f"CASE WHEN event_id IS NOT NULL THEN concat('i', event_id) ELSE {key} END"
+            khash = f"CASE WHEN event_id IS NOT NULL THEN xxhash64('i', event_id) ELSE {khash} END"
+        # Candidates are found by a 64-bit hash of the key (NULL where there is none),
+        # computed from the id or the v1 row hash without building the key string: one
+        # hash aggregation over longs. A key whose hash collides with another's is a
+        # candidate that turns out single below (its group has one row): exact.
+        keyed = self._view(views, f"SELECT *, {key} AS __k, {khash} AS __h FROM {attributed}")
+        repeated_hashes = (f"SELECT __h FROM {keyed} WHERE __h IS NOT NULL "
+                           "GROUP BY __h HAVING count(*) > 1")
+        if self._collect(f"SELECT count(*) AS n FROM ({repeated_hashes})")[0]["n"] == 0:
+            return attributed, Duplicates()  # the common case: one job, nothing cached
+        dup_keys = self._view(views, repeated_hashes, cache=True)
         flagged = self._view(views, (
             f"SELECT r.*, r.__k IS NOT NULL AND d.__h IS NOT NULL AS __dup FROM {keyed} r "
             f"LEFT JOIN {dup_keys} d ON r.__h = d.__h"))
-        # Each distinct content behind a repeated key, with its multiplicity and the
-        # number of distinct contents of its key (few rows), computed once.
-        groups = (f"SELECT {cols}, _reason, __k, count(*) AS __n FROM {flagged} WHERE __dup "
-                  f"GROUP BY {cols}, _reason, __k")
-        per_key = self._view(views, (
-            f"SELECT {cols}, _reason, __k, __n, substr(__k, 1, 1) = 'i' AS __v2, "
-            f"count(*) OVER (PARTITION BY __k) AS __dc FROM ({groups})"), cache=True)
-        stats = f"""
-            SELECT coalesce(sum(n), 0) AS __dup, coalesce(sum(IF(v2, 1, dc)), 0) AS __kept,
-                   coalesce(sum(IF(v2, 0, n - dc)), 0) AS __v1_removed,
-                   count_if(v2 AND n > 1) AS __repeated, count_if(v2 AND dc > 1) AS __conflicting
+        # Each distinct content behind a repeated key, with its multiplicity (few rows).
+        groups = self._view(views, (
+            f"SELECT {cols}, _reason, __k, count(*) AS __n FROM {flagged} WHERE __dup "
+            f"GROUP BY {cols}, _reason, __k"), cache=True)
+        per_key = (f"SELECT {cols}, _reason, __k, __n, substr(__k, 1, 1) = 'i' AS __v2, "
+                   f"count(*) OVER (PARTITION BY __k) AS __dc FROM {groups}")
+        stats = self._collect(f"""
+            SELECT coalesce(sum(n), 0) AS dup, coalesce(sum(IF(v2, 1, dc)), 0) AS kept,
+                   coalesce(sum(IF(v2, 0, n - dc)), 0) AS v1_removed,
+                   count_if(v2 AND n > 1) AS repeated, count_if(v2 AND dc > 1) AS conflicting
             FROM (SELECT __k, first(__v2) AS v2, first(__dc) AS dc, sum(__n) AS n
-                  FROM {per_key} GROUP BY __k)"""
-        resolved = (
-            f"SELECT {cols}, _reason FROM {per_key} WHERE NOT (__v2 AND __dc > 1) "
+                  FROM ({per_key}) GROUP BY __k)""")[0]
+        resolved = self._view(views, (
+            f"WITH g AS ({per_key}) "
+            f"SELECT {cols}, _reason FROM g WHERE NOT (__v2 AND __dc > 1) "
             f"UNION ALL SELECT {D.conflict_row(query.schema.columns, query.experiment, 'first(event_id) AS event_id')}, "
             f"{D.literal(CONFLICT_REASON)} AS _reason "
-            f"FROM {per_key} WHERE __v2 AND __dc > 1 GROUP BY __k")
+            f"FROM g WHERE __v2 AND __dc > 1 GROUP BY __k"), cache=True)
         source = self._view(views, (f"SELECT {cols}, _reason FROM {flagged} WHERE NOT __dup "
-                                    f"UNION ALL SELECT * FROM ({resolved})"))
-        return source, stats
+                                    f"UNION ALL SELECT * FROM {resolved}"))
+        return source, Duplicates(rows_removed=int(stats["dup"] - stats["kept"]),
+                                  v1_rows_removed=int(stats["v1_removed"]),
+                                  v2_ids_repeated=int(stats["repeated"]),
+                                  v2_ids_conflicting=int(stats["conflicting"]))
 
     def _view(self, views: list[str], sql: str, cache: bool = False) -> str:
         """A temp view of ``sql`` (dropped after the query); ``cache``: small, reused,
@@ -356,21 +350,13 @@ class SparkEngine:
             return _micros_to_datetime(v)
         return v
 
-    def _aggregate(self, query: AggregateQuery, source: str, extra: Mapping[str, str] | None = None
-                   ) -> tuple[AggregateResult, dict[str, list[Any]]]:
-        """Cells, quarantine and quantiles over ``source`` — and the rows of each
-        ``extra`` SELECT (by name) — from ONE Spark query."""
+    def _aggregate(self, query: AggregateQuery, source: str, dups: Duplicates) -> AggregateResult:
         measures = (*query.measures, *query.quarantine_measures)
         keys = (*query.group_by, *query.segments)
         sel = [f"{self._measure_sql(m)} AS {D.ident('m_' + m.name)}" for m in measures]
         group = ", ".join(["_reason", *(D.ident(k) for k in keys)])
         key_cols = "".join(f"{D.ident(k)}, " for k in keys)
-        branches = {"cells": f"SELECT {key_cols}_reason, {', '.join(sel)} FROM {source} GROUP BY {group}"}
-        if query.quantile is not None:
-            branches["quantiles"] = D.order_statistics(query, source)
-        branches.update(extra or {})
-        found = self._union(branches)
-        rows = found.pop("cells")
+        rows = self._collect(f"SELECT {key_cols}_reason, {', '.join(sel)} FROM {source} GROUP BY {group}")
         cells: list[tuple[tuple[str | None, ...], dict[str, Any]]] = []
         reasons: dict[str, int] = {}
         quarantine_rows: list[dict[str, Any]] = []
@@ -387,58 +373,28 @@ class SparkEngine:
             groups.add(key[:len(query.group_by)])
         cells.sort(key=lambda kv: _sort_key(kv[0]))
         quantiles: dict[tuple[str | None, ...], tuple[float | None, ...]] = {}
-        if query.quantile is not None:
-            levels = _order_statistics(query, found.pop("quantiles"))
+        if query.quantile is not None and groups:
+            found = self._quantiles(query, source)
             for g in groups:
-                quantiles[g] = levels.get(g, ())
-        result = AggregateResult(
+                quantiles[g] = found.get(g, ())
+        return AggregateResult(
             cells=tuple(cells),
             quantiles=dict(sorted(quantiles.items(), key=lambda kv: _sort_key(kv[0]))),
             quarantine_reasons=dict(sorted(reasons.items())),
-            quarantine_values=total(query.quarantine_measures, quarantine_rows))
-        return result, found
+            quarantine_values=total(query.quarantine_measures, quarantine_rows),
+            duplicates=dups)
 
-    def _union(self, branches: Mapping[str, str]) -> dict[str, list[Any]]:
-        """The rows of each named SELECT, from one query: a union of the branches (each
-        tagged, columns matched by name, a column a branch lacks NULL), collected once."""
-        from functools import reduce
-
-        names = list(branches)
-        frames = [self._sql(f"SELECT {i} AS __branch, * FROM ({sql})")
-                  for i, sql in enumerate(branches.values())]
-        union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
-        out: dict[str, list[Any]] = {name: [] for name in names}
-        with reading(self.label):
-            for row in union.collect():
-                out[names[row["__branch"]]].append(row)
-        return out
-
-
-def _order_statistics(query: AggregateQuery, rows: list[Any]) -> dict[tuple[str | None, ...],
-                                                                       tuple[float | None, ...]]:
-    """Nearest-rank order statistics per group (:meth:`Dialect.order_statistics` rows)."""
-    q = query.quantile
-    assert q is not None
-    by_group: dict[tuple[str | None, ...], dict[int, float]] = {}
-    for row in rows:
-        key = tuple(None if row[k] is None else str(row[k]) for k in query.group_by)
-        by_group.setdefault(key, {})[int(row["__lv"])] = float(row["__v"])
-    return {key: tuple(found.get(lv) for lv in q.levels) for key, found in by_group.items()}
-
-
-def _key_sql(query: AggregateQuery) -> tuple[str, str]:
-    """A row's de-duplication key (engine contract §2) as text, and a 64-bit hash of it
-    computed without building the text; both NULL for a row without a key."""
-    names = query.schema.names
-    has_id = "event_id" in names
-    v1 = ", ".join(D.ident(c) for c in names if c != "event_id")
-    v1_cond = "schema_version = 1" if has_id else "schema_version IS NOT NULL"
-    key = f"CASE WHEN {v1_cond} THEN concat('h', CAST(xxhash64({v1}) AS STRING)) END"
-    khash = f"CASE WHEN {v1_cond} THEN xxhash64('h', xxhash64({v1})) END"
-    if has_id:
-        key = f"CASE WHEN event_id IS NOT NULL THEN concat('i', event_id) ELSE {key} END"
-        khash = f"CASE WHEN event_id IS NOT NULL THEN xxhash64('i', event_id) ELSE {khash} END"
-    return key, khash
+    def _quantiles(self, query: AggregateQuery, source: str) -> dict[tuple[str | None, ...],
+                                                                     tuple[float | None, ...]]:
+        """Nearest-rank order statistics per group (:meth:`Dialect.order_statistics`)."""
+        q = query.quantile
+        assert q is not None
+        rows = self._collect(D.order_statistics(query, source))
+        by_group: dict[tuple[str | None, ...], dict[int, float]] = {}
+        for row in rows:
+            key = tuple(None if row[k] is None else str(row[k]) for k in query.group_by)
+            by_group.setdefault(key, {})[int(row["__lv"])] = float(row["__v"])
+        return {key: tuple(found.get(lv) for lv in q.levels) for key, found in by_group.items()}
 
 
 def _sort_key(key: tuple[str | None, ...]) -> tuple[str, ...]:
