@@ -27,7 +27,7 @@ from tooldisc.canary.engine import (
     exact_value,
 )
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
-from tooldisc.canary.ingest import DUP_FLAG
+from tooldisc.canary.ingest import DUP_FLAG, candidate_keys
 from tooldisc.canary.sql import DUCKDB, sql_literal
 from tooldisc.errors import DataError, UsageError
 
@@ -145,9 +145,6 @@ class DuckDBEngine:
         finally:
             self.con.execute("DROP TABLE IF EXISTS __dedup_rows")
 
-    def _candidate_keys(self, query: AggregateQuery) -> tuple[tuple[str, str], ...]:
-        return candidate_keys(query.schema)
-
     def _deduplicated(self, query: AggregateQuery, attributed: str,
                       params: list[Any], flagged: bool = False) -> tuple[str, Duplicates]:
         """The attributed rows with duplicates resolved (see the engine contract).
@@ -166,7 +163,7 @@ class DuckDBEngine:
         names = query.schema.names
         has_id = "event_id" in names
         cols = ", ".join(D.ident(c) for c in names)
-        v1_cond, v1_hash = self._candidate_keys(query)[-1]
+        v1_cond, v1_hash = candidate_keys(query.schema)[-1]
         parts: list[str] = []
         if flagged:
             parts.append(DUP_FLAG)
@@ -296,7 +293,7 @@ class DuckDBEngine:
             # carries two 64-bit hashes instead of the 36-character ids (and, for the v1
             # key, every column); a row without that key has a NULL hash.
             hashed = [f"CASE WHEN {cond} THEN {key} END AS __k{i}"
-                      for i, (cond, key) in enumerate(self._candidate_keys(query))]
+                      for i, (cond, key) in enumerate(candidate_keys(query.schema))]
             source = f"(SELECT *, {', '.join(hashed)} FROM {source})"
             for i in range(len(hashed)):
                 # rows beyond the first per key hash: 0 means no key repeats
@@ -340,20 +337,6 @@ class DuckDBEngine:
                                  quarantine_values=total(query.quarantine_measures, quarantine_rows),
                                  duplicates=dups)
         return result, candidates, unflagged
-
-
-def candidate_keys(schema: RowSchema) -> tuple[tuple[str, str], ...]:
-    """(condition, key) of each de-duplication key: a hash of the id (v2), and a hash
-    of every other schema column (v1 rows). Equal keys have equal hashes, so no
-    repeated hash means no duplicate; a repeated hash is only a candidate."""
-    names = schema.names
-    has_id = "event_id" in names
-    v1_cond = "event_id IS NULL AND schema_version = 1" if has_id else "schema_version IS NOT NULL"
-    v1_hash = f"hash({', '.join(D.ident(c) for c in names if c != 'event_id')})"
-    keys = [(v1_cond, v1_hash)]
-    if has_id:
-        keys.insert(0, ("event_id IS NOT NULL", "hash(event_id)"))
-    return tuple(keys)
 
 
 def _quantile_sql(query: AggregateQuery) -> str:

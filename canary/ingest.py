@@ -32,6 +32,21 @@ from tooldisc.errors import DataError
 
 DUP_FLAG = "_dup"  # see mark_duplicates
 
+
+def candidate_keys(schema: RowSchema) -> tuple[tuple[str, str], ...]:
+    """(condition, key) of each de-duplication key: a hash of the id (v2), and a hash
+    of every other schema column (v1 rows). Equal keys have equal hashes, so no
+    repeated hash means no duplicate; a repeated hash is only a candidate."""
+    names = schema.names
+    has_id = "event_id" in names
+    v1_cond = "event_id IS NULL AND schema_version = 1" if has_id else "schema_version IS NOT NULL"
+    v1_hash = f"hash({', '.join(DUCKDB.ident(c) for c in names if c != 'event_id')})"
+    keys = [(v1_cond, v1_hash)]
+    if has_id:
+        keys.insert(0, ("event_id IS NOT NULL", "hash(event_id)"))
+    return tuple(keys)
+
+
 FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
@@ -155,8 +170,12 @@ def _check_columns(schema: RowSchema, path: str, present: Sequence[str], hive: d
         raise DataError(f"lacks required columns: {', '.join(missing)}", file=path)
 
 
-def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = False) -> SourceFile:
-    """Attach one file as view ``src_<idx>``: typed schema columns, ``_reason``, ``_file``."""
+def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = False,
+           parquet_types: dict[str, str] | None = None) -> SourceFile:
+    """Attach one file as view ``src_<idx>``: typed schema columns, ``_reason``, ``_file``.
+
+    ``parquet_types``: the schema columns' types of a Parquet file that
+    :func:`_describe_parquet` has already read and checked (its metadata is not read twice)."""
     import duckdb
 
     fmt = file_format(path)
@@ -168,8 +187,10 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
             raise DataError("cannot be read (permission denied)", file=path)
         if fmt == "parquet":
             source = f"read_parquet({lit})"
-            types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {source})").fetchall())
-            _check_columns(schema, path, list(types), hive)
+            types = parquet_types
+            if types is None:
+                types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {source})").fetchall())
+                _check_columns(schema, path, list(types), hive)
             body = typed_select(schema, source, _only(types, schema), hive, path, with_raw=with_raw)
         elif fmt == "csv":
             _check_csv_header(path)
@@ -270,17 +291,20 @@ def open_rows(con: Any, pattern: str, schema: RowSchema,
     sources: list[SourceFile] = []
     groups: dict[tuple[Any, ...], list[tuple[str, dict[str, str]]]] = {}
     for i, path in enumerate(files):
-        desc = _describe_parquet(con, path, schema) if file_format(path) == "parquet" else None
-        if desc is None:
+        if file_format(path) != "parquet":
             sources.append(attach(con, path, schema, i))
         else:
-            types, values = desc
-            groups.setdefault((tuple(types.items()), tuple(values)), []).append((path, values))
+            types, values = _describe_parquet(con, path, schema)
+            if values is None:  # read on its own, with the types just described
+                sources.append(attach(con, path, schema, i, parquet_types=types))
+            else:
+                groups.setdefault((tuple(types.items()), tuple(values)), []).append((path, values))
         if on_file:
             on_file(path)
     for g, ((types_key, _), members) in enumerate(groups.items()):
         if len(members) == 1:
-            sources.append(attach(con, members[0][0], schema, len(files) + g))
+            sources.append(attach(con, members[0][0], schema, len(files) + g,
+                                  parquet_types=dict(types_key)))
         else:
             sources.append(_attach_parquet_group(con, schema, dict(types_key), members, f"pq_{g}"))
     union = "\nUNION ALL BY NAME\n".join(f"SELECT * FROM {s.view}" for s in sources)
@@ -292,11 +316,11 @@ _FILE_COLUMN = "__tooldisc_file"
 
 
 def _describe_parquet(con: Any, path: str,
-                      schema: RowSchema) -> tuple[dict[str, str], dict[str, str]] | None:
+                      schema: RowSchema) -> tuple[dict[str, str], dict[str, str] | None]:
     """A Parquet file checked as :func:`attach` checks it (metadata only): its schema
     columns' types as that file alone is read, and the raw value of each schema column
-    that only its hive folders supply. None: read it on its own (a hive key that is also
-    a column in the file, or a column hive supplies that DuckDB does not)."""
+    that only its hive folders supply — None instead: read it on its own (a hive key that
+    is also a column in the file, or a column hive supplies that DuckDB does not)."""
     import duckdb
 
     hive = hive_values(path)
@@ -315,7 +339,7 @@ def _describe_parquet(con: Any, path: str,
     from_hive = {c: hive[c] for c in types if c not in own and c in hive}
     if own & set(hive) or any(c not in own and c not in hive for c in types) \
             or any(c in hive and c not in types for c in schema.names):
-        return None
+        return types, None
     return types, from_hive
 
 
@@ -385,8 +409,6 @@ def mark_duplicates(con: Any, schema: RowSchema) -> None:
     Only this package's ingest sets flags, inside the transaction that adds the rows.
     The flags are facts about the rows, not hashes, so they survive a DuckDB upgrade.
     """
-    from tooldisc.canary.engine_duckdb import candidate_keys
-
     key = "CASE " + " ".join(f"WHEN {c} THEN {k}" for c, k in candidate_keys(schema)) + " END"
     tables = (schema.table, f"{schema.table}_quarantine")
     keys = " UNION ALL ".join(f"SELECT {key} AS __k, {DUP_FLAG} IS NULL AS __new FROM {t}"

@@ -179,11 +179,26 @@ def test_parquet_files_of_one_schema_read_as_one_scan_like_one_view_each(tmp_pat
     pattern = str(tmp_path / "d")
     cols = "* EXCLUDE (_file), replace(_file, " + repr(str(tmp_path)) + ", '') AS f"
 
+    class Recorded:
+        """The connection, recording each statement."""
+
+        def __init__(self, con: object) -> None:
+            self.con, self.sql = con, []
+
+        def execute(self, sql: str, *args: object) -> object:
+            self.sql.append(sql)
+            return self.con.execute(sql, *args)
+
     con = connect()
-    sources = open_rows(con, pattern, EVENT_SCHEMA)
+    recorded = Recorded(con)
+    sources = open_rows(recorded, pattern, EVENT_SCHEMA)
     # e+f and a+b one scan each; g (bucket int64) and c (percent=12.5: DOUBLE) alone; d on its
     # own (hive key percent is also a column in the file)
     assert [s.view for s in sources] == ["src_6", "pq_0", "src_8", "pq_2", "src_10"]
+    # each file's metadata is described once, also for the files read alone
+    for path in expand(pattern):
+        needle = f"DESCRIBE SELECT * FROM read_parquet('{path}'))"
+        assert sum(needle in sql for sql in recorded.sql) == 1, path
     grouped = con.execute(f"SELECT {cols} FROM rows_all").fetchall()
     ref = connect()
     views = [attach(ref, p, EVENT_SCHEMA, i).view for i, p in enumerate(expand(pattern))]

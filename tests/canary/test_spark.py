@@ -26,8 +26,8 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_.é漢ی '\\\"😀"
 
 def _random_ids(n: int, seed: int) -> list[tuple[str, str]]:
     rng = random.Random(seed)
-    return [("".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 12))),
-             "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 16)))) for _ in range(n)]
+    return [("".join(rng.choices(ALPHABET, k=rng.randint(1, 12))),
+             "".join(rng.choices(ALPHABET, k=rng.randint(1, 16)))) for _ in range(n)]
 
 
 @pytest.fixture(scope="module")
