@@ -279,23 +279,17 @@ def _sublinear_table() -> np.ndarray:
 
 
 def _sublinear_counts(counts: np.ndarray) -> np.ndarray:
-    """``1 + ln(count)`` of exact integer counts (any dtype), by table lookup while every count is below 256.
+    """``1 + ln(count)`` of exact positive integer counts (any dtype), by table lookup while every count is below 256.
 
-    The cells of ``C = T·G`` are almost all 1: a gather from the 255 values beats a
-    logarithm per cell, and gives the same float64 bits (the table is the same function).
+    Counts are almost all 1: a gather from the 255 values beats a logarithm per cell,
+    and gives the same float64 bits (the table is the same function). uint8 counts are
+    below 256 by their type, so they skip the check.
     """
     at = counts.astype(np.intp)
-    if not len(at) or int(at.max()) >= 256:
+    if counts.dtype != np.uint8 and (not len(at) or int(at.max()) >= 256):
         return _sublinear(counts)
     at -= 1
     return _sublinear_table().take(at)
-
-
-def _sublinear_small(counts: np.ndarray) -> np.ndarray:
-    """``1 + ln(count)`` by table lookup for uint8 counts (almost always 1)."""
-    if counts.dtype == np.uint8:
-        return _sublinear_table()[counts.astype(np.intp) - 1]
-    return _sublinear(counts)
 
 
 @dataclass(frozen=True)
@@ -574,7 +568,7 @@ class NgramIndex:
         ids, w = ids[keep], w[keep]
         starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
         at = ranges(starts, ends - starts)
-        share = np.repeat(w * self.idf[ids], ends - starts) * _sublinear_small(self.gram_counts[at])
+        share = np.repeat(w * self.idf[ids], ends - starts) * _sublinear_counts(self.gram_counts[at])
         per_token = np.bincount(self.gram_tokens[at], weights=share, minlength=len(self.token_ptr) - 1)
         utok = np.flatnonzero(per_token > 0)  # bool masks: nonzero on floats is several times slower
         if self.by_token is not None:  # the same products summed in the same order, in C
@@ -586,7 +580,7 @@ class NgramIndex:
             weights = np.repeat(per_token[utok], lengths)
             counts = self.token_counts[at]
             repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
-            weights[repeated] *= _sublinear_small(counts[repeated])
+            weights[repeated] *= _sublinear_counts(counts[repeated])
             sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
         sums /= self.divisors  # 0 where no rare n-gram reaches a tool
         return sums
