@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tooldisc.discovery.fields import stopwords
-
 if TYPE_CHECKING:
     from tooldisc.discovery.config import AbstainSection
     from tooldisc.discovery.index import Index
@@ -44,22 +42,13 @@ def content_cosines(ret: Retrieved, ix: Index, indices: np.ndarray) -> np.ndarra
     """N-gram cosine of the query's content words (stop words dropped) with each of ``indices`` (retrieved tools).
 
     One pass serves both the floor (:func:`content_ngram`) and the abstention model's
-    feature. A query without stop words is its content: the ranking feature's cosines
-    are those, bit for bit. A few candidates of indexed retrieval: their rows are cheaper
-    than the n-gram columns.
+    feature (:func:`~tooldisc.discovery.learned_features.content_word_cosines` over what
+    retrieval already holds).
     """
-    if ix.ngram is None or not len(indices):
-        return np.zeros(len(indices), dtype=np.float32)
-    stop = stopwords()
-    tokens = ret.authorized.request.tokens
-    content = [t for t in tokens if t not in stop]
-    if not content:
-        return np.zeros(len(indices), dtype=np.float32)
-    if len(content) == len(tokens) and ret.ngram is not None:
-        return ret.ngram[indices]
-    if ret.method == "indexed":
-        return ix.ngram.scores_subset(content, indices, shared=ret.ngram_counts)
-    return ix.ngram.scores_of(content, indices)
+    from tooldisc.discovery.learned_features import content_word_cosines
+
+    return content_word_cosines(ix, ret.authorized.request.tokens, indices, ret.method == "indexed", ret.ngram,
+                                ret.ngram_counts)
 
 
 def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | None:

@@ -87,37 +87,59 @@ def ranking_feature_names(ix: Any, expansion: bool, affinity: bool = False) -> l
 CONTENT_POOL = 20
 
 
+def content_words(tokens: Sequence[str]) -> list[str]:
+    """The query's tokens minus stop words: what says which tool, not how it is asked."""
+    from tooldisc.discovery.fields import stopwords
+
+    stop = stopwords()
+    return [t for t in tokens if t not in stop]
+
+
+def content_word_cosines(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False,
+                         all_words: np.ndarray | None = None, shared: Any = None) -> np.ndarray:
+    """N-gram cosine of the query's content words with each of ``indices`` (float32).
+
+    ``all_words``: the n-gram cosine of every tool for all the query's words, which these
+    are, bit for bit, when no word is a stop word. ``few``: the indices are candidates of
+    indexed retrieval, whose rows are cheaper than the n-gram columns; ``shared``: the
+    retrieve step's n-gram counts of them (``Retrieved.ngram_counts``), read instead of
+    the index when they cover these tools.
+    """
+    if ix.ngram is None or not len(indices):
+        return np.zeros(len(indices), dtype=np.float32)
+    words = content_words(tokens)
+    if not words:
+        return np.zeros(len(indices), dtype=np.float32)
+    if all_words is not None and len(words) == len(tokens):
+        return all_words[indices]
+    if few:
+        return ix.ngram.scores_subset(words, indices, shared=shared)
+    return ix.ngram.scores_of(words, indices)
+
+
 def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False,
                        all_words: np.ndarray | None = None, content: np.ndarray | None = None,
                        shared: Any = None) -> float:
     """Best n-gram cosine of the query's content words (stop words dropped) over ``indices``.
 
-    ``few``: the indices are the candidates of indexed retrieval (a large catalog), whose
-    rows are cheaper to read than the n-gram columns; then only the ``CONTENT_POOL`` best
-    by ``all_words`` are read, which keeps this second n-gram pass a fifth of the first.
-    ``all_words``: the n-gram cosine of every tool for all the query's words, reused
-    when no word is a stop word (the same query, no second pass).
-    ``content``: the content words' cosine of each of ``indices``, already computed (the
+    Arguments as :func:`content_word_cosines`; with ``few`` only the ``CONTENT_POOL``
+    best by ``all_words`` are read, which keeps this second n-gram pass a fifth of the
+    first. ``content``: :func:`content_word_cosines` of ``indices``, already computed (the
     abstention floor's pass): the best is read from it, with the same pool.
-    ``shared``: the retrieve step's n-gram counts of the candidates (``Retrieved.ngram_counts``),
-    which the pool's content-word cosines are computed from instead of the index.
     """
-    from tooldisc.discovery.fields import stopwords
-
     if ix.ngram is None or not len(indices):
         return 0.0
-    stop = stopwords()
-    content_words = [t for t in tokens if t not in stop]
-    if not content_words:
+    words = content_words(tokens)
+    if not words:
         return 0.0
-    if all_words is not None and len(content_words) == len(tokens):
+    if all_words is not None and len(words) == len(tokens):
         return float(all_words[indices].max(initial=0.0))
     pool = None
     if few and all_words is not None and len(indices) > CONTENT_POOL:
         pool = np.argpartition(-all_words[indices], CONTENT_POOL - 1)[:CONTENT_POOL]
-    if content is not None:  # each tool's cosine does not depend on the others read with it
-        return float((content if pool is None else content[pool]).max(initial=0.0))
-    if few:
-        return float(ix.ngram.scores_subset(content_words, indices if pool is None else np.sort(indices[pool]),
-                                            shared=shared).max(initial=0.0))
-    return float(ix.ngram.scores_of(content_words, indices).max(initial=0.0))
+    if content is None:
+        content = content_word_cosines(ix, tokens, indices if pool is None else np.sort(indices[pool]), few,
+                                       all_words, shared)
+    elif pool is not None:  # each tool's cosine does not depend on the others read with it
+        content = content[pool]
+    return float(content.max(initial=0.0))
