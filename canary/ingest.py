@@ -183,8 +183,7 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
     lit = sql_literal(path)
     view = f"src_{idx}"
     try:
-        if not os.access(path, os.R_OK):
-            raise DataError("cannot be read (permission denied)", file=path)
+        require_readable(path)
         if fmt == "parquet":
             source = f"read_parquet({lit})"
             types = parquet_types
@@ -243,6 +242,12 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
     except duckdb.Error as exc:
         raise _unreadable(exc, fmt, path) from exc
     return SourceFile(path=path, format=fmt, view=view)
+
+
+def require_readable(path: str) -> None:
+    """A file this process may not read is bad input naming it (before any engine tries and fails obscurely)."""
+    if not os.access(path, os.R_OK):
+        raise DataError("cannot be read (permission denied)", file=path)
 
 
 def _unreadable(exc: Exception, what: str, path: str) -> DataError:
@@ -326,8 +331,7 @@ def _describe_parquet(con: Any, path: str,
     hive = hive_values(path)
     lit = sql_literal(path)
     try:
-        if not os.access(path, os.R_OK):
-            raise DataError("cannot be read (permission denied)", file=path)
+        require_readable(path)
         types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "
                                  f"read_parquet({lit}))").fetchall())
         own = {r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooldisc.canary.ingest import FORMATS
+from tooldisc.canary.ingest import FORMATS, require_readable
 from tooldisc.errors import DataError, UsageError
 
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -85,9 +85,8 @@ def locate(path: str | None, table: str | None, fmt: str | None = None) -> Locat
     files = _local_files(path)
     if not files:
         raise DataError("no file matches (or it cannot be read)", file=path)
-    unreadable = [f for f in files if not os.access(f, os.R_OK)]
-    if unreadable:
-        raise DataError("cannot be read (permission denied)", file=unreadable[0])
+    for f in files:
+        require_readable(f)
     if fmt is None:
         kinds = {_suffix_format(f) for f in files} - {None}
         if len(kinds) != 1:
