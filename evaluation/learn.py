@@ -132,6 +132,7 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
     from concurrent.futures import ThreadPoolExecutor
 
     from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.discovery.text import tokenize
     from tooldisc.evaluation.phrases import phrases
 
     matched = [i for i, e in enumerate(examples) if not e.no_tool]
@@ -145,20 +146,21 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
         perm = rng.permutation(len(group))
         fold_of[np.asarray(group, dtype=np.int64)[perm]] = np.arange(len(group)) % opts.folds
     found = [phrases(examples[i].query) if opts.expansions else set() for i in range(len(examples))]
+    said = [tuple(tokenize(e.query)) for e in examples] if opts.expansions else []  # tokenized once for every fold
     report: dict[str, Any] = {
         "requests": len(examples), "matched": len(matched), "no_tool": len(no_tool),
         "folds": opts.folds, "seed": opts.seed, "alpha": opts.alpha,
     }
     svm = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldisc-learn-svm")
     try:
-        folds = _fold_phrases(engine, examples, found, fold_of, matched, opts, svm)
+        folds = _fold_phrases(engine, examples, found, said, fold_of, matched, opts, svm)
         clauses = None
         if opts.clauses:  # needs no fold's fit: done while the first fits run
             from tooldisc.evaluation.learn_clauses import judge_clauses
 
             clauses, clauses_info = judge_clauses(engine, examples, fold_of, matched, opts)
         fit = _cross_fit(engine, examples, folds, fold_of, matched, no_tool, opts, progress)
-        expansions, weights, use = _ranking_parts(fit, engine, examples, found, matched, opts, report, svm)
+        expansions, weights, use = _ranking_parts(fit, engine, examples, found, said, matched, opts, report, svm)
         ranker = None
         if opts.ranker:
             from tooldisc.evaluation.learn_ranking import judge_ranker
@@ -189,7 +191,7 @@ def _feature(column: str) -> str:
 
 
 def _ranking_parts(fit: _Fit, engine: Any, examples: Sequence[Example], found: list[set[str]],
-                   matched: list[int], opts: LearnOptions, report: dict[str, Any], svm: Executor
+                   said: list[tuple[str, ...]], matched: list[int], opts: LearnOptions, report: dict[str, Any], svm: Executor
                    ) -> tuple[Callable[[], Expansions | None], dict[str, float], list[str]]:
     """Judge expansions, then phrase weights on top; the kept ones with their weights.
 
@@ -206,7 +208,7 @@ def _ranking_parts(fit: _Fit, engine: Any, examples: Sequence[Example], found: l
     if not opts.expansions:
         return lambda: None, weights, use
     keep, _, w_exp, info = judge_added(fit.rows, fit.columns, weights, ["expansion"], opts)
-    phrases = _shared(examples, found, matched, opts)
+    phrases = _shared(examples, found, said, matched, opts)
     info.update({"tools_with_expansions": len(phrases), "phrases": sum(len(p) for p in phrases.values()),
                  "min_requests": opts.min_requests, "max_phrases": opts.max_phrases})
     report["expansions"] = info
@@ -246,8 +248,8 @@ class _Fold:
     affinity: Future[dict[str, dict[str, float]]] | None  # the phrase-weight fit, running in the background
 
 
-def _fold_phrases(engine: Any, examples: Sequence[Example], found: list[set[str]], fold_of: np.ndarray,
-                  matched: list[int], opts: LearnOptions, svm: Executor) -> list[_Fold]:
+def _fold_phrases(engine: Any, examples: Sequence[Example], found: list[set[str]], said: list[tuple[str, ...]],
+                  fold_of: np.ndarray, matched: list[int], opts: LearnOptions, svm: Executor) -> list[_Fold]:
     """Each fold's training phrases, its phrase-weight fit submitted to ``svm`` as soon as they are known."""
     from tooldisc.evaluation.learn_affinity import fit_affinity
 
@@ -257,7 +259,7 @@ def _fold_phrases(engine: Any, examples: Sequence[Example], found: list[set[str]
             out.append(_Fold({}, None))
             continue
         train = [i for i in matched if fold_of[i] != f]
-        phrases = _shared(examples, found, train, opts)
+        phrases = _shared(examples, found, said, train, opts)
         weights = svm.submit(fit_affinity, examples, found, train, phrases, opts.seed) if opts.affinity else None
         out.append(_Fold(phrases, weights))
     return out
@@ -302,11 +304,11 @@ def _cross_fit(engine: Any, examples: Sequence[Example], folds: list[_Fold], fol
     return fit
 
 
-def _shared(examples: Sequence[Example], found: list[set[str]], indices: Sequence[int],
+def _shared(examples: Sequence[Example], found: list[set[str]], said: list[tuple[str, ...]], indices: Sequence[int],
             opts: LearnOptions) -> dict[str, tuple[tuple[str, int], ...]]:
     from tooldisc.evaluation.phrases import shared_phrases
 
-    return shared_phrases(((examples[i].query, found[i], examples[i].relevant) for i in indices),
+    return shared_phrases(((said[i], found[i], examples[i].relevant) for i in indices),
                           opts.min_requests, opts.max_phrases)
 
 
