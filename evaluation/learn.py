@@ -27,6 +27,7 @@ applies with numpy.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -120,8 +121,18 @@ def learn(catalog: Catalog, examples: Sequence[Example], options: LearnOptions |
 
 def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, config: RankerConfig | None,
            progress: Progress | None) -> Learned:
+    """The parts in dependency order, the phrase-weight SVMs in one background thread.
+
+    liblinear releases the GIL, so each SVM (the costliest fit) runs beside the Python
+    work that does not need it: the clauses judge and earlier folds' features while a
+    fold's fit runs, the ranker and abstention judges while the file's own fit runs.
+    One thread, not more: liblinear draws from one process-wide random generator,
+    so fits run one at a time, in a fixed order, and the file stays byte-stable.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.evaluation.learn_abstention import judge_abstention
+    from tooldisc.discovery.text import tokenize
     from tooldisc.evaluation.phrases import phrases
 
     matched = [i for i, e in enumerate(examples) if not e.no_tool]
@@ -135,33 +146,43 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
         perm = rng.permutation(len(group))
         fold_of[np.asarray(group, dtype=np.int64)[perm]] = np.arange(len(group)) % opts.folds
     found = [phrases(examples[i].query) if opts.expansions else set() for i in range(len(examples))]
+    said = [tuple(tokenize(e.query)) for e in examples] if opts.expansions else []  # tokenized once for every fold
     report: dict[str, Any] = {
         "requests": len(examples), "matched": len(matched), "no_tool": len(no_tool),
         "folds": opts.folds, "seed": opts.seed, "alpha": opts.alpha,
     }
-    fit = _cross_fit(engine, examples, found, fold_of, matched, no_tool, opts, progress)
-    expansions, weights, use = _ranking_parts(fit, engine, examples, found, matched, opts, report)
-    ranker = None
-    if opts.ranker:
-        from tooldisc.evaluation.learn_ranking import judge_ranker
+    svm = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tooldisc-learn-svm")
+    try:
+        folds = _fold_phrases(engine, examples, found, said, fold_of, matched, opts, svm)
+        clauses = None
+        if opts.clauses:  # needs no fold's fit: done while the first fits run
+            from tooldisc.evaluation.learn_clauses import judge_clauses
 
-        coef, report["ranker"] = judge_ranker(fit.rows, fit.columns, weights, use, opts)
-        if coef is not None:
-            chosen = [(_feature(c), float(w)) for c, w in zip(fit.columns, coef, strict=True) if c in use]
-            ranker = LinearModel(tuple(n for n, _ in chosen), np.array([w for _, w in chosen]), 0.0)
-    clauses = None
-    if opts.clauses:
-        from tooldisc.evaluation.learn_clauses import judge_clauses
+            clauses, clauses_info = judge_clauses(engine, examples, fold_of, matched, opts)
+        fit = _cross_fit(engine, examples, folds, fold_of, matched, no_tool, opts, progress)
+        expansions, weights, use = _ranking_parts(fit, engine, examples, found, said, matched, opts, report, svm)
+        ranker = None
+        if opts.ranker:
+            from tooldisc.evaluation.learn_ranking import judge_ranker
 
-        clauses, report["clauses"] = judge_clauses(engine, examples, fold_of, matched, opts)
-    abstention = mutation = None
-    if opts.abstention:
-        abstention, report["abstention"] = judge_abstention(fit.rows, opts, engine.config.abstain)
-    if opts.mutation:
-        from tooldisc.evaluation.learn_mutation import fit_mutation
+            coef, report["ranker"] = judge_ranker(fit.rows, fit.columns, weights, use, opts)
+            if coef is not None:
+                chosen = [(_feature(c), float(w)) for c, w in zip(fit.columns, coef, strict=True) if c in use]
+                ranker = LinearModel(tuple(n for n, _ in chosen), np.array([w for _, w in chosen]), 0.0)
+        if opts.clauses:
+            report["clauses"] = clauses_info
+        abstention = mutation = None
+        if opts.abstention:
+            from tooldisc.evaluation.learn_abstention import judge_abstention
 
-        mutation, report["mutation"] = fit_mutation(examples, engine.index.classifier, opts)
-    return Learned(catalog.hash, expansions, ranker, abstention, mutation, report, clauses=clauses)
+            abstention, report["abstention"] = judge_abstention(fit.rows, opts, engine.config.abstain)
+        if opts.mutation:
+            from tooldisc.evaluation.learn_mutation import fit_mutation
+
+            mutation, report["mutation"] = fit_mutation(examples, engine.index.classifier, opts)
+        return Learned(catalog.hash, expansions(), ranker, abstention, mutation, report, clauses=clauses)
+    finally:
+        svm.shutdown(wait=True, cancel_futures=True)  # on an error, fits not yet started are dropped
 
 
 def _feature(column: str) -> str:
@@ -170,12 +191,14 @@ def _feature(column: str) -> str:
 
 
 def _ranking_parts(fit: _Fit, engine: Any, examples: Sequence[Example], found: list[set[str]],
-                   matched: list[int], opts: LearnOptions, report: dict[str, Any]
-                   ) -> tuple[Expansions | None, dict[str, float], list[str]]:
+                   said: list[tuple[str, ...]], matched: list[int], opts: LearnOptions, report: dict[str, Any], svm: Executor
+                   ) -> tuple[Callable[[], Expansions | None], dict[str, float], list[str]]:
     """Judge expansions, then phrase weights on top; the kept ones with their weights.
 
-    Returns (the expansions part or None, the weights discovery would use without a
-    ranker, the columns a ranker may use).
+    Returns (a call giving the expansions part or None — when phrase weights are kept
+    it waits for their fit on every request, submitted to ``svm`` so that the other
+    judges run meanwhile; the weights discovery would use without a ranker; the
+    columns a ranker may use).
     """
     from tooldisc.evaluation.learn_ranking import judge_added
 
@@ -183,42 +206,69 @@ def _ranking_parts(fit: _Fit, engine: Any, examples: Sequence[Example], found: l
     weights = {c: cfg.weight(c) for c in fit.columns if not c.startswith(("expansion", "affinity"))}
     use = list(weights)
     if not opts.expansions:
-        return None, weights, use
+        return lambda: None, weights, use
     keep, _, w_exp, info = judge_added(fit.rows, fit.columns, weights, ["expansion"], opts)
-    phrases = _shared(examples, found, matched, opts)
+    phrases = _shared(examples, found, said, matched, opts)
     info.update({"tools_with_expansions": len(phrases), "phrases": sum(len(p) for p in phrases.values()),
                  "min_requests": opts.min_requests, "max_phrases": opts.max_phrases})
     report["expansions"] = info
     if not keep:
-        return None, weights, use
+        return lambda: None, weights, use
     weights, use = {**weights, "expansion": w_exp}, [*use, "expansion"]
     hashes = {t.name: t.definition_hash for t in engine.catalog.tools}
     tools = {name: (hashes[name], ps) for name, ps in phrases.items()}
     expansions = Expansions(opts.min_requests, opts.max_phrases, tools, w_exp)
     temps = [c for c in fit.columns if c.startswith("affinity@")]
     if not temps:
-        return expansions, weights, use
+        return lambda: expansions, weights, use
     keep, column, w_aff, info = judge_added(fit.rows, fit.columns, weights, temps, opts)
     temperature = float(column.split("@", 1)[1])
     info["temperature"] = temperature
     report["affinity"] = info
     if not keep:
-        return expansions, weights, use
+        return lambda: expansions, weights, use
     from tooldisc.evaluation.learn_affinity import fit_affinity
 
-    affinity = fit_affinity(examples, found, matched, phrases, opts.seed)
-    expansions = Expansions(opts.min_requests, opts.max_phrases, tools, w_exp, affinity, w_aff, temperature)
-    return expansions, {**weights, column: w_aff}, [*use, column]
+    affinity = svm.submit(fit_affinity, examples, found, matched, phrases, opts.seed)
+
+    def kept() -> Expansions:
+        return Expansions(opts.min_requests, opts.max_phrases, tools, w_exp, affinity.result(), w_aff, temperature)
+
+    return kept, {**weights, column: w_aff}, [*use, column]
 
 
 # --- cross-fitting -----------------------------------------------------------------
 
 
-def _cross_fit(engine: Any, examples: Sequence[Example], found: list[set[str]], fold_of: np.ndarray,
+@dataclass(frozen=True)
+class _Fold:
+    """What fold ``f``'s features are computed with: phrases and phrase weights from the other folds."""
+
+    phrases: dict[str, tuple[tuple[str, int], ...]]
+    affinity: Future[dict[str, dict[str, float]]] | None  # the phrase-weight fit, running in the background
+
+
+def _fold_phrases(engine: Any, examples: Sequence[Example], found: list[set[str]], said: list[tuple[str, ...]],
+                  fold_of: np.ndarray, matched: list[int], opts: LearnOptions, svm: Executor) -> list[_Fold]:
+    """Each fold's training phrases, its phrase-weight fit submitted to ``svm`` as soon as they are known."""
+    from tooldisc.evaluation.learn_affinity import fit_affinity
+
+    out = []
+    for f in range(opts.folds):
+        if not opts.expansions:
+            out.append(_Fold({}, None))
+            continue
+        train = [i for i in matched if fold_of[i] != f]
+        phrases = _shared(examples, found, said, train, opts)
+        weights = svm.submit(fit_affinity, examples, found, train, phrases, opts.seed) if opts.affinity else None
+        out.append(_Fold(phrases, weights))
+    return out
+
+
+def _cross_fit(engine: Any, examples: Sequence[Example], folds: list[_Fold], fold_of: np.ndarray,
                matched: list[int], no_tool: list[int], opts: LearnOptions, progress: Progress | None) -> _Fit:
     """Each fold's features with expansions and phrase weights learned from the other folds only."""
     from tooldisc.discovery.expansion_index import AffinityIndex
-    from tooldisc.evaluation.learn_affinity import fit_affinity
     from tooldisc.evaluation.learn_ranking import TEMPERATURES
     from tooldisc.evaluation.learn_rows import ranking_rows
 
@@ -228,14 +278,12 @@ def _cross_fit(engine: Any, examples: Sequence[Example], found: list[set[str]], 
     total = len(chosen)
     done = 0
     fit = _Fit()
-    for f in range(opts.folds):
+    for f, fold in enumerate(folds):
         expansion = affinity = None
         if opts.expansions:
-            train = [i for i in matched if fold_of[i] != f]
-            phrases = _shared(examples, found, train, opts)
-            expansion = _expansion_index(engine, phrases)
-            if opts.affinity:
-                weights = fit_affinity(examples, found, train, phrases, opts.seed)
+            expansion = _expansion_index(engine, fold.phrases)
+            if fold.affinity is not None:
+                weights = fold.affinity.result()
                 affinity = AffinityIndex.build(engine.catalog.tools, weights, TEMPERATURES[0]) if weights else None
         for i in sorted(j for j in chosen if fold_of[j] == f):
             e = examples[i]
@@ -256,11 +304,11 @@ def _cross_fit(engine: Any, examples: Sequence[Example], found: list[set[str]], 
     return fit
 
 
-def _shared(examples: Sequence[Example], found: list[set[str]], indices: Sequence[int],
+def _shared(examples: Sequence[Example], found: list[set[str]], said: list[tuple[str, ...]], indices: Sequence[int],
             opts: LearnOptions) -> dict[str, tuple[tuple[str, int], ...]]:
     from tooldisc.evaluation.phrases import shared_phrases
 
-    return shared_phrases(((examples[i].query, found[i], examples[i].relevant) for i in indices),
+    return shared_phrases(((said[i], found[i], examples[i].relevant) for i in indices),
                           opts.min_requests, opts.max_phrases)
 
 

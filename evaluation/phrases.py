@@ -19,12 +19,14 @@ from tooldisc.discovery.text import tokenize
 __all__ = ["phrases", "scrub", "shared_phrases"]
 
 
-def shared_phrases(requests: Iterable[tuple[str, set[str], Sequence[str]]], min_requests: int,
+def shared_phrases(requests: Iterable[tuple[str | tuple[str, ...], set[str], Sequence[str]]], min_requests: int,
                    max_phrases: int) -> dict[str, tuple[tuple[str, int], ...]]:
     """Tool → its kept phrases with the number of distinct requests containing each.
 
-    ``requests`` are (text, its :func:`phrases`, tools that served it). Requests that
-    normalise to the same tokens count once per tool. Kept phrases are ordered by ``count × log(1 + T / t)``
+    ``requests`` are (text, its :func:`phrases`, tools that served it); the text may
+    come already tokenized (a tuple of tokens), so a caller counting the same requests
+    over several folds tokenizes each once. Requests that normalise to the same tokens
+    count once per tool. Kept phrases are ordered by ``count × log(1 + T / t)``
     (T tools with phrases, t of them sharing this one), best first, ties by phrase;
     a phrase contained in an already chosen longer one that (almost) the same requests
     share adds nothing and is skipped.
@@ -32,7 +34,7 @@ def shared_phrases(requests: Iterable[tuple[str, set[str], Sequence[str]]], min_
     seen: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for text, found, tools in requests:
-        key = tuple(tokenize(text))
+        key = text if isinstance(text, tuple) else tuple(tokenize(text))
         for tool in tools:
             if key in seen[tool]:
                 continue
@@ -45,12 +47,21 @@ def shared_phrases(requests: Iterable[tuple[str, set[str], Sequence[str]]], min_
     for tool in sorted(kept):
         ranked = sorted(kept[tool].items(), key=lambda pc: (-pc[1] * math.log(1 + n_tools / spread[pc[0]]), pc[0]))
         chosen: list[tuple[str, int]] = []
+        # the largest count of a chosen phrase that contains each word run: a phrase is skipped when
+        # some chosen one contains it with count × 5 ≥ its own × 4, i.e. when the largest such does
+        within: dict[str, int] = {}
         for p, c in ranked:
-            if any(c * 4 <= qc * 5 and f" {p} " in f" {q} " for q, qc in chosen):
+            if c * 4 <= within.get(p, -1) * 5:
                 continue
             chosen.append((p, c))
             if len(chosen) >= max_phrases:
                 break
+            words = p.split(" ")
+            for i in range(len(words)):
+                for j in range(i + 1, len(words) + 1):
+                    run = " ".join(words[i:j])
+                    if run != p and within.get(run, -1) < c:
+                        within[run] = c
         if chosen:
             out[tool] = tuple(chosen)
     return out

@@ -173,6 +173,41 @@ def test_vectorised_ndcg_equals_the_per_request_definition() -> None:
         np.testing.assert_allclose(ndcg(rows, w), want, atol=1e-12)
 
 
+def test_the_judges_ndcg_is_tooldisc_metrics_ndcg_and_independent_of_the_other_requests() -> None:
+    """Random graded requests (gain 2 relevant, 1 acceptable; many exact score ties, broken by name): the
+    judges' nDCG@10 equals :mod:`tooldisc.metrics`' (DESIGN §6) on the ranking discovery would offer (positive
+    scores, by score then name), and a request's value is the same judged alone, in a subset or with all."""
+    import numpy as np
+
+    from tooldisc.evaluation.learn import Rows
+    from tooldisc.evaluation.learn_ranking import Judged, ndcg
+    from tooldisc.metrics import Judgment, compute
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(300):
+        n = int(rng.integers(1, 30))
+        names = np.array([f"t{j:03d}" for j in rng.permutation(100)[:n]], dtype=object)
+        x = rng.integers(0, 4, (n, 3)) * 0.25  # quarters times powers of two: exact sums, exact ties
+        gain = np.where(rng.random(n) < 0.15, 2.0, np.where(rng.random(n) < 0.15, 1.0, 0.0))
+        gain[rng.integers(n)] = 2.0  # a relevant tool: the judges' domain, as metrics' (matched queries)
+        rows.append(Rows(0, i, names, x, gain == 2, np.zeros(6), False, False, gain=gain))
+    judged = Judged.of(rows)
+    for w in (np.array([1.0, 0.5, 0.25]), np.array([0.0, 1.0, 2.0]), np.array([1.0, 1.0, 1.0])):
+        judgments, run = [], {}
+        for i, r in enumerate(rows):
+            s = r.x @ w
+            order = sorted(np.flatnonzero(s > 0), key=lambda j: (-s[j], r.names[j]))
+            run[str(i)] = [r.names[j] for j in order]
+            judgments.append(Judgment(str(i), primary=r.names[r.gain == 2], acceptable=r.names[r.gain == 1]))
+        want = [row.value for row in compute("nDCG@10", judgments, run)]
+        got = judged.ndcg(w)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+        assert 0 < (got == 1).sum() < len(rows) and (got == 0).any()
+        np.testing.assert_array_equal(ndcg(rows[1::3], w), got[1::3])
+        np.testing.assert_array_equal(ndcg(rows[7:8], w), got[7:8])
+
+
 def test_the_abstention_baseline_abstains_where_discovery_s_floors_do() -> None:
     """A learned abstention part is judged against what discovery does without it (the floors)."""
     import numpy as np

@@ -184,3 +184,38 @@ def test_shared_benchmark_query_files_load(shared: Path, rel: str, count: int, e
     if rel.startswith("bfcl"):
         q = gold.by_id["simple_python_1"]
         assert q.primary_expected_tools == ("math.factorial",) and q.acceptable_tools == ("calculate_factorial",)
+
+
+def test_the_external_rows_fast_path_never_accepts_what_jsonschema_rejects() -> None:
+    """The fast check encodes the shipped schema's external-row definitions (so it is on), and on random
+    rows near the format it says "valid" only where jsonschema finds no error; errors stay jsonschema's."""
+    import random
+
+    from tooldisc.gold.loader import (
+        _certainly_valid_external,
+        _error_key,
+        _fast_path_matches_schema,
+        _row_errors,
+        _validator,
+    )
+
+    assert _fast_path_matches_schema()
+    rng = random.Random(7)
+    values = ["", "t", "t", "u", 1, 1.0, True, None, [], {}, ["t"], ["t", "t"], ["", "u"], ["t", 2], {"t": 1}]
+    keys = ["id", "query", "relevant", "acceptable", "category", "primary_expected_tools", "intent", "extra"]
+    fast = 0
+    for _ in range(400):
+        row: object = {"id": "q", "query": "find it", "relevant": ["t"]}
+        for k in rng.sample(keys, rng.randint(0, 3)):
+            if rng.random() < 0.25:
+                row.pop(k, None)  # type: ignore[union-attr]
+            else:
+                row[k] = rng.choice(values)  # type: ignore[index]
+        if rng.random() < 0.02:
+            row = rng.choice(values)
+        want = sorted(_validator("query").iter_errors(row), key=_error_key)
+        if _certainly_valid_external(row):
+            fast += 1
+            assert not want, row
+        assert [e.message for e in _row_errors(row)] == [e.message for e in want]
+    assert fast > 80  # the fast path is taken, not just never wrong
