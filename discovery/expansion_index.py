@@ -49,17 +49,15 @@ class ExpansionIndex:
         column = [texts.get(t.name, "") for t in tools]
         local = LexicalIndex.build(TextColumns(tools, {FIELD: column}), {FIELD: 1.0}, k1, b, stem)
         n = len(tools)
-        data = local.data.astype(np.float64)
+        union = _union_df(local, main)
+        local_df = np.diff(local.indptr).tolist()
         idf: dict[str, float] = {}
-        for term, j in local.vocab.items():
-            lo, hi = int(local.indptr[j]), int(local.indptr[j + 1])
-            rows = local.rows[lo:hi]
-            m = main.vocab.get(term)
-            if m is not None:
-                rows = np.union1d(rows, main.rows[main.indptr[m]:main.indptr[m + 1]])
-            global_idf = _idf(n, len(rows))
-            idf[term] = global_idf
-            data[lo:hi] *= global_idf / _idf(n, hi - lo)
+        factor = np.empty(len(local_df), dtype=np.float64)
+        for (term, j), df_all, df in zip(local.vocab.items(), union, local_df, strict=True):  # j = 0, 1, ...
+            idf[term] = global_idf = _idf(n, df_all)
+            factor[j] = global_idf / _idf(n, df)
+        data = local.data.astype(np.float64)
+        data *= np.repeat(factor, local_df)
         rescaled = LexicalIndex(local.vocab, local.indptr, local.rows, data.astype(np.float32), n, stem)
         return cls(rescaled, main, idf, n)
 
@@ -87,7 +85,37 @@ def expansion_texts(expansions: Mapping[str, Sequence[tuple[str, int]]]) -> dict
     Repetition carries how many requests shared a phrase into BM25 term frequency,
     damped so that one very common phrase does not swamp the rest.
     """
-    return {tool: " \n ".join(p for p, c in ps for _ in range(max(1, math.isqrt(c)))) for tool, ps in expansions.items()}
+    memo: dict[tuple[tuple[str, int], ...], str] = {}  # tools with the same phrases share one text
+    out: dict[str, str] = {}
+    for tool, ps in expansions.items():
+        text = memo.get(ps)
+        if text is None:
+            text = memo[ps] = " \n ".join([q for p, c in ps for q in (p,) * max(1, math.isqrt(c))])
+        out[tool] = text
+    return out
+
+
+def _union_df(local: LexicalIndex, main: LexicalIndex) -> list[int]:
+    """Per expansion term (in term-id order), the tools that have it in their expansions or authored text.
+
+    Each cell of the expansions index is looked up among the authored index's cells as a
+    ``term · n + tool`` key: both layouts list a term's tools in ascending order, so the
+    authored keys are sorted and one ``searchsorted`` finds every cell they share.
+    """
+    n = max(local.n_docs, 1)
+    local_df = np.diff(local.indptr)
+    main_of = np.fromiter((main.vocab.get(t, -1) for t in local.vocab), dtype=np.int64, count=len(local.vocab))
+    main_df = np.diff(main.indptr)
+    union = local_df + np.where(main_of >= 0, main_df[np.maximum(main_of, 0)] if len(main_df) else 0, 0)
+    cell_main = np.repeat(main_of, local_df)
+    known = cell_main >= 0
+    if known.any():
+        main_keys = np.repeat(np.arange(len(main_df), dtype=np.int64), main_df) * n + main.rows
+        keys = cell_main[known] * n + local.rows[known]
+        at = np.minimum(np.searchsorted(main_keys, keys), len(main_keys) - 1)
+        shared = main_keys[at] == keys
+        union -= np.bincount(np.repeat(np.arange(len(local_df)), local_df)[known][shared], minlength=len(local_df))
+    return union.tolist()
 
 
 def _idf(n: int, df: int) -> float:
@@ -115,24 +143,27 @@ class AffinityIndex:
     @classmethod
     def build(cls, tools: Sequence[Tool], weights: Mapping[str, Mapping[str, float]],
               temperature: float) -> AffinityIndex:
+        """Cells in (phrase, tool) order from one array per distinct weights mapping.
+
+        Tools that share a mapping (variants of one tool) share its phrase codes and
+        weights, so the Python work follows the distinct mappings, not the tools.
+        """
         position = {t.name: i for i, t in enumerate(tools)}
-        cells: dict[str, list[tuple[int, float]]] = {}
-        for name, phrase_weights in weights.items():
-            i = position.get(name)
-            if i is None:
-                continue
-            for phrase, w in phrase_weights.items():
-                cells.setdefault(phrase, []).append((i, float(w)))
-        vocab = {p: j for j, p in enumerate(sorted(cells))}
+        present = [(position[name], w) for name, w in weights.items() if name in position]
+        distinct = {id(w): w for _, w in present}
+        vocab = {p: j for j, p in enumerate(sorted({p for w in distinct.values() for p in w}))}
+        coded = {key: (np.fromiter(map(vocab.__getitem__, w), dtype=np.int64, count=len(w)),
+                       np.fromiter(map(float, w.values()), dtype=np.float64, count=len(w)))
+                 for key, w in distinct.items()}
+        parts = [coded[id(w)] for _, w in present]
+        cols = np.concatenate([c for c, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
+        data = np.concatenate([d for _, d in parts]) if parts else np.zeros(0, dtype=np.float64)
+        rows = np.repeat(np.fromiter((i for i, _ in present), dtype=np.int64, count=len(present)),
+                         [len(c) for c, _ in parts]).astype(np.int64)
+        order = np.lexsort((rows, cols))  # by phrase, then tool (a tool holds a phrase once)
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-        rows, data = [], []
-        for p, j in vocab.items():
-            col = sorted(cells[p])
-            rows.extend(r for r, _ in col)
-            data.extend(w for _, w in col)
-            indptr[j + 1] = indptr[j] + len(col)
-        return cls(vocab, indptr, np.asarray(rows, dtype=np.int64), np.asarray(data, dtype=np.float64),
-                   len(tools), temperature)
+        np.cumsum(np.bincount(cols, minlength=len(vocab)), out=indptr[1:])
+        return cls(vocab, indptr, rows[order], data[order], len(tools), temperature)
 
     def evidence(self, query: str) -> np.ndarray:
         """Every tool's summed phrase weights for ``query``, over √(phrases found)."""
