@@ -37,6 +37,7 @@ class ExpansionIndex:
     main: LexicalIndex  # the authored-text index, for document frequencies of other query terms
     idf: Mapping[str, float]  # catalog-wide IDF of every expansion term
     n_docs: int
+    keys: np.ndarray  # cell_keys of ``index``: the retrieved tools' cells are looked up, not gathered
 
     @classmethod
     def build(cls, tools: Sequence[Tool], texts: Mapping[str, str], main: LexicalIndex, k1: float, b: float,
@@ -59,12 +60,15 @@ class ExpansionIndex:
         data = local.data.astype(np.float64)
         data *= np.repeat(factor, local_df)
         rescaled = LexicalIndex(local.vocab, local.indptr, local.rows, data.astype(np.float32), n, stem)
-        return cls(rescaled, main, idf, n)
+        return cls(rescaled, main, idf, n, cell_keys(local.indptr, local.rows, n))
 
     def mass(self, tokens: Sequence[str]) -> float:
         """Σ catalog-wide IDF of the query's terms (a term found nowhere has the largest IDF)."""
+        return self._mass_of(terms_of_tokens(list(tokens), self.index.stem))
+
+    def _mass_of(self, found: Sequence[str]) -> float:
         total = 0.0
-        for term in terms_of_tokens(list(tokens), self.index.stem):
+        for term in found:
             w = self.idf.get(term)
             if w is None:
                 j = self.main.vocab.get(term)
@@ -72,10 +76,26 @@ class ExpansionIndex:
             total += w
         return total
 
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """Every tool's expansions BM25 over the query's IDF mass (dense float32, ≈ [0, 1])."""
-        raw = self.index.scores(list(tokens))
-        m = self.mass(tokens)
+    def scores(self, tokens: Sequence[str], indices: np.ndarray | None = None) -> np.ndarray:
+        """The tools' expansions BM25 over the query's IDF mass (float32, ≈ [0, 1]).
+
+        Every tool's (dense), or only those of ``indices`` (ascending: the retrieved tools),
+        whose cells are looked up in the query terms' columns instead of summing whole
+        columns; the same values bit for bit (:func:`gather_rows`).
+        """
+        if indices is None:
+            raw = self.index.scores(list(tokens))
+            m = self.mass(tokens)
+        else:
+            found = terms_of_tokens(list(tokens), self.index.stem)
+            counts: dict[int, int] = {}
+            for term in found:  # the query's known terms and their counts, as LexicalIndex.query_terms
+                j = self.index.vocab.get(term)
+                if j is not None:
+                    counts[j] = counts.get(j, 0) + 1
+            raw = gather_rows(self.keys, self.index.data, self.n_docs, list(counts), list(counts.values()),
+                              indices).astype(np.float32)
+            m = self._mass_of(found)
         return raw / np.float32(m) if m > 0 else raw
 
 
@@ -118,6 +138,41 @@ def _union_df(local: LexicalIndex, main: LexicalIndex) -> list[int]:
     return union.tolist()
 
 
+def cell_keys(indptr: np.ndarray, rows: np.ndarray, n_rows: int) -> np.ndarray:
+    """Each cell of a CSC layout as ``column · n_rows + row``: ascending, so one ``searchsorted`` finds any cell.
+
+    uint32 while every key fits (4 bytes a cell beside the 8 of rows and data), else int64.
+    """
+    n_cols = len(indptr) - 1
+    dtype = np.uint32 if n_cols * max(n_rows, 1) < 2**32 else np.int64
+    keys = np.repeat(np.arange(n_cols, dtype=np.int64), np.diff(indptr)) * n_rows + rows
+    return keys.astype(dtype)
+
+
+def gather_rows(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: Sequence[int], weights: Sequence[float],
+                indices: np.ndarray) -> np.ndarray:
+    """:func:`~.sparse.gather_columns` at the rows ``indices`` only, before its float32 cast.
+
+    The (column, row) cells of the query's columns and those rows are found in
+    :func:`cell_keys` by one ``searchsorted``, so the cost follows the retrieved tools
+    times the query's columns, not the column lengths. Each row adds its cells in column
+    order, in float64 (a missing cell adds an exact 0), as the dense gather's ``bincount``
+    does: the same sums bit for bit.
+    """
+    out = np.zeros(len(indices), dtype=np.float64)
+    if not len(ids) or not len(indices) or not len(keys):
+        return out
+    wanted = (np.asarray(ids, dtype=np.int64)[:, None] * n_rows + indices[None, :]).astype(keys.dtype)
+    pos = np.searchsorted(keys, wanted)
+    np.minimum(pos, len(keys) - 1, out=pos)
+    vals = data[pos].astype(np.float64)
+    vals *= np.asarray(weights, dtype=np.float64)[:, None]
+    vals[keys[pos] != wanted] = 0.0
+    for row in vals:  # column by column, as bincount adds them
+        out += row
+    return out
+
+
 def _idf(n: int, df: int) -> float:
     """Lucene's BM25 IDF, as :mod:`.lexical` uses."""
     return float(np.log1p((n - df + 0.5) / (df + 0.5)))
@@ -139,6 +194,7 @@ class AffinityIndex:
     data: np.ndarray  # weights
     n_docs: int
     temperature: float
+    keys: np.ndarray  # cell_keys of the arrays above
 
     @classmethod
     def build(cls, tools: Sequence[Tool], weights: Mapping[str, Mapping[str, float]],
@@ -163,16 +219,21 @@ class AffinityIndex:
         order = np.lexsort((rows, cols))  # by phrase, then tool (a tool holds a phrase once)
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=len(vocab)), out=indptr[1:])
-        return cls(vocab, indptr, rows[order], data[order], len(tools), temperature)
+        rows = rows[order]
+        return cls(vocab, indptr, rows, data[order], len(tools), temperature, cell_keys(indptr, rows, len(tools)))
 
-    def evidence(self, query: str) -> np.ndarray:
-        """Every tool's summed phrase weights for ``query``, over √(phrases found)."""
+    def evidence(self, query: str, indices: np.ndarray | None = None) -> np.ndarray:
+        """Every tool's summed phrase weights for ``query``, over √(phrases found); or those of ``indices`` (ascending)."""
         from tooldisc.discovery.phrases import phrases
 
-        ids = np.fromiter(sorted(self.vocab[p] for p in phrases(query) if p in self.vocab), dtype=np.int64)
-        if not len(ids):
-            return np.zeros(self.n_docs, dtype=np.float64)
-        summed = gather_columns(self.indptr, self.rows, self.data, ids, np.ones(len(ids)), self.n_docs)
+        ids = sorted(self.vocab[p] for p in phrases(query) if p in self.vocab)
+        if not ids:
+            return np.zeros(self.n_docs if indices is None else len(indices), dtype=np.float64)
+        if indices is None:
+            summed = gather_columns(self.indptr, self.rows, self.data, np.asarray(ids, dtype=np.int64),
+                                    np.ones(len(ids)), self.n_docs)
+        else:
+            summed = gather_rows(self.keys, self.data, self.n_docs, ids, [1.0] * len(ids), indices).astype(np.float32)
         return summed.astype(np.float64) / np.sqrt(len(ids))
 
     def scores(self, query: str, indices: np.ndarray, temperature: float | None = None,
@@ -181,7 +242,7 @@ class AffinityIndex:
 
         ``evidence``: :meth:`evidence` of this query, when the caller already has it.
         """
-        z = (self.evidence(query) if evidence is None else evidence)[indices]
+        z = self.evidence(query, indices) if evidence is None else evidence[indices]
         if not len(z) or not z.any():
             return np.zeros(len(indices), dtype=np.float64)
         z = (z - z.max()) / (temperature or self.temperature)
