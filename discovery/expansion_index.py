@@ -18,13 +18,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
 from tooldisc.discovery.fields import TextColumns, terms_of_tokens
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import gather_columns
+from tooldisc.discovery.sparse import gather_columns, stable_argsort
 
 FIELD = "expansions"
 
@@ -205,7 +206,8 @@ class AffinityIndex:
         weights, so the Python work follows the distinct mappings, not the tools.
         """
         position = {t.name: i for i, t in enumerate(tools)}
-        present = [(position[name], w) for name, w in weights.items() if name in position]
+        present = sorted(((position[name], w) for name, w in weights.items() if name in position),
+                         key=itemgetter(0))  # catalog order: each phrase's tools come out ascending
         distinct = {id(w): w for _, w in present}
         vocab = {p: j for j, p in enumerate(sorted({p for w in distinct.values() for p in w}))}
         coded = {key: (np.fromiter(map(vocab.__getitem__, w), dtype=np.int64, count=len(w)),
@@ -216,7 +218,7 @@ class AffinityIndex:
         data = np.concatenate([d for _, d in parts]) if parts else np.zeros(0, dtype=np.float64)
         rows = np.repeat(np.fromiter((i for i, _ in present), dtype=np.int64, count=len(present)),
                          [len(c) for c, _ in parts]).astype(np.int64)
-        order = np.lexsort((rows, cols))  # by phrase, then tool (a tool holds a phrase once)
+        order = stable_argsort(cols, len(vocab))  # by phrase; tools stay ascending within one
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=len(vocab)), out=indptr[1:])
         rows = rows[order]

@@ -116,6 +116,8 @@ class Expansions:
         bench catalog, or tools learned alike) share one encoded phrase list, so the cost
         follows the distinct phrase lists, not the tools.
         """
+        from json.encoder import encode_basestring  # _canonical of a str, minus the dispatch
+
         aff = self.affinity
         memo: dict[tuple[Any, int], str] = {}
         yield "{"
@@ -124,7 +126,7 @@ class Expansions:
             rows = memo.get(key)
             if rows is None:
                 rows = memo[key] = _canonical(self._rows(name, ps))
-            yield f'{"," if i else ""}{_canonical(name)}:{{"definition":{_canonical(h)},"phrases":{rows}}}'
+            yield f'{"," if i else ""}{encode_basestring(name)}:{{"definition":{encode_basestring(h)},"phrases":{rows}}}'
         yield "}"
 
 
@@ -552,18 +554,20 @@ def attach(index: Index, learned: Learned | None) -> Index:
         abstention = dataclasses.replace(default_abstention(), decides=cfg.abstain.model)
     if learned is None:
         return dataclasses.replace(index, abstention=abstention)
+    from tooldisc.discovery.columns import gc_paused
     from tooldisc.discovery.expansion_index import AffinityIndex, ExpansionIndex, expansion_texts
 
-    bound = bind(learned, index.catalog)
-    expansion = affinity = None
-    if bound.expansions:
-        expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
-                                         cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
-    if bound.affinity:
-        affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature)  # type: ignore[union-attr]
+    with gc_paused():  # as build_index: bursts of small objects beside every live tool record
+        bound = bind(learned, index.catalog)
+        expansion = affinity = None
+        if bound.expansions:
+            expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
+                                             cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
+        if bound.affinity:
+            affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature)  # type: ignore[union-attr]
+        digest = learned.digest
     return dataclasses.replace(index, expansion=expansion, affinity=affinity, abstention=abstention,
-                               mutation_model=learned.mutation, learned_digest=learned.digest,
-                               learned_notes=bound.notes)
+                               mutation_model=learned.mutation, learned_digest=digest, learned_notes=bound.notes)
 
 
 def narrows(model: MutationModel, query_terms: set[str], rule_class: str) -> bool:
