@@ -52,9 +52,12 @@ def phrases(text: str, max_n: int = MAX_N) -> set[str]:
     stop = stopwords()
     out: set[str] = set()
     for run in scrub(text):
-        for n in range(1, max_n + 1):
-            for i in range(len(run) - n + 1):
-                gram = run[i:i + n]
-                if gram[0] not in stop and gram[-1] not in stop:
-                    out.add(" ".join(gram))
+        ok = [t not in stop for t in run]  # each token looked up once, not once per phrase it bounds
+        m = len(run)
+        for i, t in enumerate(run):
+            if ok[i]:
+                out.add(t)
+                for j in range(i + 1, min(i + max_n, m)):
+                    if ok[j]:
+                        out.add(" ".join(run[i:j + 1]))
     return out

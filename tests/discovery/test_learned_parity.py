@@ -143,3 +143,26 @@ def test_the_cut_pre_check_sees_every_kind_of_cut() -> None:
     for text in ("mail a@b.c", "see https://x.io", "www.x.io", 'say "hi"', "ref rOBhSVKGVKe", "id deadbeefdeadbeef0"):
         assert _CUT.search(text) and _MAY_CUT.search(text)
     assert not _MAY_CUT.search("What is the weather in Paris, France?")
+
+
+def _phrases_oracle(text: str, max_n: int = 3) -> set[str]:
+    from tooldisc.discovery.fields import stopwords
+    from tooldisc.discovery.phrases import scrub
+
+    stop, out = stopwords(), set()
+    for run in scrub(text):
+        for n in range(1, max_n + 1):
+            for i in range(len(run) - n + 1):
+                if run[i] not in stop and run[i + n - 1] not in stop:
+                    out.add(" ".join(run[i:i + n]))
+    return out
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(st.lists(st.sampled_from(("the", "of", "a", "invoice", "unpaid", "to", "bill", "42", ",", "for")), max_size=12),
+       st.integers(1, 4))
+def test_phrases_are_every_stop_bounded_ngram(words: list[str], max_n: int) -> None:
+    from tooldisc.discovery.phrases import phrases
+
+    text = " ".join(words)
+    assert phrases(text, max_n) == _phrases_oracle(text, max_n)
