@@ -18,13 +18,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
 from tooldisc.discovery.fields import TextColumns, terms_of_tokens
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import gather_columns
+from tooldisc.discovery.sparse import gather_columns, stable_argsort
 
 FIELD = "expansions"
 
@@ -37,6 +38,7 @@ class ExpansionIndex:
     main: LexicalIndex  # the authored-text index, for document frequencies of other query terms
     idf: Mapping[str, float]  # catalog-wide IDF of every expansion term
     n_docs: int
+    keys: np.ndarray  # cell_keys of ``index``: the retrieved tools' cells are looked up, not gathered
 
     @classmethod
     def build(cls, tools: Sequence[Tool], texts: Mapping[str, str], main: LexicalIndex, k1: float, b: float,
@@ -49,24 +51,25 @@ class ExpansionIndex:
         column = [texts.get(t.name, "") for t in tools]
         local = LexicalIndex.build(TextColumns(tools, {FIELD: column}), {FIELD: 1.0}, k1, b, stem)
         n = len(tools)
-        data = local.data.astype(np.float64)
+        union = _union_df(local, main)
+        local_df = np.diff(local.indptr).tolist()
         idf: dict[str, float] = {}
-        for term, j in local.vocab.items():
-            lo, hi = int(local.indptr[j]), int(local.indptr[j + 1])
-            rows = local.rows[lo:hi]
-            m = main.vocab.get(term)
-            if m is not None:
-                rows = np.union1d(rows, main.rows[main.indptr[m]:main.indptr[m + 1]])
-            global_idf = _idf(n, len(rows))
-            idf[term] = global_idf
-            data[lo:hi] *= global_idf / _idf(n, hi - lo)
+        factor = np.empty(len(local_df), dtype=np.float64)
+        for (term, j), df_all, df in zip(local.vocab.items(), union, local_df, strict=True):  # j = 0, 1, ...
+            idf[term] = global_idf = _idf(n, df_all)
+            factor[j] = global_idf / _idf(n, df)
+        data = local.data.astype(np.float64)
+        data *= np.repeat(factor, local_df)
         rescaled = LexicalIndex(local.vocab, local.indptr, local.rows, data.astype(np.float32), n, stem)
-        return cls(rescaled, main, idf, n)
+        return cls(rescaled, main, idf, n, cell_keys(local.indptr, local.rows, n))
 
     def mass(self, tokens: Sequence[str]) -> float:
         """Σ catalog-wide IDF of the query's terms (a term found nowhere has the largest IDF)."""
+        return self._mass_of(terms_of_tokens(list(tokens), self.index.stem))
+
+    def _mass_of(self, found: Sequence[str]) -> float:
         total = 0.0
-        for term in terms_of_tokens(list(tokens), self.index.stem):
+        for term in found:
             w = self.idf.get(term)
             if w is None:
                 j = self.main.vocab.get(term)
@@ -74,10 +77,26 @@ class ExpansionIndex:
             total += w
         return total
 
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """Every tool's expansions BM25 over the query's IDF mass (dense float32, ≈ [0, 1])."""
-        raw = self.index.scores(list(tokens))
-        m = self.mass(tokens)
+    def scores(self, tokens: Sequence[str], indices: np.ndarray | None = None) -> np.ndarray:
+        """The tools' expansions BM25 over the query's IDF mass (float32, ≈ [0, 1]).
+
+        Every tool's (dense), or only those of ``indices`` (ascending: the retrieved tools),
+        whose cells are looked up in the query terms' columns instead of summing whole
+        columns; the same values bit for bit (:func:`gather_rows`).
+        """
+        if indices is None:
+            raw = self.index.scores(list(tokens))
+            m = self.mass(tokens)
+        else:
+            found = terms_of_tokens(list(tokens), self.index.stem)
+            counts: dict[int, int] = {}
+            for term in found:  # the query's known terms and their counts, as LexicalIndex.query_terms
+                j = self.index.vocab.get(term)
+                if j is not None:
+                    counts[j] = counts.get(j, 0) + 1
+            raw = gather_rows(self.keys, self.index.data, self.n_docs, list(counts), list(counts.values()),
+                              indices).astype(np.float32)
+            m = self._mass_of(found)
         return raw / np.float32(m) if m > 0 else raw
 
 
@@ -87,7 +106,72 @@ def expansion_texts(expansions: Mapping[str, Sequence[tuple[str, int]]]) -> dict
     Repetition carries how many requests shared a phrase into BM25 term frequency,
     damped so that one very common phrase does not swamp the rest.
     """
-    return {tool: " \n ".join(p for p, c in ps for _ in range(max(1, math.isqrt(c)))) for tool, ps in expansions.items()}
+    memo: dict[tuple[tuple[str, int], ...], str] = {}  # tools with the same phrases share one text
+    out: dict[str, str] = {}
+    for tool, ps in expansions.items():
+        text = memo.get(ps)
+        if text is None:
+            text = memo[ps] = " \n ".join([q for p, c in ps for q in (p,) * max(1, math.isqrt(c))])
+        out[tool] = text
+    return out
+
+
+def _union_df(local: LexicalIndex, main: LexicalIndex) -> list[int]:
+    """Per expansion term (in term-id order), the tools that have it in their expansions or authored text.
+
+    Each cell of the expansions index is looked up among the authored index's cells as a
+    ``term · n + tool`` key: both layouts list a term's tools in ascending order, so the
+    authored keys are sorted and one ``searchsorted`` finds every cell they share.
+    """
+    n = max(local.n_docs, 1)
+    local_df = np.diff(local.indptr)
+    main_of = np.fromiter((main.vocab.get(t, -1) for t in local.vocab), dtype=np.int64, count=len(local.vocab))
+    main_df = np.diff(main.indptr)
+    union = local_df + np.where(main_of >= 0, main_df[np.maximum(main_of, 0)] if len(main_df) else 0, 0)
+    cell_main = np.repeat(main_of, local_df)
+    known = cell_main >= 0
+    if known.any():
+        main_keys = np.repeat(np.arange(len(main_df), dtype=np.int64), main_df) * n + main.rows
+        keys = cell_main[known] * n + local.rows[known]
+        at = np.minimum(np.searchsorted(main_keys, keys), len(main_keys) - 1)
+        shared = main_keys[at] == keys
+        union -= np.bincount(np.repeat(np.arange(len(local_df)), local_df)[known][shared], minlength=len(local_df))
+    return union.tolist()
+
+
+def cell_keys(indptr: np.ndarray, rows: np.ndarray, n_rows: int) -> np.ndarray:
+    """Each cell of a CSC layout as ``column · n_rows + row``: ascending, so one ``searchsorted`` finds any cell.
+
+    uint32 while every key fits (4 bytes a cell beside the 8 of rows and data), else int64.
+    """
+    n_cols = len(indptr) - 1
+    dtype = np.uint32 if n_cols * max(n_rows, 1) < 2**32 else np.int64
+    keys = np.repeat(np.arange(n_cols, dtype=np.int64), np.diff(indptr)) * n_rows + rows
+    return keys.astype(dtype)
+
+
+def gather_rows(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: Sequence[int], weights: Sequence[float],
+                indices: np.ndarray) -> np.ndarray:
+    """:func:`~.sparse.gather_columns` at the rows ``indices`` only, before its float32 cast.
+
+    The (column, row) cells of the query's columns and those rows are found in
+    :func:`cell_keys` by one ``searchsorted``, so the cost follows the retrieved tools
+    times the query's columns, not the column lengths. Each row adds its cells in column
+    order, in float64 (a missing cell adds an exact 0), as the dense gather's ``bincount``
+    does: the same sums bit for bit.
+    """
+    out = np.zeros(len(indices), dtype=np.float64)
+    if not len(ids) or not len(indices) or not len(keys):
+        return out
+    wanted = (np.asarray(ids, dtype=np.int64)[:, None] * n_rows + indices[None, :]).astype(keys.dtype)
+    pos = np.searchsorted(keys, wanted)
+    np.minimum(pos, len(keys) - 1, out=pos)
+    vals = data[pos].astype(np.float64)
+    vals *= np.asarray(weights, dtype=np.float64)[:, None]
+    vals[keys[pos] != wanted] = 0.0
+    for row in vals:  # column by column, as bincount adds them
+        out += row
+    return out
 
 
 def _idf(n: int, df: int) -> float:
@@ -111,37 +195,47 @@ class AffinityIndex:
     data: np.ndarray  # weights
     n_docs: int
     temperature: float
+    keys: np.ndarray  # cell_keys of the arrays above
 
     @classmethod
     def build(cls, tools: Sequence[Tool], weights: Mapping[str, Mapping[str, float]],
               temperature: float) -> AffinityIndex:
-        position = {t.name: i for i, t in enumerate(tools)}
-        cells: dict[str, list[tuple[int, float]]] = {}
-        for name, phrase_weights in weights.items():
-            i = position.get(name)
-            if i is None:
-                continue
-            for phrase, w in phrase_weights.items():
-                cells.setdefault(phrase, []).append((i, float(w)))
-        vocab = {p: j for j, p in enumerate(sorted(cells))}
-        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-        rows, data = [], []
-        for p, j in vocab.items():
-            col = sorted(cells[p])
-            rows.extend(r for r, _ in col)
-            data.extend(w for _, w in col)
-            indptr[j + 1] = indptr[j] + len(col)
-        return cls(vocab, indptr, np.asarray(rows, dtype=np.int64), np.asarray(data, dtype=np.float64),
-                   len(tools), temperature)
+        """Cells in (phrase, tool) order from one array per distinct weights mapping.
 
-    def evidence(self, query: str) -> np.ndarray:
-        """Every tool's summed phrase weights for ``query``, over √(phrases found)."""
+        Tools that share a mapping (variants of one tool) share its phrase codes and
+        weights, so the Python work follows the distinct mappings, not the tools.
+        """
+        position = {t.name: i for i, t in enumerate(tools)}
+        present = sorted(((position[name], w) for name, w in weights.items() if name in position),
+                         key=itemgetter(0))  # catalog order: each phrase's tools come out ascending
+        distinct = {id(w): w for _, w in present}
+        vocab = {p: j for j, p in enumerate(sorted({p for w in distinct.values() for p in w}))}
+        coded = {key: (np.fromiter(map(vocab.__getitem__, w), dtype=np.int64, count=len(w)),
+                       np.fromiter(map(float, w.values()), dtype=np.float64, count=len(w)))
+                 for key, w in distinct.items()}
+        parts = [coded[id(w)] for _, w in present]
+        cols = np.concatenate([c for c, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
+        data = np.concatenate([d for _, d in parts]) if parts else np.zeros(0, dtype=np.float64)
+        rows = np.repeat(np.fromiter((i for i, _ in present), dtype=np.int64, count=len(present)),
+                         [len(c) for c, _ in parts]).astype(np.int64)
+        order = stable_argsort(cols, len(vocab))  # by phrase; tools stay ascending within one
+        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=len(vocab)), out=indptr[1:])
+        rows = rows[order]
+        return cls(vocab, indptr, rows, data[order], len(tools), temperature, cell_keys(indptr, rows, len(tools)))
+
+    def evidence(self, query: str, indices: np.ndarray | None = None) -> np.ndarray:
+        """Every tool's summed phrase weights for ``query``, over √(phrases found); or those of ``indices`` (ascending)."""
         from tooldisc.discovery.phrases import phrases
 
-        ids = np.fromiter(sorted(self.vocab[p] for p in phrases(query) if p in self.vocab), dtype=np.int64)
-        if not len(ids):
-            return np.zeros(self.n_docs, dtype=np.float64)
-        summed = gather_columns(self.indptr, self.rows, self.data, ids, np.ones(len(ids)), self.n_docs)
+        ids = sorted(self.vocab[p] for p in phrases(query) if p in self.vocab)
+        if not ids:
+            return np.zeros(self.n_docs if indices is None else len(indices), dtype=np.float64)
+        if indices is None:
+            summed = gather_columns(self.indptr, self.rows, self.data, np.asarray(ids, dtype=np.int64),
+                                    np.ones(len(ids)), self.n_docs)
+        else:
+            summed = gather_rows(self.keys, self.data, self.n_docs, ids, [1.0] * len(ids), indices).astype(np.float32)
         return summed.astype(np.float64) / np.sqrt(len(ids))
 
     def scores(self, query: str, indices: np.ndarray, temperature: float | None = None,
@@ -150,7 +244,7 @@ class AffinityIndex:
 
         ``evidence``: :meth:`evidence` of this query, when the caller already has it.
         """
-        z = (self.evidence(query) if evidence is None else evidence)[indices]
+        z = self.evidence(query, indices) if evidence is None else evidence[indices]
         if not len(z) or not z.any():
             return np.zeros(len(indices), dtype=np.float64)
         z = (z - z.max()) / (temperature or self.temperature)

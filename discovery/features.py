@@ -103,7 +103,7 @@ def expansion(ix: Index, state: Retrieved) -> np.ndarray:
     """
     if ix.expansion is None:
         return np.zeros(len(state.indices), dtype=np.float32)
-    return ix.expansion.scores(state.authorized.request.tokens)[state.indices]
+    return ix.expansion.scores(state.authorized.request.tokens, state.indices)
 
 
 def affinity(ix: Index, state: Retrieved) -> np.ndarray:

@@ -28,7 +28,8 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -97,11 +98,36 @@ class Expansions:
         aff = self.affinity
         if aff is not None:
             out["affinity"] = {"weight": _num(self.affinity_weight), "temperature": _num(self.temperature)}
-        out["tools"] = {
-            name: {"definition": h, "phrases": [[p, c] if aff is None else [p, c, _num(aff.get(name, {}).get(p, 0.0))]
-                                                for p, c in ps]}
-            for name, (h, ps) in sorted(self.tools.items())}
+        out["tools"] = {name: {"definition": h, "phrases": self._rows(name, ps)} for name, (h, ps) in sorted(self.tools.items())}
         return out
+
+    def _rows(self, name: str, ps: tuple[tuple[str, int], ...]) -> list[list[Any]]:
+        """One tool's phrases as the document lists them: ``[phrase, count]`` or ``[phrase, count, weight]``."""
+        aff = self.affinity
+        if aff is None:
+            return [[p, c] for p, c in ps]
+        weights = aff.get(name, {})
+        return [[p, c, _num(weights.get(p, 0.0))] for p, c in ps]
+
+    def tools_json(self) -> Iterator[str]:
+        """The canonical JSON text of ``to_dict()["tools"]``, in pieces (what the digest hashes).
+
+        Tools that share their phrases and weights (the variants of one tool in a grown
+        bench catalog, or tools learned alike) share one encoded phrase list, so the cost
+        follows the distinct phrase lists, not the tools.
+        """
+        from json.encoder import encode_basestring  # _canonical of a str, minus the dispatch
+
+        aff = self.affinity
+        memo: dict[tuple[Any, int], str] = {}
+        yield "{"
+        for i, (name, (h, ps)) in enumerate(sorted(self.tools.items())):
+            key = (ps, id(aff.get(name)) if aff is not None else 0)  # the weights dict is alive: its id is stable here
+            rows = memo.get(key)
+            if rows is None:
+                rows = memo[key] = _canonical(self._rows(name, ps))
+            yield f'{"," if i else ""}{encode_basestring(name)}:{{"definition":{encode_basestring(h)},"phrases":{rows}}}'
+        yield "}"
 
 
 @dataclass(frozen=True)
@@ -161,8 +187,24 @@ class Learned:
 
     @property
     def digest(self) -> str:
-        """SHA-256 of the canonical document: identifies this learned file in offer hashes."""
-        return _checksum(_body(self))
+        """SHA-256 of the canonical document: identifies this learned file in offer hashes.
+
+        The same bytes as ``_checksum(_body(self))``, hashed in pieces: the expansions'
+        tools (nearly all of a large file) are encoded once per distinct phrase list
+        (:meth:`Expansions.tools_json`) instead of as one document of every value.
+        """
+        if self.expansions is None:
+            return _checksum(_body(self))
+        slot = secrets.token_hex(16)  # stands in for the tools object; no other text can contain it
+        body = _body(self, tools=slot)
+        before, sep, after = _canonical(body).partition(_canonical(slot))
+        if not sep:  # unreachable (the slot is in the body); the whole document then
+            return _checksum(_body(self))
+        h = hashlib.sha256(before.encode("utf-8"))
+        for piece in self.expansions.tools_json():
+            h.update(piece.encode("utf-8"))
+        h.update(after.encode("utf-8"))
+        return h.hexdigest()
 
 
 # --- writing ------------------------------------------------------------------------
@@ -173,10 +215,12 @@ def _num(x: float) -> float:
     return float(f"{float(x):.10g}")
 
 
-def _body(learned: Learned) -> dict[str, Any]:
+def _body(learned: Learned, tools: str | None = None) -> dict[str, Any]:
+    """The document without its checksum; ``tools``: a placeholder for the expansions' tools object."""
     parts: dict[str, Any] = {}
     if learned.expansions is not None:
-        parts["expansions"] = learned.expansions.to_dict()
+        parts["expansions"] = learned.expansions.to_dict() if tools is None else {
+            **dataclasses.replace(learned.expansions, tools={}).to_dict(), "tools": tools}
     if learned.ranker is not None:
         parts["ranker"] = learned.ranker.to_dict()
     if learned.clauses is not None:
@@ -510,18 +554,20 @@ def attach(index: Index, learned: Learned | None) -> Index:
         abstention = dataclasses.replace(default_abstention(), decides=cfg.abstain.model)
     if learned is None:
         return dataclasses.replace(index, abstention=abstention)
+    from tooldisc.discovery.columns import gc_paused
     from tooldisc.discovery.expansion_index import AffinityIndex, ExpansionIndex, expansion_texts
 
-    bound = bind(learned, index.catalog)
-    expansion = affinity = None
-    if bound.expansions:
-        expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
-                                         cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
-    if bound.affinity:
-        affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature)  # type: ignore[union-attr]
+    with gc_paused():  # as build_index: bursts of small objects beside every live tool record
+        bound = bind(learned, index.catalog)
+        expansion = affinity = None
+        if bound.expansions:
+            expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
+                                             cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
+        if bound.affinity:
+            affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature)  # type: ignore[union-attr]
+        digest = learned.digest
     return dataclasses.replace(index, expansion=expansion, affinity=affinity, abstention=abstention,
-                               mutation_model=learned.mutation, learned_digest=learned.digest,
-                               learned_notes=bound.notes)
+                               mutation_model=learned.mutation, learned_digest=digest, learned_notes=bound.notes)
 
 
 def narrows(model: MutationModel, query_terms: set[str], rule_class: str) -> bool:
