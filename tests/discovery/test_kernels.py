@@ -53,10 +53,10 @@ def test_backends_offer_the_same_on_bench_queries() -> None:
     opts = BenchOptions()
     base, base_queries, _ = load_inputs(opts)
     catalog = synthetic_catalog(base, 600, opts.seed)
-    queries = synthetic_queries(catalog, base_queries, 80, opts.seed, base_names=frozenset(t.name for t in base.tools))
+    queries = synthetic_queries(catalog, base_queries, 40, opts.seed, base_names=frozenset(t.name for t in base.tools))
     indexed = config_from_mapping({"retrieval": {"min_tools": 100}}, base=load_config())
-    assert _same_offers(catalog, indexed, [(q.query, tuple(q.history)) for q in queries]) == 80
-    assert _same_offers(base, load_config(), [(q.query, tuple(q.history)) for q in queries[:30]]) == 30
+    assert _same_offers(catalog, indexed, [(q.query, tuple(q.history)) for q in queries]) == 40
+    assert _same_offers(base, load_config(), [(q.query, tuple(q.history)) for q in queries[:20]]) == 20
     assert Discoverer(catalog, indexed).discover(queries[0].query).retrieval == "indexed"
 
 
@@ -77,7 +77,7 @@ def tiny_catalogs(draw: st.DrawFn) -> tuple[object, list[str]]:
 
 
 @needs_numba
-@settings(max_examples=40, deadline=None, database=None, derandomize=True,
+@settings(max_examples=25, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(tiny_catalogs())
 def test_backends_offer_the_same_on_tiny_catalogs(drawn: tuple[object, list[str]]) -> None:
@@ -86,7 +86,7 @@ def test_backends_offer_the_same_on_tiny_catalogs(drawn: tuple[object, list[str]
 
 
 @needs_numba
-@settings(max_examples=30, deadline=None, database=None, derandomize=True)
+@settings(max_examples=20, deadline=None, database=None, derandomize=True)
 @given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=1, max_size=60), st.integers(1, 12),
        st.integers(0, 4))
 def test_candidate_kernels_break_ties_alike(values: list[float], n: int, wanted: int) -> None:
