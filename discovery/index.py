@@ -128,10 +128,10 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
     attached afterwards (:func:`tooldisc.discovery.learned.attach`). ``backend`` chooses the query
     loops' form (:func:`tooldisc.discovery.kernels.kernels`); every backend gives the same offers.
     """
-    from tooldisc.discovery.kernels import kernels
+    from tooldisc.discovery.kernels import check_backend, kernels
 
+    check_backend(backend)
     cfg = config
-    loops = kernels(backend, large=len(catalog) >= cfg.retrieval.min_tools)
     with gc_paused():  # the builds allocate millions of small objects at 100k tools
         lexical, ngram = _text_indexes(TextColumns(catalog.tools, extra_columns), cfg)
         alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
@@ -142,6 +142,8 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         name_rank = np.empty(len(order), dtype=np.int64)
         name_rank[order] = np.arange(len(order))
     release_memory(len(catalog.tools))
+    # chosen once the build's temporaries are gone: numba's libraries (~55 MB) do not add to the build's peak
+    loops = kernels(backend, large=len(catalog) >= cfg.retrieval.min_tools)
     lexical = replace(lexical, kernels=loops)
     ngram = replace(ngram, kernels=loops) if ngram is not None else None
     return Index(

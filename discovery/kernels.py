@@ -489,6 +489,14 @@ def _compiled() -> Kernels | None:
     return Kernels("numba", jit(gather_loop), jit(candidates_loop), jit(shared_loop), query_grams)
 
 
+def check_backend(backend: str) -> None:
+    """A usage error unless ``backend`` names one (before any work is done with it)."""
+    if backend not in BACKENDS:
+        from tooldisc.errors import UsageError
+
+        raise UsageError(f"The 'backend' parameter must be one of {', '.join(BACKENDS)}. Got {backend!r} instead.")
+
+
 def kernels(backend: str = "auto", large: bool = True) -> Kernels:
     """The kernels for ``backend``: ``numba`` (the ``fast`` extra), ``numpy``, or ``auto``.
 
@@ -496,10 +504,7 @@ def kernels(backend: str = "auto", large: bool = True) -> Kernels:
     retrieval): loading the compiled loops costs about a second per process, which a small
     catalog's queries, a fraction of a millisecond faster each, never earn back.
     """
-    if backend not in BACKENDS:
-        from tooldisc.errors import UsageError
-
-        raise UsageError(f"The 'backend' parameter must be one of {', '.join(BACKENDS)}. Got {backend!r} instead.")
+    check_backend(backend)
     if backend == "numpy" or (backend == "auto" and not large):
         return NUMPY
     compiled = _compiled()
@@ -510,14 +515,3 @@ def kernels(backend: str = "auto", large: bool = True) -> Kernels:
             raise MissingExtraError("the numba backend", "fast", "numba")
         return NUMPY
     return compiled
-
-
-def describe(k: Kernels) -> str:
-    """One line for bench/doctor output: which backend ran."""
-    if k.name == "numba":
-        import numba
-
-        return f"kernels: numba {numba.__version__} (compiled loops)"
-    return "kernels: numpy (install tooldisc[fast] for the compiled loops)"
-
-

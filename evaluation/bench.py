@@ -82,10 +82,9 @@ class BenchOptions:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise UsageError(f"The '{name}' parameter must be an int in the range [1, inf). Got {value!r} instead.")
-        from tooldisc.discovery.kernels import BACKENDS
+        from tooldisc.discovery.kernels import check_backend
 
-        if self.backend not in BACKENDS:
-            raise UsageError(f"The 'backend' parameter must be one of {', '.join(BACKENDS)}. Got {self.backend!r} instead.")
+        check_backend(self.backend)
         if not self.sizes or any(not isinstance(n, int) or n < 1 for n in self.sizes):
             raise UsageError(f"The 'sizes' parameter must be positive ints. Got {self.sizes!r} instead.")
 
