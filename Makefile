@@ -8,7 +8,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 $(BIN)/tooldisc: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,spark]'
+	$(BIN)/python -m pip install -q -e '.[dev,spark,fast]'
 	touch $(BIN)/tooldisc
 
 install: $(BIN)/tooldisc

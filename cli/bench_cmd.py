@@ -52,6 +52,7 @@ def bench_command(
     gold: Annotated[str | None, typer.Option("--gold", help="Gold set whose queries are half the query set. Default: the shipped gold set.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")] = None,
     learned: Annotated[str | None, typer.Option("--learned", help="A learned file for --catalog: the synthetic catalogs are grown from that catalog and every variant takes its base tool's expansions.")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Query loops: auto (numba for catalogs large enough for indexed retrieval, when the fast extra is installed), numpy or numba.")] = "auto",
     out: Annotated[str | None, typer.Option("--out", "-o", help="Also write the run's JSON document here.")] = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
@@ -70,7 +71,7 @@ def bench_command(
     base = load_catalog_option(catalog, catalog_format) if catalog or learned else None
     options = BenchOptions(sizes=sizes, queries=queries, repeats=repeats, k=k, baselines=baselines,
                            seed=seed, catalog=catalog, gold=gold, config=config,
-                           catalog_format=declared_format(catalog_format), learned=learned)
+                           catalog_format=declared_format(catalog_format), learned=learned, backend=backend)
     if learned:  # refuse a file learned on another catalog before any worker starts
         from tooldisc.discovery.learned import for_grown_catalog, load_learned
 
@@ -156,12 +157,26 @@ def render_table(result: dict[str, Any]) -> None:
     console.print("p95 vs tooldisc: the baseline's p95 divided by tooldisc's (above 1: tooldisc is faster). "
                   "Peak memory: the whole process during the first build; memory for the build: that peak "
                   "minus the memory in use just before it.")
+    console.print(kernels_line(result["sizes"]))
     env = result["environment"]
     git = env.get("git") or {}
     console.print(f"{env['cpu_count']} cores, load after {', '.join(f'{x:.2f}' for x in env.get('loadavg_after') or [])}; "
                   f"python {env['python']}, numpy {env['versions'].get('numpy')}; "
                   f"commit {str(git.get('commit', '?'))[:12]}{' (dirty)' if git.get('dirty') else ''}; "
                   f"{result['config']['queries']} queries × {result['config']['repeats']} repeats, K={k}")
+
+
+def kernels_line(sizes: list[dict[str, Any]]) -> str:
+    """Which form of the query loops each size ran (never a silent difference between runs)."""
+    ran: dict[str, list[str]] = {}
+    for size in sizes:
+        name = size["engines"]["tooldisc"].get("kernels", "numpy")
+        ran.setdefault(name, []).append(f"{size['n_tools']:,}")
+    parts = [f"{name} at {', '.join(n)} tools" for name, n in ran.items()]
+    line = "Query loops (kernels): " + "; ".join(parts) + "."
+    if "numba" not in ran:
+        line += " The compiled loops need the fast extra (pip install 'tooldisc[fast]') and a catalog of at least retrieval.min_tools tools, or --backend numba."
+    return line
 
 
 def _mb(value: float | None) -> str:

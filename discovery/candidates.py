@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tooldisc.discovery.features import wanted_side_effect
+from tooldisc.discovery.features import WANTED_SIDE_EFFECT
+from tooldisc.discovery.kernels import top_positive
+from tooldisc.discovery.security import side_effect_code
 
 if TYPE_CHECKING:
     from tooldisc.discovery.index import Index
@@ -40,35 +42,14 @@ def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndar
         hit = np.flatnonzero(lexical > 0)
         hit = hit[allowed[hit]]
         return np.sort(top_positive(hit, lexical[hit], n))
-    rare = ix.ngram.rare_estimate(tokens, max(2 * n, ix.size // 4), qv)
-    reach = lexical > 0
-    reach |= rare > 0
-    reach &= allowed
-    reached = np.flatnonzero(reach)  # ascending: the estimate is 0 outside
-    del reach
-    lex = lexical[reached]
-    hit = np.flatnonzero(lex > 0)  # authorized tools with a positive BM25F
-    lexical_half = top_positive(reached[hit], lex[hit], n // 2)
-    top = float(lex.max(initial=0.0))
-    lexn = lex / top if top > 0 else lex
-    rare = rare[reached]
-    estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare
-    if cfg.weight("prior") and mutation is not None:  # the prior feature, on the estimated relevance
-        estimate += cfg.weight("prior") * wanted_side_effect(ix, reached, mutation) * np.maximum(lexn, rare)
-    by_estimate = top_positive(reached, estimate, n, ordered=True)
-    taken = set(lexical_half.tolist())  # at most N/2 ints: a set beats np.isin's sort
-    fill = by_estimate[[i not in taken for i in by_estimate.tolist()]][: n - len(lexical_half)]
-    return np.sort(np.concatenate([lexical_half, fill]))
-
-
-def top_positive(indices: np.ndarray, values: np.ndarray, n: int, ordered: bool = False) -> np.ndarray:
-    """``indices`` of the (at most) n largest positive ``values``; best first when ``ordered``.
-
-    ``indices`` ascending: ties are broken by the lower index.
-    """
-    positive = np.flatnonzero(values > 0)
-    if len(positive) > n:
-        positive = positive[np.argpartition(-values[positive], n - 1)[:n]]
-    if ordered:
-        positive = positive[np.lexsort((positive, -values[positive]))]
-    return indices[positive]
+    ng = ix.ngram
+    ids, w = qv if qv is not None else ng.query_vector(tokens)
+    keep = ng.df[ids] <= max(2 * n, ix.size // 4)  # the rare n-grams
+    ids = ids[keep]
+    wq = w[keep] * ng.idf[ids]
+    w_prior = cfg.weight("prior") if mutation is not None else 0.0
+    wanted = side_effect_code(WANTED_SIDE_EFFECT[mutation]) if mutation is not None else -1
+    return ng.kernels.candidates(lexical, allowed, ids, wq, ng.gram_ptr, ng.gram_tokens, ng.gram_counts,
+                                 ng.count_table, ng.token_ptr, ng.token_tools, ng.token_weights, ng.divisors,
+                                 ix.security.side_effect, wanted, cfg.weight("bm25"), cfg.weight("ngram"),
+                                 w_prior, n)

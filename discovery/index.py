@@ -17,7 +17,7 @@ time is a new optional attribute here plus a function in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -105,6 +105,7 @@ class Index:
     mutation_model: Any = None  # MutationModel that may narrow the word lists' class to READ, or None
     learned_digest: str = ""  # SHA-256 of the learned file in use ("" without one): part of every offer hash
     learned_notes: tuple[str, ...] = ()  # stale parts ignored, said loudly by every command
+    kernels: Any = None  # the query loops' backend (tooldisc.discovery.kernels.Kernels) the indexes use
 
     @property
     def size(self) -> int:
@@ -118,13 +119,18 @@ class Index:
 
 
 def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClassifier | None = None,
-                encoder: Any = None, extra_columns: Mapping[str, Sequence[str]] | None = None) -> Index:
+                encoder: Any = None, extra_columns: Mapping[str, Sequence[str]] | None = None,
+                backend: str = "auto") -> Index:
     """Build every index the config's non-zero weights and floors need.
 
     ``extra_columns`` maps a field name to one text per tool (in catalog order) that
-    is indexed but is not part of the tool (see the module docstring).What a learned file adds is
-    attached afterwards (:func:`tooldisc.discovery.learned.attach`).
+    is indexed but is not part of the tool (see the module docstring). What a learned file adds is
+    attached afterwards (:func:`tooldisc.discovery.learned.attach`). ``backend`` chooses the query
+    loops' form (:func:`tooldisc.discovery.kernels.kernels`); every backend gives the same offers.
     """
+    from tooldisc.discovery.kernels import check_backend, kernels
+
+    check_backend(backend)
     cfg = config
     with gc_paused():  # the builds allocate millions of small objects at 100k tools
         lexical, ngram = _text_indexes(TextColumns(catalog.tools, extra_columns), cfg)
@@ -136,11 +142,15 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         name_rank = np.empty(len(order), dtype=np.int64)
         name_rank[order] = np.arange(len(order))
     release_memory(len(catalog.tools))
+    # chosen once the build's temporaries are gone: numba's libraries (~55 MB) do not add to the build's peak
+    loops = kernels(backend, large=len(catalog) >= cfg.retrieval.min_tools)
+    lexical = replace(lexical, kernels=loops)
+    ngram = replace(ngram, kernels=loops) if ngram is not None else None
     return Index(
         catalog=catalog, config=cfg, classifier=classifier or load_classifier(), security=security,
         authorized=AuthorizedSets(security), lexical=lexical, ngram=ngram, alias=alias, embedding=embedding,
         is_core=np.array([t.is_core for t in catalog.tools], dtype=bool), name_rank=name_rank,
-        config_hash=cfg.hash,
+        config_hash=cfg.hash, kernels=loops,
     )
 
 

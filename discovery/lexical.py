@@ -25,8 +25,9 @@ from tooldisc.discovery.fields import (
     terms_of_tokens,
     terms_of_words,
 )
+from tooldisc.discovery.kernels import NUMPY, Kernels
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import BLOCK_TOOLS, csc, gather_columns, ranges, term_cells
+from tooldisc.discovery.sparse import BLOCK_TOOLS, csc, ranges, term_cells
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class LexicalIndex:
     data: np.ndarray
     n_docs: int
     stem: bool = True  # terms are Snowball stems (see :mod:`.fields`); queries must agree
+    kernels: Kernels = NUMPY  # the query loops' backend (:mod:`.kernels`), chosen when the index is built
 
     @classmethod
     def build(cls, tools: TextColumns | Sequence[Tool], field_weights: Mapping[str, float], k1: float, b: float,
@@ -79,7 +81,7 @@ class LexicalIndex:
         qt = self.query_terms(text)
         ids = np.fromiter(qt.keys(), dtype=np.int64, count=len(qt))
         counts = np.fromiter(qt.values(), dtype=np.float64, count=len(qt))
-        return gather_columns(self.indptr, self.rows, self.data, ids, counts, self.n_docs)
+        return self.kernels.gather(self.indptr, self.rows, self.data, ids, counts, self.n_docs)
 
     def matched_terms(self, text: str, doc: int) -> list[str]:
         """Query terms that occur in tool ``doc`` (for ``--explain``)."""

@@ -26,8 +26,9 @@ import numpy as np
 
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import TextColumns, as_columns
+from tooldisc.discovery.kernels import NUMPY, Kernels
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import gather_columns, ranges, stable_argsort
+from tooldisc.discovery.sparse import ranges, stable_argsort
 
 ALL_FIELDS = ("name", "aliases", "keywords", "capability", "description", "examples")
 SHORT_FIELDS = ("name", "aliases", "keywords", "capability")
@@ -358,6 +359,7 @@ class NgramIndex:
     # for catalogs large enough for indexed retrieval (:meth:`with_token_matrix`): the candidate
     # estimate is then one sparse product instead of a dozen numpy passes over its postings.
     by_token: Any = None
+    kernels: Kernels = NUMPY  # the query loops' backend (:mod:`.kernels`), chosen when the index is built
 
     def with_token_matrix(self) -> NgramIndex:
         """This index with :attr:`by_token` (8 bytes per cell of T, built once at index time)."""
@@ -424,50 +426,43 @@ class NgramIndex:
         return float(self.idf.max(initial=1.0))
 
     @cached_property
+    def count_table(self) -> np.ndarray:
+        """``1 + ln(c)`` at index c for every count G holds (index 0 unused): the kernels' logarithms."""
+        top = max(int(self.gram_counts.max(initial=0)), 255)
+        return np.concatenate([[0.0], _sublinear(np.arange(1, top + 1))])
+
+    @cached_property
+    def token_weights(self) -> np.ndarray:
+        """``1 + ln(count)`` of each cell of T by token (the data of :attr:`by_token` when it is kept)."""
+        if self.by_token is not None:
+            return self.by_token.data
+        return _sublinear_counts(self.token_counts)
+
+    @cached_property
     def divisors(self) -> np.ndarray:
         """The norms with 1 for a tool without n-grams (whose sums are 0): a division with no mask."""
         return np.where(self.norms > 0, self.norms, 1.0)
+
+    @cached_property
+    def alphabet_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The alphabet as (sorted code points, their codes): what the kernels look characters up in."""
+        items = sorted((ord(ch), code) for ch, code in self.alphabet.items())
+        return (np.array([p for p, _ in items], dtype=np.uint32), np.array([c for _, c in items], dtype=np.int64))
 
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(sorted n-gram ids, L2-normalised TF-IDF weights) of the query's known n-grams.
 
         Unknown n-grams count in the norm (at the largest IDF), so text the catalog has
-        never seen lowers the similarity instead of vanishing. A query has a few dozen
-        n-grams: their keys are packed in Python (a loop beats a dozen small numpy calls
-        here), then looked up in one search.
+        never seen lowers the similarity instead of vanishing.
         """
-        codes, bits, lo, hi = self.alphabet, self.bits, self.lo, self.hi
-        keys: list[int] = []
-        total = 0
-        for tok in tokens:
-            padded = [codes.get(ch, 0) for ch in f" {tok} "]
-            n_chars = len(padded)
-            for n in range(lo, min(hi, n_chars) + 1):
-                total += n_chars - n + 1
-            for i in range(n_chars - lo + 1):  # each start's key grows one character at a time up to hi
-                key = 0
-                for length, code in enumerate(padded[i:i + hi], start=1):
-                    if not code:  # a character the catalog never used: this and every longer n-gram is unknown
-                        break
-                    key = (key << bits) | code
-                    if length >= lo:
-                        keys.append(key)
-        if not keys or not len(self.keys):
+        points, lengths = _code_points(tokens)
+        ids, tf, total = self.kernels.query_grams(points, lengths, *self.alphabet_codes, self.keys, self.bits,
+                                                  self.lo, self.hi)
+        if not len(ids):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        wanted = np.array(keys, dtype=self.keys.dtype)
-        at = self.keys.searchsorted(wanted)
-        at[at == len(self.keys)] = 0
-        known = at[self.keys[at] == wanted]
-        if not len(known):
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        known.sort()  # distinct ids and their counts, without np.unique's overhead on a few dozen values
-        edge = np.ones(len(known) + 1, dtype=bool)
-        np.not_equal(known[1:], known[:-1], out=edge[1:-1])
-        bounds = np.flatnonzero(edge)
-        ids, tf = known[bounds[:-1]], np.diff(bounds)
         w = (1.0 + np.log(tf.astype(np.float64))) * self.idf[ids]
-        norm = np.sqrt((w * w).sum() + (total - len(known)) * self.idf_max ** 2)
-        return ids.astype(np.int64), (w / norm if norm > 0 else w).astype(np.float32)
+        norm = np.sqrt((w * w).sum() + (total - int(tf.sum())) * self.idf_max ** 2)
+        return ids, (w / norm if norm > 0 else w).astype(np.float32)
 
     def scores_subset(self, tokens: Sequence[str], indices: np.ndarray,
                       qv: tuple[np.ndarray, np.ndarray] | None = None,
@@ -489,18 +484,16 @@ class NgramIndex:
         """The counts of the n-grams ``ids`` (a query's, sorted) in each of the tools ``indices``."""
         indices = np.asarray(indices, dtype=np.int64)
         found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        if len(ids) and len(indices):
-            marked = np.zeros(len(self.token_ptr) - 1, dtype=bool)  # tokens holding a query n-gram
-            starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
-            marked[self.gram_tokens[ranges(starts, ends - starts)]] = True
-            slot_of = np.full(len(self.keys), -1, dtype=np.int32)  # n-gram id → its slot in the query
-            slot_of[ids] = np.arange(len(ids), dtype=np.int32)
-            for lo in range(0, len(indices), _BLOCK):
-                block = self._counts(indices[lo:lo + _BLOCK], len(ids), marked, slot_of)
-                if block is not None:
-                    found.append((block[0] + lo, block[1], block[2]))
+        for lo in range(0, len(indices), _BLOCK):  # blocks bound the temporaries when scoring many tools
+            row, col, count = self.kernels.shared(self.tool_ptr, self.tool_tokens, self.tool_counts,
+                                                  self.token_gram_ptr, self.token_grams, self.token_gram_counts,
+                                                  self.gram_ptr, self.gram_tokens, indices[lo:lo + _BLOCK], ids)
+            if len(row):
+                found.append((row + lo, col, count))
         if not found:
             return SharedCounts(indices, ids, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+        if len(found) == 1:
+            return SharedCounts(indices, ids, *found[0])
         row, col, count = (np.concatenate(part) for part in zip(*found, strict=True))
         return SharedCounts(indices, ids, row, col, count)
 
@@ -511,37 +504,12 @@ class NgramIndex:
         weight = ((1.0 + np.log(c)) * self.idf[shared.ids][col] / self.norms[indices[row]]).astype(np.float32)
         return np.bincount(row, weights=weight * w[col], minlength=len(indices)).astype(np.float32)
 
-    def _counts(self, chunk: np.ndarray, nq: int, marked: np.ndarray,
-                slot_of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(row in chunk, query slot, count) of every n-gram a tool of ``chunk`` shares with the query.
-
-        Rows ascending, slots ascending within a row (the order the weights are summed in).
-        """
-        s, e = self.tool_ptr[chunk], self.tool_ptr[chunk + 1]
-        at = ranges(s, e - s)
-        keep = np.flatnonzero(marked[self.tool_tokens[at]])
-        if not len(keep):
-            return None
-        owner = np.repeat(np.arange(len(chunk)), e - s)[keep]
-        at = at[keep]
-        ptok = self.tool_tokens[at]
-        gs, ge = self.token_gram_ptr[ptok], self.token_gram_ptr[ptok + 1]
-        gat = ranges(gs, ge - gs)
-        slot = slot_of[self.token_grams[gat]]
-        hit = np.flatnonzero(slot >= 0)
-        pair = np.repeat(np.arange(len(at)), ge - gs)[hit]
-        key = owner[pair] * nq + slot[hit]
-        val = self.tool_counts[at[pair]] * self.token_gram_counts[gat[hit]].astype(np.float64)
-        c = np.bincount(key, weights=val, minlength=len(chunk) * nq)
-        nz = np.flatnonzero(c > 0)
-        return nz // nq, nz % nq, c[nz]
-
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Cosine similarity of the query with every tool (dense, float32)."""
         if self.columns is None:
             return self.scores_subset(tokens, np.arange(self.n_docs))
         ids, w = self.query_vector(tokens)
-        return gather_columns(*self.columns, ids, w, self.n_docs)
+        return self.kernels.gather(*self.columns, ids, w, self.n_docs)
 
     def scores_of(self, tokens: Sequence[str], indices: np.ndarray) -> np.ndarray:
         """``scores(tokens)[indices]`` by the cheaper layout: kept columns score every tool in a few
@@ -554,7 +522,8 @@ class NgramIndex:
                       qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """A cheap estimate of :meth:`scores` from the query's rarer n-grams: float64 per tool, 0 where none reaches it.
 
-        Used to retrieve candidates in large catalogs: common n-grams have posting lists
+        The dense reference of the estimate the candidate kernels (:mod:`.kernels`) compute over the
+        tools a query reaches; the tests check them against it. Common n-grams have posting lists
         as long as the catalog and rank nothing on their own. Each token's share is
         taken once per tool (``1 + ln`` of its count there), so an n-gram found in two
         different tokens of a tool counts twice: an estimate, never a score. The sums

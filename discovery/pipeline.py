@@ -240,19 +240,21 @@ class Discoverer:
     see; the authorized set is memoised there by (context, mutation). ``encoder``
     optionally shares the semantic tier's model between engines; ``index`` takes one
     built beforehand (:func:`~tooldisc.discovery.index.build_index`, e.g. with extra
-    indexed columns) for this catalog and config.
+    indexed columns) for this catalog and config. ``backend`` chooses the form of the query
+    loops (``auto``, ``numpy`` or ``numba``: :func:`~tooldisc.discovery.kernels.kernels`);
+    every backend gives the same offers, bit for bit.
     """
 
     def __init__(self, catalog: Catalog, config: RankerConfig | None = None,
                  classifier: MutationClassifier | None = None, encoder: Any = None, *,
-                 index: Index | None = None, learned: Learned | None = None):
+                 index: Index | None = None, learned: Learned | None = None, backend: str = "auto"):
         config = learned_config(config or load_config(), learned)
         if index is not None and (index.catalog is not catalog or index.config != config):
             raise UsageError("The 'index' parameter must be built for the same catalog and config.")
         if learned is not None and not isinstance(learned, Learned):
             raise UsageError("The 'learned' parameter must be a Learned (tooldisc.load_learned(path)). "
                              f"Got {type(learned).__name__} instead.")
-        self.index = attach(index or build_index(catalog, config, classifier, encoder), learned)
+        self.index = attach(index or build_index(catalog, config, classifier, encoder, backend=backend), learned)
         self._default_context = default_context(catalog)
 
     @property

@@ -75,12 +75,16 @@ class BenchOptions:
     build_repeats: int = 3
     notes: tuple[str, ...] = field(default=())
     catalog_format: str | None = None  # None: declared by catalog_version, else detected
+    backend: str = "auto"  # the query loops' form (tooldisc.discovery.kernels): auto, numpy or numba
 
     def __post_init__(self) -> None:
         for name in ("queries", "repeats", "k", "build_repeats"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise UsageError(f"The '{name}' parameter must be an int in the range [1, inf). Got {value!r} instead.")
+        from tooldisc.discovery.kernels import check_backend
+
+        check_backend(self.backend)
         if not self.sizes or any(not isinstance(n, int) or n < 1 for n in self.sizes):
             raise UsageError(f"The 'sizes' parameter must be positive ints. Got {self.sizes!r} instead.")
 
@@ -107,7 +111,7 @@ def environment() -> dict[str, Any]:
     from importlib import metadata
 
     versions = {}
-    for dist in ("tooldisc", "numpy", "scipy", "rank-bm25", "bm25s"):
+    for dist in ("tooldisc", "numpy", "scipy", "numba", "rank-bm25", "bm25s"):
         try:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -45,7 +45,7 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
         gc.collect()
         before = reset_peak()
         t0 = time.perf_counter()
-        engine = Discoverer(catalog, config, learned=learned)
+        engine = Discoverer(catalog, config, learned=learned, backend=options.backend)
         builds.append(time.perf_counter() - t0)
         if rss is None:
             rss = rss_after(before)
@@ -79,6 +79,7 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
     return {
         "available": True,
         "what": "Discoverer(catalog, config) build; discover(query, default context, k) per query",
+        "kernels": engine.index.kernels.name,  # which form of the query loops ran (tooldisc.discovery.kernels)
         "build_s": summary_s(builds),
         "rss_mb": rss,
         "latency_ms": latency(lat),

@@ -23,6 +23,7 @@ def test_bench_json_has_every_figure(tmp_path) -> None:
         assert size["n_queries"] == 10
         own = size["engines"]["tooldisc"]
         assert own["available"] is True
+        assert own["kernels"] == "numpy"  # auto: 50 and 200 tools are below retrieval.min_tools
         assert {"p50", "p95", "p99", "mean", "per_repeat"} <= own["latency_ms"].keys()
         assert 0 < own["latency_ms"]["p50"] <= own["latency_ms"]["p95"] <= own["latency_ms"]["p99"]
         assert own["build_s"]["median"] > 0
@@ -41,6 +42,7 @@ def test_bench_table_and_baselines_compare_like_with_like(tmp_path) -> None:
     assert "rank_bm25" in proc.stdout and "bm25s" in proc.stdout
     assert "MISSED" not in proc.stdout and "target" not in proc.stdout.lower()
     assert "hit@15: share of the judged queries" in proc.stdout and "authorized" in proc.stdout
+    assert "Query loops (kernels): numpy at" in proc.stdout  # which form ran is always said
     size = json.loads(out.read_text("utf-8"))["sizes"][0]
     for name in ("rank_bm25", "bm25s"):  # the keys outside scripts read keep their names
         eng = size["engines"][name]

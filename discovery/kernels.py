@@ -1,0 +1,517 @@
+"""The query's hot loops, each written twice side by side: numpy (always) and a loop numba compiles.
+
+A query at 10,000 tools used to be hundreds of small numpy calls, each paying call
+overhead on a few hundred values. With the ``fast`` extra (numba) each job below runs
+as one compiled loop instead. Both forms of a job take the same arguments and return
+the same bits: every float sum runs in one defined order (sequential, the order
+``np.bincount`` and scipy's sparse products use), no fastmath, and nothing
+transcendental is computed in compiled code (``1 + ln(count)`` comes from a table the
+numpy code built). :class:`Kernels` holds one form of each job; an index carries the
+one it was built with, so callers never branch on the backend.
+
+``numba`` is imported only when the compiled form is first asked for; ``import tooldisc``
+never imports it. The compiled functions are cached on disk (``cache=True``: beside this
+module, or numba's per-user cache directory when the package is read-only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+BACKENDS = ("auto", "numpy", "numba")
+
+
+# --- Σⱼ weightⱼ · column ⱼ (BM25F scores, n-gram columns) -------------------------------------
+
+def gather_numpy(col_ptr: np.ndarray, col_rows: np.ndarray, col_data: np.ndarray, ids: np.ndarray,
+                 weights: np.ndarray, n_rows: int) -> np.ndarray:
+    """Σⱼ weightⱼ · column ⱼ of a CSC layout as a dense float32 vector (float64 sums in column order)."""
+    from tooldisc.discovery.sparse import gather_columns
+
+    return gather_columns(col_ptr, col_rows, col_data, ids, weights, n_rows)
+
+
+def gather_loop(col_ptr: np.ndarray, col_rows: np.ndarray, col_data: np.ndarray, ids: np.ndarray,
+                weights: np.ndarray, n_rows: int) -> np.ndarray:
+    """:func:`gather_numpy` as one loop: each product as numpy forms it, added in the same order."""
+    acc = np.zeros(n_rows, dtype=np.float64)
+    for j in range(len(ids)):
+        c = ids[j]
+        w = weights[j]
+        for p in range(col_ptr[c], col_ptr[c + 1]):
+            acc[col_rows[p]] += np.float64(col_data[p] * w)
+    return acc.astype(np.float32)
+
+
+# --- candidate retrieval: rare n-gram estimate, fused score estimate, the two top lists ---------
+
+def candidates_numpy(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, wq: np.ndarray,
+                     gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray,
+                     table: np.ndarray, token_ptr: np.ndarray, token_tools: np.ndarray,
+                     token_weights: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
+                     w_bm25: float, w_ngram: float, w_prior: float, n: int) -> np.ndarray:
+    """Sorted catalog indices of at most ``n`` allowed tools (see :func:`~.candidates.index_candidates`).
+
+    ``ids``/``wq``: the query's rare n-grams and their weight × IDF; ``table[c]`` = 1 + ln c;
+    ``token_weights``: 1 + ln of each cell of T by token; ``wanted``: the mutation prior's
+    tools (``w_prior`` 0 turns it off).
+    """
+    size = len(lexical)
+    rare = np.zeros(size)
+    if len(ids):
+        from tooldisc.discovery.sparse import ranges
+
+        starts, ends = gram_ptr[ids], gram_ptr[ids + 1]
+        at = ranges(starts, ends - starts)
+        share = np.repeat(wq, ends - starts) * table[gram_counts[at]]
+        per_token = np.bincount(gram_tokens[at], weights=share, minlength=len(token_ptr) - 1)
+        utok = np.flatnonzero(per_token > 0)
+        starts = token_ptr[utok]
+        lengths = token_ptr[utok + 1] - starts
+        at = ranges(starts, lengths)
+        rare = np.bincount(token_tools[at], weights=token_weights[at] * np.repeat(per_token[utok], lengths),
+                           minlength=size)
+        rare /= divisors
+    reach = lexical > 0
+    reach |= rare > 0
+    reach &= allowed
+    reached = np.flatnonzero(reach)  # ascending: the estimate is 0 outside
+    del reach
+    lex = lexical[reached]
+    hit = np.flatnonzero(lex > 0)
+    lexical_half = top_positive(reached[hit], lex[hit], n // 2)
+    top = float(lex.max(initial=0.0))
+    lexn = lex / np.float32(top) if top > 0 else lex
+    rare = rare[reached]
+    estimate = (np.float32(w_bm25) * lexn).astype(np.float64) + w_ngram * rare
+    if w_prior:
+        estimate += (w_prior * (side_effect[reached] == wanted)) * np.maximum(lexn.astype(np.float64), rare)
+    by_estimate = top_positive(reached, estimate, n, ordered=True)
+    taken = set(lexical_half.tolist())  # at most N/2 ints: a set beats np.isin's sort
+    fill = by_estimate[[i not in taken for i in by_estimate.tolist()]][: n - len(lexical_half)]
+    return np.sort(np.concatenate([lexical_half, fill]))
+
+
+def top_positive(indices: np.ndarray, values: np.ndarray, n: int, ordered: bool = False) -> np.ndarray:
+    """``indices`` (ascending) of the (at most) n largest positive ``values``; best first when ``ordered``.
+
+    Ties are broken by the lower index, at the cut too (``argpartition`` alone picks any of them).
+    """
+    if n <= 0:
+        return indices[:0]
+    positive = np.flatnonzero(values > 0)
+    if len(positive) > n:
+        v = values[positive]
+        kth = np.partition(v, len(v) - n)[len(v) - n]  # the n-th largest
+        above = positive[v > kth]
+        positive = np.concatenate([above, positive[v == kth][: n - len(above)]])
+        if not ordered:
+            positive.sort()
+    if ordered:
+        positive = positive[np.lexsort((positive, -values[positive]))]
+    return indices[positive]
+
+
+def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, wq: np.ndarray,
+                    gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray,
+                    table: np.ndarray, token_ptr: np.ndarray, token_tools: np.ndarray,
+                    token_weights: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
+                    w_bm25: float, w_ngram: float, w_prior: float, n: int) -> np.ndarray:
+    """:func:`candidates_numpy` as loops: the same sums in the same order, and two bounded heaps
+    (the N/2 best by BM25F, the N best by the estimate) instead of sorting every reached tool."""
+    size = len(lexical)
+    n_tokens = len(token_ptr) - 1
+    per_token = np.zeros(n_tokens, dtype=np.float64)
+    for q in range(len(ids)):
+        g = ids[q]
+        for p in range(gram_ptr[g], gram_ptr[g + 1]):
+            per_token[gram_tokens[p]] += wq[q] * table[gram_counts[p]]
+    sums = np.zeros(size, dtype=np.float64)
+    for k in range(n_tokens):  # ascending tokens, as the numpy form's nonzero
+        x = per_token[k]
+        if x > 0:
+            for p in range(token_ptr[k], token_ptr[k + 1]):
+                sums[token_tools[p]] += token_weights[p] * x
+    top = np.float32(0.0)
+    for i in range(size):
+        if allowed[i] and lexical[i] > top:
+            top = lexical[i]
+    # heap 0: the N/2 best BM25F; heap 1: the N best estimates. Each root is its worst kept
+    # entry: a lower value, or an equal value and a later index.
+    caps = np.array([n // 2, n], dtype=np.int64)
+    sizes = np.zeros(2, dtype=np.int64)
+    vals = np.empty((2, max(n, 1)), dtype=np.float64)
+    idxs = np.empty((2, max(n, 1)), dtype=np.int64)
+    offer = np.empty(2, dtype=np.float64)
+    fb = np.float32(w_bm25)
+    for i in range(size):
+        lx = lexical[i]
+        s = sums[i]
+        if not allowed[i] or not (lx > 0 or s > 0):
+            continue
+        rare = s / divisors[i]
+        lexn = lx / top if top > 0 else lx
+        est = np.float64(fb * lexn) + w_ngram * rare
+        if w_prior:
+            est += (w_prior * (1.0 if side_effect[i] == wanted else 0.0)) * max(np.float64(lexn), rare)
+        offer[0] = np.float64(lx)
+        offer[1] = est
+        for h in range(2):
+            v = offer[h]
+            cap = caps[h]
+            m = sizes[h]
+            if not v > 0 or cap == 0:
+                continue
+            if m < cap:  # sift up from a new leaf
+                at = m
+                sizes[h] = m + 1
+                while at > 0:
+                    parent = (at - 1) // 2
+                    if v <= vals[h, parent]:  # i is the latest index: an equal value is worse
+                        vals[h, at] = vals[h, parent]
+                        idxs[h, at] = idxs[h, parent]
+                        at = parent
+                    else:
+                        break
+            elif v > vals[h, 0]:  # better than the worst kept (equal loses: a later index)
+                at = 0
+                while True:  # sift down from the root
+                    child = 2 * at + 1
+                    if child >= m:
+                        break
+                    right = child + 1
+                    if right < m and (vals[h, right] < vals[h, child] or (
+                            vals[h, right] == vals[h, child] and idxs[h, right] > idxs[h, child])):
+                        child = right
+                    if vals[h, child] < v or (vals[h, child] == v and idxs[h, child] > i):
+                        vals[h, at] = vals[h, child]
+                        idxs[h, at] = idxs[h, child]
+                        at = child
+                    else:
+                        break
+            else:
+                continue
+            vals[h, at] = v
+            idxs[h, at] = i
+    n_lex = sizes[0]
+    n_est = sizes[1]
+    # at most N entries each: insertion sorts (numba compiles numpy's sorts slowly)
+    taken = idxs[0, :n_lex].copy()
+    for a in range(1, n_lex):
+        b = a
+        while b > 0 and taken[b - 1] > taken[b]:
+            taken[b - 1], taken[b] = taken[b], taken[b - 1]
+            b -= 1
+    ev = vals[1, :n_est].copy()  # the estimate's best first: value descending, index ascending
+    ei = idxs[1, :n_est].copy()
+    for a in range(1, n_est):
+        b = a
+        while b > 0 and (ev[b - 1] < ev[b] or (ev[b - 1] == ev[b] and ei[b - 1] > ei[b])):
+            ev[b - 1], ev[b] = ev[b], ev[b - 1]
+            ei[b - 1], ei[b] = ei[b], ei[b - 1]
+            b -= 1
+    out = np.empty(n_lex + n_est, dtype=np.int64)
+    out[:n_lex] = taken
+    m = n_lex
+    for a in range(n_est):
+        if m >= n:
+            break
+        i = ei[a]
+        dup = False
+        for b in range(n_lex):
+            if taken[b] == i:
+                dup = True
+                break
+        if not dup:
+            out[m] = i
+            m += 1
+    out = out[:m]
+    for a in range(1, m):
+        b = a
+        while b > 0 and out[b - 1] > out[b]:
+            out[b - 1], out[b] = out[b], out[b - 1]
+            b -= 1
+    return out
+
+
+# --- the n-gram counts some tools share with a query -----------------------------------------
+
+def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
+                 token_gram_ptr: np.ndarray, token_grams: np.ndarray, token_gram_counts: np.ndarray,
+                 gram_ptr: np.ndarray, gram_tokens: np.ndarray, indices: np.ndarray,
+                 ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row in ``indices``, slot in ``ids``, count) of every n-gram of ``ids`` (sorted) a tool holds.
+
+    Rows ascending, slots ascending within a row; counts exact (float64).
+    """
+    from tooldisc.discovery.sparse import ranges
+
+    if not len(ids) or not len(indices):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    marked = np.zeros(len(token_gram_ptr) - 1, dtype=bool)  # tokens holding a query n-gram
+    starts, ends = gram_ptr[ids], gram_ptr[ids + 1]
+    marked[gram_tokens[ranges(starts, ends - starts)]] = True
+    nq = len(ids)
+    s, e = tool_ptr[indices], tool_ptr[indices + 1]
+    at = ranges(s, e - s)
+    keep = np.flatnonzero(marked[tool_tokens[at]])
+    if not len(keep):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    owner = np.repeat(np.arange(len(indices)), e - s)[keep]
+    at = at[keep]
+    ptok = tool_tokens[at]
+    gs, ge = token_gram_ptr[ptok], token_gram_ptr[ptok + 1]
+    gat = ranges(gs, ge - gs)
+    grams = token_grams[gat]
+    slot = np.searchsorted(ids, grams)
+    slot[slot == nq] = 0
+    hit = np.flatnonzero(ids[slot] == grams)
+    pair = np.repeat(np.arange(len(at)), ge - gs)[hit]
+    key = owner[pair] * nq + slot[hit]
+    val = tool_counts[at[pair]] * token_gram_counts[gat[hit]].astype(np.float64)
+    c = np.bincount(key, weights=val, minlength=len(indices) * nq)
+    nz = np.flatnonzero(c > 0)
+    return nz // nq, nz % nq, c[nz]
+
+
+def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
+                token_gram_ptr: np.ndarray, token_grams: np.ndarray, token_gram_counts: np.ndarray,
+                gram_ptr: np.ndarray, gram_tokens: np.ndarray, indices: np.ndarray,
+                ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`shared_numpy` as loops: each token holding a query n-gram gets its (slot, count) list
+    once, from the n-grams' postings; then a tool at a time sums its tokens' lists (exact integers)."""
+    nq = len(ids)
+    n_tokens = len(token_gram_ptr) - 1
+    if nq == 0 or len(indices) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    # hits per token: a CSR over the tokens the query's n-grams reach (slots ascending)
+    start = np.zeros(n_tokens + 1, dtype=np.int64)
+    total = 0
+    for a in range(nq):
+        g = ids[a]
+        for p in range(gram_ptr[g], gram_ptr[g + 1]):
+            start[gram_tokens[p] + 1] += 1
+        total += gram_ptr[g + 1] - gram_ptr[g]
+    for k in range(n_tokens):
+        start[k + 1] += start[k]
+    fill = start[:-1].copy()
+    hit_slot = np.empty(total, dtype=np.int64)
+    hit_count = np.empty(total, dtype=np.float64)
+    for a in range(nq):
+        g = ids[a]
+        for p in range(gram_ptr[g], gram_ptr[g + 1]):
+            k = gram_tokens[p]
+            # the count of n-gram g in token k: found in k's n-grams (ascending) by bisection
+            lo, hi = token_gram_ptr[k], token_gram_ptr[k + 1]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if token_grams[mid] < g:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            hit_slot[fill[k]] = a
+            hit_count[fill[k]] = np.float64(token_gram_counts[lo])
+            fill[k] += 1
+    bound = 0  # entries out: at most one per hit of a tool's token
+    for r in range(len(indices)):
+        t = indices[r]
+        for p in range(tool_ptr[t], tool_ptr[t + 1]):
+            k = tool_tokens[p]
+            bound += start[k + 1] - start[k]
+    rows = np.empty(bound, dtype=np.int64)
+    cols = np.empty(bound, dtype=np.int64)
+    counts = np.empty(bound, dtype=np.float64)
+    acc = np.zeros(nq, dtype=np.float64)
+    seen = np.zeros(nq, dtype=np.bool_)
+    m = 0
+    for r in range(len(indices)):
+        t = indices[r]
+        for p in range(tool_ptr[t], tool_ptr[t + 1]):
+            k = tool_tokens[p]
+            tc = np.float64(tool_counts[p])
+            for h in range(start[k], start[k + 1]):
+                acc[hit_slot[h]] += tc * hit_count[h]
+                seen[hit_slot[h]] = True
+        for a in range(nq):
+            if seen[a]:
+                seen[a] = False
+                if acc[a] > 0:
+                    rows[m] = r
+                    cols[m] = a
+                    counts[m] = acc[a]
+                    m += 1
+                acc[a] = 0.0
+    return rows[:m], cols[:m], counts[:m]
+
+
+# --- a query's n-grams: packed keys looked up in the index's sorted keys --------------------
+
+def query_grams_numpy(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
+                      keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(sorted distinct n-gram ids, their counts, number of n-grams) of padded tokens.
+
+    ``points``: the code points of every token padded with spaces, concatenated (``lengths``
+    each); ``alphabet`` (sorted code points) and ``codes`` give each known character's code.
+    An n-gram with a character the catalog never used is unknown, as is one whose key is
+    not in ``keys``; both count in the total. Keys are packed in Python: a query has a few
+    dozen n-grams, where a loop beats a dozen small numpy calls.
+    """
+    at = np.searchsorted(alphabet, points)
+    at[at == len(alphabet)] = 0
+    code = np.where(alphabet[at] == points, codes[at], 0).tolist() if len(alphabet) else [0] * len(points)
+    found: list[int] = []
+    total = 0
+    start = 0
+    for n_chars in lengths.tolist():
+        padded = code[start:start + n_chars]
+        start += n_chars
+        for n in range(lo, min(hi, n_chars) + 1):
+            total += n_chars - n + 1
+        for i in range(n_chars - lo + 1):  # each start's key grows one character at a time up to hi
+            key = 0
+            for length, c in enumerate(padded[i:i + hi], start=1):
+                if not c:  # a character the catalog never used: this and every longer n-gram is unknown
+                    break
+                key = (key << bits) | c
+                if length >= lo:
+                    found.append(key)
+    if not found or not len(keys):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), total
+    wanted = np.array(found, dtype=keys.dtype)
+    pos = keys.searchsorted(wanted)
+    pos[pos == len(keys)] = 0
+    known = pos[keys[pos] == wanted]
+    known.sort()  # distinct ids and their counts, without np.unique's overhead on a few dozen values
+    edge = np.ones(len(known) + 1, dtype=bool)
+    np.not_equal(known[1:], known[:-1], out=edge[1:-1])
+    bounds = np.flatnonzero(edge)
+    return known[bounds[:-1]].astype(np.int64), np.diff(bounds).astype(np.int64), total
+
+
+def query_grams_loop(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
+                     keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`query_grams_numpy` as loops (int64 keys: alphabets up to 2^(63 // hi) characters)."""
+    m = len(points)
+    code = np.zeros(m, dtype=np.int64)
+    for j in range(m):  # bisection (numba compiles np.searchsorted slowly)
+        lo_, hi_ = 0, len(alphabet)
+        while lo_ < hi_:
+            mid = (lo_ + hi_) // 2
+            if alphabet[mid] < points[j]:
+                lo_ = mid + 1
+            else:
+                hi_ = mid
+        if lo_ < len(alphabet) and alphabet[lo_] == points[j]:
+            code[j] = codes[lo_]
+    found = np.empty(max(m * (hi - lo + 1), 1), dtype=np.int64)
+    n_found = 0
+    total = 0
+    start = 0
+    n_keys = len(keys)
+    for t in range(len(lengths)):
+        n_chars = lengths[t]
+        for n in range(lo, min(hi, n_chars) + 1):
+            total += n_chars - n + 1
+        for i in range(n_chars - lo + 1):
+            key = 0
+            for length in range(1, min(hi, n_chars - i) + 1):
+                c = code[start + i + length - 1]
+                if c == 0:
+                    break
+                key = (key << bits) | c
+                if length >= lo and n_keys:
+                    pos, end = 0, n_keys
+                    while pos < end:
+                        mid = (pos + end) // 2
+                        if keys[mid] < key:
+                            pos = mid + 1
+                        else:
+                            end = mid
+                    if pos < n_keys and keys[pos] == key:
+                        found[n_found] = pos
+                        n_found += 1
+        start += n_chars
+    known = found[:n_found]
+    for a in range(1, n_found):  # a few dozen n-grams: an insertion sort
+        b = a
+        while b > 0 and known[b - 1] > known[b]:
+            known[b - 1], known[b] = known[b], known[b - 1]
+            b -= 1
+    ids = np.empty(n_found, dtype=np.int64)
+    tf = np.empty(n_found, dtype=np.int64)
+    d = 0
+    for j in range(n_found):
+        if d and ids[d - 1] == known[j]:
+            tf[d - 1] += 1
+        else:
+            ids[d] = known[j]
+            tf[d] = 1
+            d += 1
+    return ids[:d], tf[:d], total
+
+
+# --- the backends ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Kernels:
+    """One form of each job; every field has the signature of its ``*_numpy`` twin."""
+
+    name: str
+    gather: Callable[..., np.ndarray]
+    candidates: Callable[..., np.ndarray]
+    shared: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
+    query_grams: Callable[..., tuple[np.ndarray, np.ndarray, int]]
+
+
+NUMPY = Kernels("numpy", gather_numpy, candidates_numpy, shared_numpy, query_grams_numpy)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> Kernels | None:
+    """The numba forms (compiled lazily per argument types on first call), or None without numba."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    jit = numba.njit(cache=True, nogil=True)
+    grams = jit(query_grams_loop)
+
+    def query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
+                    keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+        if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
+            return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi)
+        return grams(points, lengths, alphabet, codes, keys, bits, lo, hi)
+
+    return Kernels("numba", jit(gather_loop), jit(candidates_loop), jit(shared_loop), query_grams)
+
+
+def check_backend(backend: str) -> None:
+    """A usage error unless ``backend`` names one (before any work is done with it)."""
+    if backend not in BACKENDS:
+        from tooldisc.errors import UsageError
+
+        raise UsageError(f"The 'backend' parameter must be one of {', '.join(BACKENDS)}. Got {backend!r} instead.")
+
+
+def kernels(backend: str = "auto", large: bool = True) -> Kernels:
+    """The kernels for ``backend``: ``numba`` (the ``fast`` extra), ``numpy``, or ``auto``.
+
+    ``auto`` is numba when it is installed and the index is ``large`` (big enough for indexed
+    retrieval): loading the compiled loops costs about a second per process, which a small
+    catalog's queries, a fraction of a millisecond faster each, never earn back.
+    """
+    check_backend(backend)
+    if backend == "numpy" or (backend == "auto" and not large):
+        return NUMPY
+    compiled = _compiled()
+    if compiled is None:
+        if backend == "numba":
+            from tooldisc.errors import MissingExtraError
+
+            raise MissingExtraError("the numba backend", "fast", "numba")
+        return NUMPY
+    return compiled

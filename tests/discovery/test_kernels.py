@@ -1,0 +1,126 @@
+"""The two forms of the query loops (discovery/kernels.py) give the same offers, bit for bit.
+
+Every comparison runs both backends on the same inputs; the numba half skips (with its
+reason) when the ``fast`` extra is absent. Kept lean: one bench-sized catalog at a small
+size and hypothesis-drawn tiny catalogs ranked through the indexed path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tooldisc.discovery.catalog import catalog_from_tools
+from tooldisc.discovery.config import config_from_mapping, load_config
+from tooldisc.discovery.index import build_index
+from tooldisc.discovery.kernels import NUMPY, kernels, top_positive
+from tooldisc.discovery.model import Tool
+from tooldisc.discovery.pipeline import Discoverer
+
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                 reason="the fast extra (numba) is not installed")
+# indexed retrieval on any catalog: the candidate, shared-count and query n-gram kernels all run
+INDEXED = config_from_mapping({"retrieval": {"min_tools": 1, "candidates": 8}}, base=load_config())
+
+
+def _offer(o: object) -> dict:
+    return {k: v for k, v in o.__dict__.items() if k != "timings"}
+
+
+def _same_offers(catalog: object, config: object, queries: list[tuple[str, tuple[str, ...]]]) -> int:
+    a = Discoverer(catalog, config, backend="numpy")
+    b = Discoverer(catalog, config, backend="numba")
+    assert a.index.kernels.name == "numpy" and b.index.kernels.name == "numba"
+    for query, history in queries:
+        for k in (15, "auto"):
+            assert _offer(a.discover(query, None, k, history)) == _offer(b.discover(query, None, k, history)), query
+    return len(queries)
+
+
+@needs_numba
+def test_backends_offer_the_same_on_bench_queries() -> None:
+    """The bench's own catalog and queries (small size, indexed retrieval) and the shipped catalog ranked whole."""
+    from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
+    from tooldisc.evaluation.bench import BenchOptions, load_inputs
+
+    opts = BenchOptions()
+    base, base_queries, _ = load_inputs(opts)
+    catalog = synthetic_catalog(base, 600, opts.seed)
+    queries = synthetic_queries(catalog, base_queries, 40, opts.seed, base_names=frozenset(t.name for t in base.tools))
+    indexed = config_from_mapping({"retrieval": {"min_tools": 100}}, base=load_config())
+    assert _same_offers(catalog, indexed, [(q.query, tuple(q.history)) for q in queries]) == 40
+    assert _same_offers(base, load_config(), [(q.query, tuple(q.history)) for q in queries[:20]]) == 20
+    assert Discoverer(catalog, indexed).discover(queries[0].query).retrieval == "indexed"
+
+
+WORDS = ("invoice", "invoices", "customer", "report", "فاکتور", "فاکتورها", "مشتری", "گزارش", "stock", "payment",
+         "list", "show", "delete", "export", "excel", "run", "the", "of", "۱۲۳", "a" * 300, "ab" * 140, "x")
+SIDE = ("none", "write", "delete", "export", "execute")
+
+
+@st.composite
+def tiny_catalogs(draw: st.DrawFn) -> tuple[object, list[str]]:
+    n = draw(st.integers(1, 9))
+    words = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
+    tools = [Tool(name=f"t{i}", description=draw(words), capability=draw(words),
+                  keywords=tuple(draw(st.lists(st.sampled_from(WORDS), max_size=2))),
+                  side_effect=draw(st.sampled_from(SIDE))) for i in range(n)]
+    queries = draw(st.lists(st.one_of(words, st.text("abcxyzفاک ۱", max_size=12)), min_size=1, max_size=3))
+    return catalog_from_tools(tools), queries
+
+
+@needs_numba
+@settings(max_examples=25, deadline=None, database=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(tiny_catalogs())
+def test_backends_offer_the_same_on_tiny_catalogs(drawn: tuple[object, list[str]]) -> None:
+    catalog, queries = drawn
+    _same_offers(catalog, INDEXED, [(q, ()) for q in queries])
+
+
+@needs_numba
+@settings(max_examples=20, deadline=None, database=None, derandomize=True)
+@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=1, max_size=60), st.integers(1, 12),
+       st.integers(0, 4))
+def test_candidate_kernels_break_ties_alike(values: list[float], n: int, wanted: int) -> None:
+    """Many equal scores at the cut: both forms keep the lowest indices (argpartition alone picks any)."""
+    ix = build_index(catalog_from_tools([Tool(name=f"t{i}", description="invoice report") for i in range(len(values))]),
+                     INDEXED, backend="numpy").ngram
+    size = len(values)
+    lexical = np.array(values, dtype=np.float32)
+    allowed = np.ones(size, dtype=bool)
+    allowed[::3] = False
+    ids, w = ix.query_vector(["invoice"])
+    side = (np.arange(size) % 5).astype(np.int8)
+    args = (lexical, allowed, ids, w * ix.idf[ids], ix.gram_ptr, ix.gram_tokens, ix.gram_counts, ix.count_table,
+            ix.token_ptr, ix.token_tools, ix.token_weights, ix.divisors, side, wanted, 0.5, 0.25, 0.1, n)
+    np.testing.assert_array_equal(NUMPY.candidates(*args), kernels("numba").candidates(*args))
+
+
+def test_top_positive_keeps_the_lowest_indices_at_a_tie() -> None:
+    values = np.array([1.0, 2.0, 1.0, 1.0, 0.0, 2.0, 1.0])
+    idx = np.arange(len(values)) * 10
+    assert top_positive(idx, values, 3).tolist() == [0, 10, 50]
+    assert top_positive(idx, values, 4, ordered=True).tolist() == [10, 50, 0, 20]
+
+
+def test_backend_choice_is_said_and_numba_stays_unimported() -> None:
+    """``import tooldisc`` and a small catalog's engine (auto) never import numba; a bad backend is a usage error."""
+    code = ("import sys, tooldisc; from tooldisc.discovery.pipeline import Discoverer;"
+            "from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets;"
+            "e = Discoverer(load_catalog(shipped_datasets()[0][0])); e.discover('list invoices');"
+            "print(e.index.kernels.name, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["numpy", "False"]
+    from tooldisc.errors import UsageError
+
+    with pytest.raises(UsageError, match="backend"):
+        kernels("fortran")
+    assert dataclasses.replace(NUMPY).name == "numpy"
