@@ -17,9 +17,13 @@ N = 20
 
 @pytest.fixture(scope="module")
 def engine() -> Discoverer:
-    """The shipped catalog with the index switched on for any authorized set of 50+ tools."""
+    """The shipped catalog with the index switched on for any authorized set of 50+ tools.
+
+    The numpy loops: the compiled ones give the same offers bit for bit (test_kernels.py),
+    and compiling them here too would cost a second cold compile in a CI worker.
+    """
     cfg = config_from_mapping({"retrieval": {"min_tools": 50, "candidates": N}}, base=load_config())
-    return Discoverer(load_catalog(default_catalog_path()), cfg)
+    return Discoverer(load_catalog(default_catalog_path()), cfg, backend="numpy")
 
 
 @pytest.fixture(scope="module")
