@@ -77,7 +77,7 @@ def tiny_catalogs(draw: st.DrawFn) -> tuple[object, list[str]]:
 
 
 @needs_numba
-@settings(max_examples=25, deadline=None, database=None, derandomize=True,
+@settings(max_examples=15, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(tiny_catalogs())
 def test_backends_offer_the_same_on_tiny_catalogs(drawn: tuple[object, list[str]]) -> None:
