@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
 
-# Files that take half a minute or more under CI=true (Spark's JVM, the 5,000-example
+# Files that take a minute or more under CI=true (Spark's JVM, the 5,000-example
 # property files), heaviest first. pytest-xdist's ``--dist loadfile`` hands out files in
 # collection order, so starting these first lets the two workers finish together
 # (longest-first scheduling) instead of one worker starting a long file near the end.
@@ -24,7 +24,6 @@ HEAVY_FIRST = (
     "canary/test_spark_options.py",
     "discovery/test_security_property_session.py",
     "discovery/test_security_property_session_more.py",
-    "discovery/test_kernels.py",  # numba's cold compile on a fresh clone: ~30 s
 )
 
 
