@@ -284,10 +284,13 @@ def _sublinear_counts(counts: np.ndarray) -> np.ndarray:
 
     Counts are almost all 1: a gather from the 255 values beats a logarithm per cell,
     and gives the same float64 bits (the table is the same function). uint8 counts are
-    below 256 by their type, so they skip the check.
+    below 256 by their type: they index a table padded at 0 directly, with no intp copy
+    of what may be a million cells.
     """
+    if counts.dtype == np.uint8:
+        return np.concatenate([[0.0], _sublinear_table()])[counts]
     at = counts.astype(np.intp)
-    if counts.dtype != np.uint8 and (not len(at) or int(at.max()) >= 256):
+    if not len(at) or int(at.max()) >= 256:
         return _sublinear(counts)
     at -= 1
     return _sublinear_table().take(at)
@@ -365,9 +368,7 @@ class NgramIndex:
         """This index with :attr:`by_token` (8 bytes per cell of T, built once at index time)."""
         from scipy import sparse
 
-        counts = self.token_counts
-        # uint8 counts index the table directly: no int64 copy of a million cells at the build's end
-        weights = np.concatenate([[0.0], _sublinear_table()])[counts] if counts.dtype == np.uint8 else _sublinear(counts)
+        weights = _sublinear_counts(self.token_counts)
         matrix = sparse.csc_array((weights, self.token_tools, self.token_ptr.astype(self.token_tools.dtype)),
                                   shape=(self.n_docs, len(self.token_ptr) - 1), copy=False)
         return replace(self, by_token=matrix)
