@@ -131,7 +131,7 @@ def _union_df(local: LexicalIndex, main: LexicalIndex) -> list[int]:
     cell_main = np.repeat(main_of, local_df)
     known = cell_main >= 0
     if known.any():
-        main_keys = np.repeat(np.arange(len(main_df), dtype=np.int64), main_df) * n + main.rows
+        main_keys = cell_keys(main.indptr, main.rows, n).astype(np.int64, copy=False)
         keys = cell_main[known] * n + local.rows[known]
         at = np.minimum(np.searchsorted(main_keys, keys), len(main_keys) - 1)
         shared = main_keys[at] == keys
