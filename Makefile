@@ -2,6 +2,9 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 export PYTHONDONTWRITEBYTECODE := 1
+# The import package's folders (pyproject's package-dir): the editable install leaves them
+# uncompiled, so install compiles them once, as pip does for every other installed package.
+PACKAGE_DIRS := tooldisc cli discovery metrics gold reports canary agent evaluation
 
 .PHONY: install demo test lint bench bench-smoke clean
 
@@ -9,6 +12,7 @@ $(BIN)/tooldisc: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,spark,fast]'
+	$(BIN)/python -m compileall -q $(PACKAGE_DIRS)
 	touch $(BIN)/tooldisc
 
 install: $(BIN)/tooldisc
