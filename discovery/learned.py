@@ -556,15 +556,18 @@ def attach(index: Index, learned: Learned | None) -> Index:
         return dataclasses.replace(index, abstention=abstention)
     from tooldisc.discovery.columns import gc_paused
     from tooldisc.discovery.expansion_index import AffinityIndex, ExpansionIndex, expansion_texts
+    from tooldisc.discovery.kernels import rows_kernel
 
     with gc_paused():  # as build_index: bursts of small objects beside every live tool record
         bound = bind(learned, index.catalog)
         expansion = affinity = None
+        cells = rows_kernel(index.kernels)  # the cell reads take the form of the index's query loops
         if bound.expansions:
             expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
-                                             cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
+                                             cfg.bm25.k1, cfg.bm25.b, cfg.text.stem, cells)
         if bound.affinity:
-            affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature)  # type: ignore[union-attr]
+            affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature,  # type: ignore[union-attr]
+                                           cells)
         digest = learned.digest
     return dataclasses.replace(index, expansion=expansion, affinity=affinity, abstention=abstention,
                                mutation_model=learned.mutation, learned_digest=digest, learned_notes=bound.notes)
