@@ -1,6 +1,6 @@
 """What a learned file costs per request and per build, in CPU time (issue 13).
 
-Usage: python benchmarks/learned_cost.py --tools 10000 [--learned FILE] [--catalog C --gold G]
+Usage: python benchmarks/learned_cost.py --tools 10000 [--learned FILE] [--catalog C --gold G] [--backend B]
 
 The same grown catalog, queries and re-bound learned file as ``tooldisc bench --learned``
 (:func:`~tooldisc.discovery.learned.for_grown_catalog`), measured in this process: engine
@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--builds", type=int, default=2)
     ap.add_argument("--passes", type=int, default=5)
+    ap.add_argument("--backend", default="auto", help="query loops: auto, numpy or numba (as tooldisc bench)")
     args = ap.parse_args(argv)
 
     opts = BenchOptions(sizes=(args.tools,), catalog=args.catalog, gold=args.gold, queries=args.queries)
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(args.builds):
         engine = None
         t0, c0 = time.perf_counter(), time.process_time()
-        engine = Discoverer(catalog, config, learned=learned)
+        engine = Discoverer(catalog, config, learned=learned, backend=args.backend)
         build_wall.append(time.perf_counter() - t0)
         build_cpu.append(time.process_time() - c0)
     assert engine is not None
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         return {"min": round(min(xs), digits), "median": round(statistics.median(xs), digits)}
 
     print(json.dumps({
-        "tools": len(catalog), "queries": len(queries), "learned": args.learned,
+        "tools": len(catalog), "queries": len(queries), "learned": args.learned, "backend": engine.index.kernels.name,
         "build_cpu_s": stat(build_cpu), "build_wall_s": stat(build_wall),
         "request_cpu_ms": stat(cpu), "p50_ms": stat(p50), "p95_ms": stat(p95), "rank_cpu_us": stat(rank_us, 1),
         "loadavg": list(os.getloadavg()),

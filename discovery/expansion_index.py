@@ -16,13 +16,14 @@ labelled request has reached yet:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
 import numpy as np
 
 from tooldisc.discovery.fields import TextColumns, terms_of_tokens
+from tooldisc.discovery.kernels import rows_numpy
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.sparse import gather_columns, stable_argsort
@@ -39,14 +40,15 @@ class ExpansionIndex:
     idf: Mapping[str, float]  # catalog-wide IDF of every expansion term
     n_docs: int
     keys: np.ndarray  # cell_keys of ``index``: the retrieved tools' cells are looked up, not gathered
+    cells: Callable[..., np.ndarray] = rows_numpy  # the cell reads' form (:func:`~.kernels.rows_kernel`)
 
     @classmethod
     def build(cls, tools: Sequence[Tool], texts: Mapping[str, str], main: LexicalIndex, k1: float, b: float,
-              stem: bool = True) -> ExpansionIndex:
+              stem: bool = True, cells: Callable[..., np.ndarray] = rows_numpy) -> ExpansionIndex:
         """``texts`` maps tool name → expansions text; ``tools`` are the catalog's, in order.
 
         The expansions are an extra column (:class:`~.fields.TextColumns`): indexed, never
-        part of a tool record.
+        part of a tool record. ``cells``: the form of the cell reads (every form, the same bits).
         """
         column = [texts.get(t.name, "") for t in tools]
         local = LexicalIndex.build(TextColumns(tools, {FIELD: column}), {FIELD: 1.0}, k1, b, stem)
@@ -61,7 +63,7 @@ class ExpansionIndex:
         data = local.data.astype(np.float64)
         data *= np.repeat(factor, local_df)
         rescaled = LexicalIndex(local.vocab, local.indptr, local.rows, data.astype(np.float32), n, stem)
-        return cls(rescaled, main, idf, n, cell_keys(local.indptr, local.rows, n))
+        return cls(rescaled, main, idf, n, cell_keys(local.indptr, local.rows, n), cells)
 
     def mass(self, tokens: Sequence[str]) -> float:
         """Σ catalog-wide IDF of the query's terms (a term found nowhere has the largest IDF)."""
@@ -94,8 +96,10 @@ class ExpansionIndex:
                 j = self.index.vocab.get(term)
                 if j is not None:
                     counts[j] = counts.get(j, 0) + 1
-            raw = gather_rows(self.keys, self.index.data, self.n_docs, list(counts), list(counts.values()),
-                              indices).astype(np.float32)
+            raw = self.cells(self.keys, self.index.data, self.n_docs,
+                            np.fromiter(counts, dtype=np.int64, count=len(counts)),
+                            np.fromiter(counts.values(), dtype=np.float64, count=len(counts)),
+                            indices).astype(np.float32)
             m = self._mass_of(found)
         return raw / np.float32(m) if m > 0 else raw
 
@@ -155,23 +159,13 @@ def gather_rows(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: Sequence[i
     """:func:`~.sparse.gather_columns` at the rows ``indices`` only, before its float32 cast.
 
     The (column, row) cells of the query's columns and those rows are found in
-    :func:`cell_keys` by one ``searchsorted``, so the cost follows the retrieved tools
-    times the query's columns, not the column lengths. Each row adds its cells in column
-    order, in float64 (a missing cell adds an exact 0), as the dense gather's ``bincount``
-    does: the same sums bit for bit.
+    :func:`cell_keys` by one ``searchsorted`` (:func:`~.kernels.rows_numpy`; the compiled
+    form gallops), so the cost follows the retrieved tools times the query's columns, not
+    the column lengths. Each row adds its cells in column order, in float64 (a missing
+    cell adds an exact 0), as the dense gather's ``bincount`` does: the same sums bit for bit.
     """
-    out = np.zeros(len(indices), dtype=np.float64)
-    if not len(ids) or not len(indices) or not len(keys):
-        return out
-    wanted = (np.asarray(ids, dtype=np.int64)[:, None] * n_rows + indices[None, :]).astype(keys.dtype)
-    pos = np.searchsorted(keys, wanted)
-    np.minimum(pos, len(keys) - 1, out=pos)
-    vals = data[pos].astype(np.float64)
-    vals *= np.asarray(weights, dtype=np.float64)[:, None]
-    vals[keys[pos] != wanted] = 0.0
-    for row in vals:  # column by column, as bincount adds them
-        out += row
-    return out
+    return rows_numpy(keys, data, n_rows, np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64),
+                      np.asarray(indices, dtype=np.int64))
 
 
 def _idf(n: int, df: int) -> float:
@@ -196,10 +190,11 @@ class AffinityIndex:
     n_docs: int
     temperature: float
     keys: np.ndarray  # cell_keys of the arrays above
+    cells: Callable[..., np.ndarray] = rows_numpy  # the cell reads' form (:func:`~.kernels.rows_kernel`)
 
     @classmethod
     def build(cls, tools: Sequence[Tool], weights: Mapping[str, Mapping[str, float]],
-              temperature: float) -> AffinityIndex:
+              temperature: float, cells: Callable[..., np.ndarray] = rows_numpy) -> AffinityIndex:
         """Cells in (phrase, tool) order from one array per distinct weights mapping.
 
         Tools that share a mapping (variants of one tool) share its phrase codes and
@@ -222,7 +217,8 @@ class AffinityIndex:
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(cols, minlength=len(vocab)), out=indptr[1:])
         rows = rows[order]
-        return cls(vocab, indptr, rows, data[order], len(tools), temperature, cell_keys(indptr, rows, len(tools)))
+        return cls(vocab, indptr, rows, data[order], len(tools), temperature, cell_keys(indptr, rows, len(tools)),
+                   cells)
 
     def evidence(self, query: str, indices: np.ndarray | None = None) -> np.ndarray:
         """Every tool's summed phrase weights for ``query``, over √(phrases found); or those of ``indices`` (ascending)."""
@@ -235,7 +231,8 @@ class AffinityIndex:
             summed = gather_columns(self.indptr, self.rows, self.data, np.asarray(ids, dtype=np.int64),
                                     np.ones(len(ids)), self.n_docs)
         else:
-            summed = gather_rows(self.keys, self.data, self.n_docs, ids, [1.0] * len(ids), indices).astype(np.float32)
+            summed = self.cells(self.keys, self.data, self.n_docs, np.asarray(ids, dtype=np.int64),
+                                np.ones(len(ids)), indices).astype(np.float32)
         return summed.astype(np.float64) / np.sqrt(len(ids))
 
     def scores(self, query: str, indices: np.ndarray, temperature: float | None = None,

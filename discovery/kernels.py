@@ -515,3 +515,93 @@ def kernels(backend: str = "auto", large: bool = True) -> Kernels:
             raise MissingExtraError("the numba backend", "fast", "numba")
         return NUMPY
     return compiled
+
+
+# --- Σⱼ weightⱼ · cell (column ⱼ, row) at a few rows (the learned features' cell reads) -------
+# The expansion and phrase-weight features read only the retrieved tools' cells of the query's
+# columns. Their layouts keep each cell as one ascending key ``column · n_rows + row``
+# (:func:`tooldisc.discovery.expansion_index.cell_keys`), so a cell is found by searching keys.
+
+def rows_numpy(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: np.ndarray, weights: np.ndarray,
+               indices: np.ndarray) -> np.ndarray:
+    """Σⱼ weightⱼ · cell (idsⱼ, row) for each row of ``indices`` (ascending), float64, columns in ``ids`` order.
+
+    One ``searchsorted`` for every (column, row) pair; a missing cell adds an exact 0, as
+    the dense gather's ``bincount`` does, so the sums are its sums bit for bit.
+    """
+    out = np.zeros(len(indices), dtype=np.float64)
+    if not len(ids) or not len(indices) or not len(keys):
+        return out
+    wanted = (ids[:, None] * n_rows + indices[None, :]).astype(keys.dtype)
+    pos = np.searchsorted(keys, wanted)
+    np.minimum(pos, len(keys) - 1, out=pos)
+    vals = data[pos].astype(np.float64)
+    vals *= weights[:, None]
+    vals[keys[pos] != wanted] = 0.0
+    for row in vals:  # column by column, as bincount adds them
+        out += row
+    return out
+
+
+def rows_loop(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: np.ndarray, weights: np.ndarray,
+              indices: np.ndarray) -> np.ndarray:
+    """:func:`rows_numpy` as one loop: per column, its first cell by bisection, then each row by galloping
+    forward from the last (rows ascending); the same products added in the same order."""
+    n_idx = len(indices)
+    out = np.zeros(n_idx, dtype=np.float64)
+    n_keys = len(keys)
+    if len(ids) == 0 or n_idx == 0 or n_keys == 0:
+        return out
+    for a in range(len(ids)):
+        base = np.int64(ids[a]) * np.int64(n_rows)
+        w = np.float64(weights[a])
+        lo = 0
+        hi = n_keys
+        while lo < hi:  # the column's first cell
+            mid = (lo + hi) >> 1
+            if np.int64(keys[mid]) < base:
+                lo = mid + 1
+            else:
+                hi = mid
+        for i in range(n_idx):
+            key = base + np.int64(indices[i])
+            if lo < n_keys and np.int64(keys[lo]) < key:
+                prev = lo
+                step = 1
+                nxt = lo + 1
+                while nxt < n_keys and np.int64(keys[nxt]) < key:
+                    prev = nxt
+                    step *= 2
+                    nxt = lo + step
+                lo = prev + 1
+                hi = min(nxt, n_keys)
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if np.int64(keys[mid]) < key:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+            value = 0.0
+            if lo < n_keys and np.int64(keys[lo]) == key:
+                value = np.float64(data[lo]) * w
+            out[i] += value  # a missing cell adds 0.0, as the numpy form does
+    return out
+
+
+@lru_cache(maxsize=1)
+def _compiled_rows() -> Callable[..., np.ndarray] | None:
+    """The numba form of :func:`rows_loop` (compiled lazily per argument types), or None without numba."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=True, nogil=True)(rows_loop)
+
+
+def rows_kernel(loops: Kernels | None) -> Callable[..., np.ndarray]:
+    """The cell-read form that goes with an index's kernels: compiled beside the compiled loops, else numpy."""
+    if loops is not None and loops.name == "numba":
+        compiled = _compiled_rows()
+        if compiled is not None:
+            return compiled
+    return rows_numpy

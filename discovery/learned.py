@@ -26,18 +26,13 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 import re
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from tooldisc.errors import DataError
 
 if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
@@ -258,209 +253,18 @@ def dumps_learned(learned: Learned) -> str:
                            text) + "\n"
 
 
-# --- reading ------------------------------------------------------------------------
+# --- reading (discovery/learned_read.py) ---------------------------------------------
+
+_READING = frozenset({"load_learned", "parse_learned", "default_abstention", "parse_abstention"})
 
 
-def load_learned(path: str | os.PathLike[str]) -> Learned:
-    """Read and verify a learned file; any problem is a one-line :class:`DataError`."""
-    from tooldisc.discovery.catalog_io import read_text
+def __getattr__(name: str) -> Any:
+    """The reading functions, from :mod:`.learned_read` (which imports the records above) on first use."""
+    if name in _READING:
+        from tooldisc.discovery import learned_read
 
-    file = os.fspath(path)
-    return parse_learned(read_text(path, max_bytes=MAX_LEARNED_BYTES, what="learned file"), file)
-
-
-def parse_learned(text: str, file: str | None = None) -> Learned:
-    """Parse learned-file text (any extension: recognised by content).
-
-    The hardened JSON reader refuses duplicate keys, NaN/Infinity and deep nesting.
-    """
-    from tooldisc.discovery.documents import loads_json
-
-    try:
-        doc = loads_json(text, file)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not a tooldisc learned file: invalid JSON ({exc.msg})", file=file,
-                        where=f"line {exc.lineno}, column {exc.colno}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise DataError(f"not a tooldisc learned file (expected an object with \"format\": \"{FORMAT}\")", file=file)
-    version = doc.get("version")
-    if version != VERSION:
-        raise DataError(f"learned file version {version!r} is not supported; this tooldisc reads version {VERSION}",
-                        file=file, where="version")
-    allowed = {"format", "version", "catalog_hash", "parts", "report", "sha256"}
-    extra = sorted(set(doc) - allowed)
-    if extra:
-        raise DataError(f"unknown key {extra[0]!r}; allowed: {', '.join(sorted(allowed))}", file=file, where=extra[0])
-    claimed = doc.get("sha256")
-    if not isinstance(claimed, str):
-        raise DataError("missing its sha256 checksum", file=file, where="sha256")
-    body = {k: v for k, v in doc.items() if k != "sha256"}
-    if _checksum(body) != claimed:
-        raise DataError("checksum mismatch: the file was changed after 'tooldisc learn' wrote it "
-                        "(re-run learn instead of editing it)", file=file, where="sha256")
-    return _from_body(body, file)
-
-
-def _fail(msg: str, file: str | None, where: str) -> DataError:
-    return DataError(msg, file=file, where=where)
-
-
-def _str(value: Any, file: str | None, where: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise _fail(f"must be a non-empty string; got {_short(value)}", file, where)
-    return value
-
-
-def _number(value: Any, file: str | None, where: str, low: float = -1e6, high: float = 1e6) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _fail(f"must be a finite number; got {_short(value)}", file, where)
-    if not low <= value <= high:
-        raise _fail(f"must be in [{low:g}, {high:g}]; got {value!r}", file, where)
-    return float(value)
-
-
-def _int(value: Any, file: str | None, where: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise _fail(f"must be an integer ≥ {low}; got {_short(value)}", file, where)
-    return value
-
-
-def _mapping(value: Any, file: str | None, where: str, keys: Sequence[str], optional: Sequence[str] = ()) -> dict:
-    if not isinstance(value, dict):
-        raise _fail(f"must be an object; got {_short(value)}", file, where)
-    for k in keys:
-        if k not in value:
-            raise _fail(f"missing key {k!r}", file, where)
-    extra = sorted(set(value) - set(keys) - set(optional))
-    if extra:
-        raise _fail(f"unknown key {extra[0]!r}", file, f"{where}.{extra[0]}")
-    return value
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _linear(raw: Any, file: str | None, where: str, known: frozenset[str] | None,
-            optional: Sequence[str] = ()) -> LinearModel:
-    m = _mapping(raw, file, where, ("features", "coef", "intercept"), optional)
-    feats = m["features"]
-    if not isinstance(feats, list) or not feats:
-        raise _fail("must be a non-empty list of feature names", file, f"{where}.features")
-    names = tuple(_str(f, file, f"{where}.features[{i}]") for i, f in enumerate(feats))
-    if len(set(names)) != len(names):
-        raise _fail("feature names must be distinct", file, f"{where}.features")
-    if known is not None:
-        for i, f in enumerate(names):
-            if f not in known:
-                raise _fail(f"unknown feature {f!r} (made by a newer tooldisc?); known: {', '.join(sorted(known))}",
-                            file, f"{where}.features[{i}]")
-    coef = m["coef"]
-    if not isinstance(coef, list) or len(coef) != len(names):
-        raise _fail(f"must be a list of {len(names)} numbers, one per feature", file, f"{where}.coef")
-    values = np.array([_number(c, file, f"{where}.coef[{i}]") for i, c in enumerate(coef)], dtype=np.float64)
-    return LinearModel(names, values, _number(m["intercept"], file, f"{where}.intercept"))
-
-
-def _from_body(doc: Mapping[str, Any], file: str | None) -> Learned:
-    from tooldisc.discovery.learned_features import RANKER_FEATURES
-
-    catalog_hash = _str(doc.get("catalog_hash"), file, "catalog_hash")
-    parts = _mapping(doc.get("parts"), file, "parts", (), ("expansions", "ranker", "clauses", "abstention", "mutation"))
-    report = doc.get("report", {})
-    if not isinstance(report, dict):
-        raise _fail("must be an object", file, "report")
-    expansions = ranker = abstention = mutation = clauses = None
-    if parts.get("expansions") is not None:
-        expansions = _expansions(parts["expansions"], file)
-    if parts.get("ranker") is not None:
-        ranker = _linear(parts["ranker"], file, "parts.ranker", RANKER_FEATURES)
-    if parts.get("clauses") is not None:
-        raw = _mapping(parts["clauses"], file, "parts.clauses", ("weight",))
-        clauses = _number(raw["weight"], file, "parts.clauses.weight", 0.0, 1.0)
-    if parts.get("abstention") is not None:
-        abstention = parse_abstention(parts["abstention"], file, "parts.abstention")
-    if parts.get("mutation") is not None:
-        mutation = _mutation(parts["mutation"], file)
-    return Learned(catalog_hash, expansions, ranker, abstention, mutation, report, file, clauses)
-
-
-@lru_cache(maxsize=1)
-def default_abstention() -> Abstention:
-    """The abstention model shipped with tooldisc, fitted on its own gold sets (docs/learning.md)."""
-    text = resources.files("tooldisc.discovery").joinpath("data/abstention.json").read_text("utf-8")
-    return parse_abstention(json.loads(text), "abstention.json")
-
-
-def parse_abstention(raw: Any, file: str | None, where: str = "abstention") -> Abstention:
-    """An abstention model (a learned file's part, or the shipped default's document)."""
-    from tooldisc.discovery.learned_features import ABSTENTION_FEATURES
-
-    m = _mapping(raw, file, where, ("features", "coef", "intercept", "threshold", "target_false_abstention"),
-                 ("fitted_on",))
-    model = _linear({k: m[k] for k in ("features", "coef", "intercept")}, file, where, ABSTENTION_FEATURES)
-    return Abstention(model, _number(m["threshold"], file, f"{where}.threshold", 0.0, 1.0),
-                      _number(m["target_false_abstention"], file, f"{where}.target_false_abstention", 0.0, 1.0))
-
-
-def _expansions(raw: Any, file: str | None) -> Expansions:
-    where = "parts.expansions"
-    m = _mapping(raw, file, where, ("min_requests", "max_phrases", "tools", "weight"), ("affinity",))
-    aff_spec = None
-    if m.get("affinity") is not None:
-        a = _mapping(m["affinity"], file, f"{where}.affinity", ("weight", "temperature"))
-        aff_spec = (_number(a["weight"], file, f"{where}.affinity.weight", 0.0, 1e3),
-                    _number(a["temperature"], file, f"{where}.affinity.temperature", 1e-3, 1e3))
-    affinity: dict[str, dict[str, float]] = {}
-    k = _int(m["min_requests"], file, f"{where}.min_requests", 2)
-    cap = _int(m["max_phrases"], file, f"{where}.max_phrases", 1)
-    tools = m["tools"]
-    if not isinstance(tools, dict):
-        raise _fail("must be an object of tool name → expansions", file, f"{where}.tools")
-    out: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
-    for name, entry in tools.items():
-        at = f"{where}.tools[{json.dumps(name, ensure_ascii=False)}]"
-        e = _mapping(entry, file, at, ("definition", "phrases"))
-        definition = _str(e["definition"], file, f"{at}.definition")
-        phrases = e["phrases"]
-        if not isinstance(phrases, list) or len(phrases) > cap:
-            raise _fail(f"must be a list of at most {cap} [phrase, count] pairs", file, f"{at}.phrases")
-        items = []
-        width = 2 if aff_spec is None else 3
-        shape = "[phrase, count]" if aff_spec is None else "[phrase, count, weight]"
-        for i, pair in enumerate(phrases):
-            if (not isinstance(pair, list) or len(pair) != width or not isinstance(pair[0], str)
-                    or not pair[0].strip() or len(pair[0]) > _MAX_PHRASE_CHARS):
-                raise _fail(f"must be a {shape} list with a phrase of 1–{_MAX_PHRASE_CHARS} characters; "
-                            f"got {_short(pair)}", file, f"{at}.phrases[{i}]")
-            count = _int(pair[1], file, f"{at}.phrases[{i}][1]", 1)
-            if aff_spec is not None:
-                w = _number(pair[2], file, f"{at}.phrases[{i}][2]", 0.0, 1e3)
-                if w > 0:
-                    affinity.setdefault(name, {})[pair[0]] = w
-            if count < k:
-                raise _fail(f"a phrase shared by {count} requests is below min_requests {k} (k-anonymity)",
-                            file, f"{at}.phrases[{i}]")
-            items.append((pair[0], count))
-        out[name] = (definition, tuple(items))
-    weight = _number(m["weight"], file, f"{where}.weight", 0.0, 1e3)
-    if aff_spec is None:
-        return Expansions(k, cap, out, weight)
-    return Expansions(k, cap, out, weight, affinity, aff_spec[0], aff_spec[1])
-
-
-def _mutation(raw: Any, file: str | None) -> MutationModel:
-    where = "parts.mutation"
-    m = _mapping(raw, file, where, ("terms", "rules", "intercept", "threshold"))
-    terms = m["terms"]
-    if not isinstance(terms, dict):
-        raise _fail("must be an object of term → coefficient", file, f"{where}.terms")
-    coefs = {_str(t, file, f"{where}.terms"): _number(c, file, f"{where}.terms.{t}") for t, c in terms.items()}
-    rules = _mapping(m["rules"], file, f"{where}.rules", (), MUTATION_CLASSES)
-    rule_coefs = {r: _number(c, file, f"{where}.rules.{r}") for r, c in rules.items()}
-    return MutationModel(coefs, rule_coefs, _number(m["intercept"], file, f"{where}.intercept"),
-                         _number(m["threshold"], file, f"{where}.threshold", 0.0, 1.0))
+        return getattr(learned_read, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- binding to a catalog -----------------------------------------------------------
@@ -551,20 +355,25 @@ def attach(index: Index, learned: Learned | None) -> Index:
     if learned is not None and learned.abstention is not None:
         abstention = learned.abstention
     else:
+        from tooldisc.discovery.learned_read import default_abstention
+
         abstention = dataclasses.replace(default_abstention(), decides=cfg.abstain.model)
     if learned is None:
         return dataclasses.replace(index, abstention=abstention)
     from tooldisc.discovery.columns import gc_paused
     from tooldisc.discovery.expansion_index import AffinityIndex, ExpansionIndex, expansion_texts
+    from tooldisc.discovery.kernels import rows_kernel
 
     with gc_paused():  # as build_index: bursts of small objects beside every live tool record
         bound = bind(learned, index.catalog)
         expansion = affinity = None
+        cells = rows_kernel(index.kernels)  # the cell reads take the form of the index's query loops
         if bound.expansions:
             expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
-                                             cfg.bm25.k1, cfg.bm25.b, cfg.text.stem)
+                                             cfg.bm25.k1, cfg.bm25.b, cfg.text.stem, cells)
         if bound.affinity:
-            affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature)  # type: ignore[union-attr]
+            affinity = AffinityIndex.build(index.catalog.tools, bound.affinity, learned.expansions.temperature,  # type: ignore[union-attr]
+                                           cells)
         digest = learned.digest
     return dataclasses.replace(index, expansion=expansion, affinity=affinity, abstention=abstention,
                                mutation_model=learned.mutation, learned_digest=digest, learned_notes=bound.notes)

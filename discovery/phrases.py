@@ -36,28 +36,42 @@ def scrub(text: str) -> list[list[str]]:
     """Token runs of ``text`` with personal-looking spans removed; phrases never cross a cut."""
     if _MAY_CUT.search(text):
         text = _CUT.sub(" | ", text)
-    runs: list[list[str]] = [[]]
+    runs: list[list[str]] = []
     for piece in _BREAK.split(text):
-        for tok in tokenize(piece):
+        toks = tokenize(piece)
+        if not toks:
+            continue
+        # one search over the piece's tokens instead of one per token: most pieces hold no digit
+        if _DIGIT.search(" ".join(toks)) is None and max(map(len, toks)) <= MAX_TOKEN_CHARS:
+            runs.append(toks)
+            continue
+        run: list[str] = []
+        for tok in toks:
             if len(tok) > MAX_TOKEN_CHARS or _DIGIT.search(tok):
-                runs.append([])
+                if run:
+                    runs.append(run)
+                run = []
             else:
-                runs[-1].append(tok)
-        runs.append([])
-    return [r for r in runs if r]
+                run.append(tok)
+        if run:
+            runs.append(run)
+    return runs
 
 
 def phrases(text: str, max_n: int = MAX_N) -> set[str]:
     """Distinct phrases of 1..max_n tokens in ``text``, none starting or ending with a stop word."""
     stop = stopwords()
     out: set[str] = set()
+    add = out.add
     for run in scrub(text):
         ok = [t not in stop for t in run]  # each token looked up once, not once per phrase it bounds
         m = len(run)
         for i, t in enumerate(run):
             if ok[i]:
-                out.add(t)
+                add(t)
+                phrase = t
                 for j in range(i + 1, min(i + max_n, m)):
+                    phrase = f"{phrase} {run[j]}"  # grown a token at a time, not joined from a slice
                     if ok[j]:
-                        out.add(" ".join(run[i:j + 1]))
+                        add(phrase)
     return out

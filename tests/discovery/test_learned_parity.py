@@ -6,10 +6,12 @@ the document hashed whole): the offer hash depends on every bit of them.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +25,7 @@ from tooldisc.discovery.expansion_index import (
     gather_rows,
 )
 from tooldisc.discovery.index import build_index
+from tooldisc.discovery.kernels import rows_kernel, rows_loop, rows_numpy
 from tooldisc.discovery.learned import Expansions, Learned, _body, _checksum
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.phrases import _CUT, _MAY_CUT
@@ -132,6 +135,59 @@ def test_gather_rows_is_gather_columns_at_those_rows(n_rows: int, n_cols: int, s
         == full[rows].tobytes()
 
 
+def _cells_case(rng: np.random.Generator, n_rows: int, n_cols: int, wide: bool, data_type: type):
+    """A random CSC layout as cell keys (uint32, or int64 when ``wide``), a query's columns and some rows."""
+    dense = rng.random((n_rows, n_cols)) * (rng.random((n_rows, n_cols)) < rng.uniform(0.05, 0.9))
+    from scipy import sparse
+
+    m = sparse.csc_array(dense.astype(data_type))
+    m.sort_indices()
+    keys = cell_keys(m.indptr, m.indices, n_rows)
+    if wide:
+        keys = keys.astype(np.int64)
+    ids = rng.choice(n_cols, size=rng.integers(0, n_cols + 1), replace=bool(rng.integers(0, 2)))
+    weights = rng.integers(1, 4, size=len(ids)).astype(np.float64)
+    rows = np.flatnonzero(rng.random(n_rows) < rng.uniform(0.0, 1.0)).astype(np.int64)
+    return keys, m.data, n_rows, ids.astype(np.int64), weights, rows
+
+
+@settings(max_examples=40, deadline=None, database=None)
+@given(st.integers(1, 300), st.integers(1, 9), st.booleans(), st.integers(0, 2**32 - 1))
+def test_the_cell_read_loop_is_its_numpy_twin(n_rows: int, n_cols: int, wide: bool, seed: int) -> None:
+    """The loop numba compiles, run as Python: galloping finds every cell the key search finds."""
+    rng = np.random.default_rng(seed)
+    args = _cells_case(rng, n_rows, n_cols, wide, np.float32 if seed % 2 else np.float64)
+    assert rows_loop(*args).tobytes() == rows_numpy(*args).tobytes()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="the fast extra (numba) is not installed")
+def test_the_compiled_cell_reads_and_the_learned_features_read_the_same_bits() -> None:
+    """Compiled for the layouts the learned indexes hold (uint32 keys; float32 BM25, float64 weights: two
+    signatures, each a cold compile in CI); the features' values with either form."""
+    from tooldisc.discovery.kernels import kernels
+
+    compiled = rows_kernel(kernels("numba"))
+    assert compiled is not rows_numpy and rows_kernel(kernels("numpy")) is rows_numpy and rows_kernel(None) is rows_numpy
+    rng = np.random.default_rng(5)
+    for case in range(12):
+        args = _cells_case(rng, int(rng.integers(1, 400)), int(rng.integers(1, 12)), False,
+                           np.float32 if case % 2 else np.float64)
+        assert compiled(*args).tobytes() == rows_numpy(*args).tobytes()
+    r = random.Random(3)
+    catalog = _catalog(61, r)
+    cfg = load_config(None)
+    ix = build_index(catalog, cfg)
+    learned = _learned(catalog, r, True)
+    texts = expansion_texts({name: ps for name, (_, ps) in learned.expansions.tools.items()})
+    exp = {c: ExpansionIndex.build(catalog.tools, texts, ix.lexical, cfg.bm25.k1, cfg.bm25.b, True, c)
+           for c in (rows_numpy, compiled)}
+    aff = {c: AffinityIndex.build(catalog.tools, learned.expansions.affinity, 0.25, c) for c in (rows_numpy, compiled)}
+    for q in ("unpaid invoice bill for customer", "book a hotel in paris", "weather weather stock", "nothing here"):
+        for idx in (np.arange(61), np.array([0, 3, 4, 17, 60]), np.array([], dtype=np.int64)):
+            assert exp[compiled].scores(tokenize(q), idx).tobytes() == exp[rows_numpy].scores(tokenize(q), idx).tobytes()
+            assert aff[compiled].evidence(q, idx).tobytes() == aff[rows_numpy].evidence(q, idx).tobytes()
+
+
 @settings(max_examples=200, deadline=None, database=None)
 @given(st.text(alphabet="aBcZf09-@:/w. \"`“«é_\n", max_size=40))
 def test_the_cut_pre_check_never_skips_a_cut(text: str) -> None:
@@ -143,6 +199,34 @@ def test_the_cut_pre_check_sees_every_kind_of_cut() -> None:
     for text in ("mail a@b.c", "see https://x.io", "www.x.io", 'say "hi"', "ref rOBhSVKGVKe", "id deadbeefdeadbeef0"):
         assert _CUT.search(text) and _MAY_CUT.search(text)
     assert not _MAY_CUT.search("What is the weather in Paris, France?")
+
+
+def _scrub_oracle(text: str) -> list[list[str]]:
+    """Each piece's tokens one at a time: a long or digit-bearing token ends the run."""
+    import re
+
+    from tooldisc.discovery.phrases import _BREAK, _CUT
+
+    runs: list[list[str]] = [[]]
+    for piece in _BREAK.split(_CUT.sub(" | ", text)):
+        for tok in tokenize(piece):
+            if len(tok) > 24 or re.search(r"\d", tok):
+                runs.append([])
+            else:
+                runs[-1].append(tok)
+        runs.append([])
+    return [r for r in runs if r]
+
+
+@settings(max_examples=80, deadline=None, database=None)
+@given(st.lists(st.sampled_from(("the", "invoice", "a1", "x" * 25, "۴۲", "²", "café", ",", ".", "\n", " ", "(", "_",
+                                 "bill", "of", "42", "a@b.c", "Ünï")), max_size=16))
+def test_scrub_cuts_at_each_long_or_numeric_token(words: list[str]) -> None:
+    from tooldisc.discovery.phrases import scrub
+
+    text = " ".join(words)
+    assert scrub(text) == _scrub_oracle(text)
+    assert scrub("".join(words)) == _scrub_oracle("".join(words))
 
 
 def _phrases_oracle(text: str, max_n: int = 3) -> set[str]:
