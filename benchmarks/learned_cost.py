@@ -27,7 +27,8 @@ def main(argv: list[str] | None = None) -> None:
     import numpy as np
 
     from tooldisc.discovery.config import load_config
-    from tooldisc.discovery.learned import for_grown_catalog, load_learned
+    from tooldisc.discovery.learned import for_grown_catalog
+    from tooldisc.discovery.learned_read import load_learned
     from tooldisc.discovery.pipeline import Discoverer, authorize, rank, retrieve
     from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
     from tooldisc.evaluation.bench import BenchOptions, load_inputs

@@ -73,7 +73,8 @@ def bench_command(
                            seed=seed, catalog=catalog, gold=gold, config=config,
                            catalog_format=declared_format(catalog_format), learned=learned, backend=backend)
     if learned:  # refuse a file learned on another catalog before any worker starts
-        from tooldisc.discovery.learned import for_grown_catalog, load_learned
+        from tooldisc.discovery.learned import for_grown_catalog
+        from tooldisc.discovery.learned_read import load_learned
 
         for_grown_catalog(load_learned(learned), base, base)
     if baselines:

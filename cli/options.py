@@ -84,7 +84,7 @@ def load_learned_option(path: str | None) -> Any:
     """The learned file from ``--learned``, verified, or None."""
     if not path:
         return None
-    from tooldisc.discovery.learned import load_learned
+    from tooldisc.discovery.learned_read import load_learned
 
     return load_learned(path)
 

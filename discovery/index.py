@@ -125,7 +125,7 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
 
     ``extra_columns`` maps a field name to one text per tool (in catalog order) that
     is indexed but is not part of the tool (see the module docstring). What a learned file adds is
-    attached afterwards (:func:`tooldisc.discovery.learned.attach`). ``backend`` chooses the query
+    attached afterwards (:func:`tooldisc.discovery.learned_apply.attach`). ``backend`` chooses the query
     loops' form (:func:`tooldisc.discovery.kernels.kernels`); every backend gives the same offers.
     """
     from tooldisc.discovery.kernels import check_backend, kernels

@@ -2,8 +2,7 @@
 
 Kept apart from the records so the validation (every key, type and bound of the format,
 each failure a one-line :class:`~tooldisc.errors.DataError` naming its place) reads top to
-bottom. :mod:`.learned` re-exports :func:`load_learned`, :func:`parse_learned`,
-:func:`default_abstention` and :func:`parse_abstention`, so callers import from there.
+bottom; callers read files through :func:`load_learned` here.
 """
 
 from __future__ import annotations

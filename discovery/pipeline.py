@@ -34,7 +34,8 @@ from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
 from tooldisc.discovery.fields import terms_of_tokens
 from tooldisc.discovery.index import Index, build_index
-from tooldisc.discovery.learned import Learned, attach, learned_config, narrows
+from tooldisc.discovery.learned import Learned, narrows
+from tooldisc.discovery.learned_apply import attach, learned_config
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
 from tooldisc.discovery.mutation import MutationClassifier
 from tooldisc.discovery.security import MUTATIONS, READ, check_tool

@@ -227,7 +227,8 @@ def measure_size(options: BenchOptions, n: int, progress: Progress | None = None
     config = load_config(options.config)
     learned = None
     if options.learned:
-        from tooldisc.discovery.learned import for_grown_catalog, load_learned
+        from tooldisc.discovery.learned import for_grown_catalog
+        from tooldisc.discovery.learned_read import load_learned
 
         learned = for_grown_catalog(load_learned(options.learned), base, catalog)
     _ = catalog.hash  # the catalog's own hash, once, with the catalog (see the module docstring)

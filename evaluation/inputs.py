@@ -59,7 +59,8 @@ class RunInputs:
 
 def load_learned_input(learned: PathLike | Learned | None) -> Learned | None:
     """A learned file from a path (verified), as given, or ``None``."""
-    from tooldisc.discovery.learned import Learned, load_learned
+    from tooldisc.discovery.learned import Learned
+    from tooldisc.discovery.learned_read import load_learned
 
     if learned is None or isinstance(learned, Learned):
         return learned

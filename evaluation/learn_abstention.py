@@ -34,8 +34,8 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
     abstention part that, on the log's own mix, loses more matched requests than it
     saves no-tool ones. The model is fitted with the same weights.
     """
-    from tooldisc.discovery.learned import default_abstention
     from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
+    from tooldisc.discovery.learned_read import default_abstention
     from tooldisc.evaluation.learn_ranking import verdict_of
     from tooldisc.evaluation.significance import paired_test
 

@@ -55,7 +55,7 @@ _LAZY = {
     "load_catalog": "tooldisc.discovery.catalog_io",
     "RankerConfig": "tooldisc.discovery.config",
     "load_config": "tooldisc.discovery.config",
-    "load_learned": "tooldisc.discovery.learned",
+    "load_learned": "tooldisc.discovery.learned_read",
     "Discoverer": "tooldisc.discovery.pipeline",
     "discover": "tooldisc.discovery.pipeline",
     "default_context": "tooldisc.discovery.context",
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from tooldisc.discovery.catalog_io import load_catalog
     from tooldisc.discovery.config import RankerConfig, load_config
     from tooldisc.discovery.context import default_context
-    from tooldisc.discovery.learned import load_learned
+    from tooldisc.discovery.learned_read import load_learned
     from tooldisc.discovery.model import Candidate, Context, Offer, Tool
     from tooldisc.discovery.pipeline import Discoverer, discover
     from tooldisc.errors import ConfigError, DataError, ToolDiscError, UsageError

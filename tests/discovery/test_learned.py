@@ -17,9 +17,8 @@ from tooldisc.discovery.learned import (
     MutationModel,
     bind,
     dumps_learned,
-    load_learned,
-    parse_learned,
 )
+from tooldisc.discovery.learned_read import load_learned, parse_learned
 from tooldisc.discovery.model import Tool
 from tooldisc.errors import DataError
 
