@@ -142,7 +142,7 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         name_rank = np.empty(len(order), dtype=np.int64)
         name_rank[order] = np.arange(len(order))
     release_memory(len(catalog.tools))
-    # chosen once the build's temporaries are gone: numba's libraries (~55 MB) do not add to the build's peak
+    # a choice, not a load: numba and its machine code load on the first query that calls a loop
     loops = kernels(backend, large=len(catalog) >= cfg.retrieval.min_tools)
     lexical = replace(lexical, kernels=loops)
     ngram = replace(ngram, kernels=loops) if ngram is not None else None
