@@ -179,8 +179,6 @@ def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex
     del names
     lex = lexical.finish()
     release_memory(n)
-    if grams is not None and not ngram.columns:  # large enough for indexed retrieval: its estimate's matrix
-        grams = grams.with_token_matrix()  # last, once the build's temporaries are gone
     return lex, grams
 
 
