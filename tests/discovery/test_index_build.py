@@ -360,6 +360,25 @@ def test_columns_and_tokens_equal_per_tool_calls() -> None:
         assert [[names[i] for i in ids[ptr[k]:ptr[k + 1]]] for k in range(len(tools))] == [tokenize(x) for x in column]
 
 
+def test_columns_tokenised_together_number_tokens_as_one_call_per_column() -> None:
+    """Several fields in one pass (small catalogs): the same ids and offsets per field and the same token
+    numbering as one call per field in turn, with texts and pieces shared across fields and non-ASCII ones."""
+    from tooldisc.discovery.columns import columns_token_ids
+    from tooldisc.discovery.fields import field_pieces
+
+    tools = [*shipped().tools[:150], Tool(name="فاکتور_فروش", description="فاکتور. Invoice list. فاکتور",
+                                          aliases=("invoice list", "فاکتور"), keywords=("Invoice list",))]
+    columns = [field_pieces(tools, f) for f in (*FIELDS, "no_such_field")]
+    one, together = RawTokens(), RawTokens()
+    apart = [token_ids(c, one) for c in columns]
+    for (ids, ptr), (ids2, ptr2) in zip(apart, columns_token_ids(columns, together), strict=True):
+        np.testing.assert_array_equal(ids, ids2)
+        np.testing.assert_array_equal(ptr, ptr2)
+    assert one.names() == together.names()
+    with pytest.raises(ValueError, match="at most"):
+        columns_token_ids([["a"] * 10_000, ["b"] * 10_000], RawTokens())
+
+
 @lru_cache(maxsize=1)
 def gold_queries() -> tuple[tuple[str, tuple[str, ...]], ...]:
     from tooldisc.evaluation.inputs import default_gold_path
