@@ -149,10 +149,14 @@ def _weight_columns(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: 
         t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr),
                               shape=(len(tool_ptr) - 1, g.shape[0]))
         whole = t @ g
-    c = whole.tocsc()  # exact integer counts (float32 or float64 alike); each n-gram's tools ascending
-    c.sort_indices()
-    weight = (_sublinear_counts(c.data) * idf[np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))] / norms[c.indices])
-    return c.indptr.astype(np.int64), c.indices.astype(np.int32), weight.astype(np.float32)
+    # C by n-gram, each n-gram's tools ascending: a stable sort of the tool-major cells by n-gram
+    # (what ``tocsc`` gives, without a second scipy matrix); exact integer counts, float32 or float64 alike
+    v = whole.shape[1]
+    order = stable_argsort(whole.indices, v)
+    grams_of = whole.indices[order]
+    tools = np.repeat(np.arange(whole.shape[0], dtype=np.int32), np.diff(whole.indptr))[order]
+    weight = _sublinear_counts(whole.data[order]) * idf[grams_of] / norms[tools]
+    return _ptr(grams_of, v), tools, weight.astype(np.float32)
 
 
 @dataclass(frozen=True)
