@@ -490,9 +490,15 @@ class _Loaded:
 
 @cache
 def _jitted(name: str) -> Callable[..., object]:
-    """The numba dispatcher of the loop ``name`` (one per process; cached machine code loads on first call)."""
-    import numba
+    """The numba dispatcher of the loop ``name`` (one per process; cached machine code loads on first call).
 
+    A numba that is installed but cannot be imported (a broken install) gives the loop's numpy
+    twin: the same bits, as ``auto`` gave before a backend was chosen without importing numba.
+    """
+    try:
+        import numba
+    except ImportError:
+        return globals()[name.replace("_loop", "_numpy")]
     return numba.njit(cache=True, nogil=True)(globals()[name])
 
 

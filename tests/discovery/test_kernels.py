@@ -126,3 +126,12 @@ def test_backend_choice_is_said_and_numba_stays_unimported() -> None:
     with pytest.raises(UsageError, match="backend"):
         kernels("fortran")
     assert dataclasses.replace(NUMPY).name == "numpy"
+
+
+def test_a_numba_that_cannot_be_imported_gives_the_numpy_twins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend is chosen without importing numba; a broken install falls back loop by loop (same bits)."""
+    from tooldisc.discovery import kernels as k
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    for name in ("gather", "candidates", "shared", "query_grams"):
+        assert k._jitted.__wrapped__(f"{name}_loop") is getattr(k, f"{name}_numpy")
