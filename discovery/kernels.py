@@ -628,20 +628,12 @@ def rows_loop(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: np.ndarray, 
     return out
 
 
-@lru_cache(maxsize=1)
-def _compiled_rows() -> Callable[..., np.ndarray] | None:
-    """The numba form of :func:`rows_loop` (compiled lazily per argument types), or None without numba."""
-    try:
-        import numba
-    except ImportError:
-        return None
-    return numba.njit(cache=True, nogil=True)(rows_loop)
+_ROWS = _Loaded("rows_loop")
 
 
 def rows_kernel(loops: Kernels | None) -> Callable[..., np.ndarray]:
-    """The cell-read form that goes with an index's kernels: compiled beside the compiled loops, else numpy."""
+    """The cell-read form that goes with an index's kernels: compiled beside the compiled loops
+    (loaded on its first call, like them: attaching a learned file imports nothing), else numpy."""
     if loops is not None and loops.name == "numba":
-        compiled = _compiled_rows()
-        if compiled is not None:
-            return compiled
+        return _ROWS  # type: ignore[return-value]
     return rows_numpy

@@ -133,5 +133,5 @@ def test_a_numba_that_cannot_be_imported_gives_the_numpy_twins(monkeypatch: pyte
     from tooldisc.discovery import kernels as k
 
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
-    for name in ("gather", "candidates", "shared", "query_grams"):
+    for name in ("gather", "candidates", "shared", "query_grams", "rows"):
         assert k._jitted.__wrapped__(f"{name}_loop") is getattr(k, f"{name}_numpy")
