@@ -175,6 +175,12 @@ def kernels_line(sizes: list[dict[str, Any]]) -> str:
         ran.setdefault(name, []).append(f"{size['n_tools']:,}")
     parts = [f"{name} at {', '.join(n)} tools" for name, n in ran.items()]
     line = "Query loops (kernels): " + "; ".join(parts) + "."
+    first = [(size["n_tools"], size["engines"]["tooldisc"].get("first_query")) for size in sizes]
+    cold = [f"{f['ms']:,.0f} ms, +{f['rss_growth_mb'] or 0:,.0f} MB (process peak {_mb(f['process_peak_mb'])} MB) "
+            f"at {n:,}" for n, f in first if f]
+    if cold:
+        line += (" First query of the process (not in the build; with numba it loads the compiled loops): "
+                 + "; ".join(cold) + ".")
     if "numba" not in ran:
         line += " The compiled loops need the fast extra (pip install 'tooldisc[fast]') and a catalog of at least retrieval.min_tools tools, or --backend numba."
     return line

@@ -110,14 +110,40 @@ def token_ids(texts: Sequence[str] | Sequence[tuple[str, ...]], table: RawTokens
     ``lower``/``translate``/``split`` instead of NFKC and a regex. Texts go through in
     chunks, so no Python object per piece or token occurrence outlives a chunk.
     """
-    if not any(texts):  # a field no tool fills (most fields of a small catalog): no tokens, no work
-        return np.zeros(0, dtype=np.int32), np.zeros(len(texts) + 1, dtype=np.int64)
+    return columns_token_ids([texts], table)[0]
+
+
+def columns_token_ids(columns: Sequence[Sequence[str] | Sequence[tuple[str, ...]]],
+                      table: RawTokens) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`token_ids` of several columns (fields) in one pass: the same ids, numbered as if
+    each column were tokenised after the previous one.
+
+    A build over a small catalog then makes one pass of numpy calls instead of one per
+    field; pass columns together only while they fit one chunk (:data:`CHUNK_TEXTS` texts
+    in all), so a large column's memory bound is unchanged.
+    """
+    sizes = [len(c) for c in columns]
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    if not any(any(c) for c in columns):  # no column filled (most fields of a small catalog): no tokens, no work
+        return [(np.zeros(0, dtype=np.int32), np.zeros(n + 1, dtype=np.int64)) for n in sizes]
+    if len(columns) > 1 and sum(sizes) > CHUNK_TEXTS:
+        raise ValueError(f"columns tokenised together must hold at most {CHUNK_TEXTS} texts in all")
+    texts: Sequence[str] | Sequence[tuple[str, ...]] = (columns[0] if len(columns) == 1
+                                                        else list(chain.from_iterable(columns)))
+    # the column of each distinct text's first occurrence: new tokens are numbered column by column
+    group = np.repeat(np.arange(len(columns), dtype=np.int64), sizes) if len(columns) > 1 else None
+    pieces_are_items = [bool(c) and isinstance(c[0], tuple) for c in columns]
+    mixed = len(set(pieces_are_items)) > 1
     distinct = list(dict.fromkeys(texts))  # capability, domains, parameters: a few hundred texts
     text_codes = None
     if len(distinct) < len(texts):
         index = {t: i for i, t in enumerate(distinct)}
         text_codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
         del index
+        if group is not None:
+            first = np.full(len(distinct), len(texts), dtype=np.int64)
+            np.minimum.at(first, text_codes, np.arange(len(texts)))
+            group = group[first]
         texts = distinct
     del distinct
     piece_of: dict[str, int] = {}
@@ -125,24 +151,36 @@ def token_ids(texts: Sequence[str] | Sequence[tuple[str, ...]], table: RawTokens
     piece_len = np.zeros(0, dtype=np.int64)
     id_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
-    for lo in range(0, len(texts), _CHUNK_TEXTS):
+    for lo in range(0, len(texts), CHUNK_TEXTS):
         if len(piece_of) > _MAX_PIECES:  # mostly unique pieces: stop remembering them (ids restart)
             piece_of.clear()
             piece_ids, piece_len = piece_ids[:0], piece_len[:0]
-        chunk = texts[lo:lo + _CHUNK_TEXTS]
-        split = chunk if isinstance(chunk[0], tuple) else [t.replace(" \n ", ". ").split(". ") for t in chunk]
+        chunk = texts[lo:lo + CHUNK_TEXTS]
+        if mixed:
+            split = [t if isinstance(t, tuple) else t.replace(" \n ", ". ").split(". ") for t in chunk]
+        else:
+            split = chunk if isinstance(chunk[0], tuple) else [t.replace(" \n ", ". ").split(". ") for t in chunk]
         del chunk
         n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
         flat = list(chain.from_iterable(split))
         del split
         new = [piece for piece in dict.fromkeys(flat) if piece not in piece_of]
-        piece_of.update(zip(new, range(len(piece_of), len(piece_of) + len(new)), strict=True))
-        new_ids, new_len = _tokenize_pieces(new, table)
+        known = len(piece_of)
+        piece_of.update(zip(new, range(known, known + len(new)), strict=True))
+        codes = np.fromiter(map(piece_of.__getitem__, flat), dtype=np.int64, count=len(flat))
+        del flat
+        new_group = None
+        if group is not None and len(new):  # each new piece's column: that of its first text
+            owner = np.repeat(group[lo:lo + CHUNK_TEXTS], n_pieces)
+            first = np.full(len(new), len(codes), dtype=np.int64)
+            local = codes - known
+            fresh = np.flatnonzero(local >= 0)
+            np.minimum.at(first, local[fresh], fresh)
+            new_group = owner[first]
+        new_ids, new_len = _tokenize_pieces(new, table, new_group)
         del new
         piece_ids = np.concatenate([piece_ids, new_ids])
         piece_len = np.concatenate([piece_len, new_len])
-        codes = np.fromiter(map(piece_of.__getitem__, flat), dtype=np.int64, count=len(flat))
-        del flat
         ids, occ_len = _expand(piece_ids, piece_len, codes)
         id_parts.append(ids)
         occ_before = np.zeros(len(occ_len) + 1, dtype=np.int64)
@@ -161,7 +199,12 @@ def token_ids(texts: Sequence[str] | Sequence[tuple[str, ...]], table: RawTokens
         ids, lens = _expand(ids, lens, text_codes)
     ptr = np.zeros(len(lens) + 1, dtype=np.int64)
     np.cumsum(lens, out=ptr[1:])
-    return ids, ptr
+    start = 0
+    for n in sizes:  # each column's ids and offsets (views of the whole)
+        part = ptr[start:start + n + 1]
+        out.append((ids[part[0]:part[-1]], part - part[0] if start else part))
+        start += n
+    return out
 
 
 def _drain(parts: list[np.ndarray]) -> Iterator[np.ndarray]:
@@ -171,7 +214,7 @@ def _drain(parts: list[np.ndarray]) -> Iterator[np.ndarray]:
         yield parts.pop()
 
 
-_CHUNK_TEXTS = 16384
+CHUNK_TEXTS = 16384
 _MAX_PIECES = 65536
 
 
@@ -183,12 +226,22 @@ def _expand(ids: np.ndarray, lens: np.ndarray, codes: np.ndarray) -> tuple[np.nd
     return ids[ranges(start[codes], occ)], occ
 
 
-def _tokenize_pieces(pieces: list[str], table: RawTokens) -> tuple[np.ndarray, np.ndarray]:
-    """Token ids of distinct pieces (flat, in piece order) and the token count of each piece."""
+def _tokenize_pieces(pieces: list[str], table: RawTokens,
+                     group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of distinct pieces (flat, in piece order) and the token count of each piece.
+
+    New tokens are numbered group by group (``group``: each piece's column, ascending from
+    0), within a group ASCII pieces first: what one call per column would number.
+    """
     is_ascii = np.fromiter(map(str.isascii, pieces), dtype=bool, count=len(pieces))
+    key = (~is_ascii).astype(np.int64)  # ASCII first
+    if group is not None:
+        key = group * 2 + key
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
     done: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (piece indices, their lengths, their ids)
-    for flag in (True, False):
-        idx = np.flatnonzero(is_ascii == flag)
+    for idx in np.split(order, bounds) if len(order) else ():
+        flag = bool(is_ascii[idx[0]])
         for s in range(0, len(idx), _BATCH_PIECES):
             sel = idx[s:s + _BATCH_PIECES]
             tokens = _batch_tokens([pieces[i] for i in sel.tolist()], flag)

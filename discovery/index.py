@@ -24,7 +24,13 @@ import numpy as np
 
 from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
-from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
+from tooldisc.discovery.columns import (
+    CHUNK_TEXTS,
+    RawTokens,
+    columns_token_ids,
+    gc_paused,
+    release_memory,
+)
 from tooldisc.discovery.config import RankerConfig
 from tooldisc.discovery.fields import TextColumns
 from tooldisc.discovery.lexical import LexicalBuilder, LexicalIndex
@@ -142,7 +148,7 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         name_rank = np.empty(len(order), dtype=np.int64)
         name_rank[order] = np.arange(len(order))
     release_memory(len(catalog.tools))
-    # chosen once the build's temporaries are gone: numba's libraries (~55 MB) do not add to the build's peak
+    # a choice, not a load: numba and its machine code load on the first query that calls a loop
     loops = kernels(backend, large=len(catalog) >= cfg.retrieval.min_tools)
     lexical = replace(lexical, kernels=loops)
     ngram = replace(ngram, kernels=loops) if ngram is not None else None
@@ -165,22 +171,23 @@ def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex
         ngram_fields = ALL_FIELDS if n <= cfg.ngram.long_fields_max_tools else SHORT_FIELDS
         ngram = NgramBuilder(n, cfg.ngram.lo, cfg.ngram.hi, columns=n < cfg.retrieval.min_tools)  # ranked whole
     table = RawTokens()
-    for name in dict.fromkeys([*weights, *ngram_fields]):  # config order: lexical term ids depend on it
-        ids, ptr = token_ids(columns.pieces(name), table)
-        if name in weights:
-            lexical.add(weights[name], ids, ptr, table)
-        if ngram is not None and name in ngram_fields:
-            ngram.add(ids, ptr)
+    names = list(dict.fromkeys([*weights, *ngram_fields]))  # config order: lexical term ids depend on it
+    per_pass = max(1, CHUNK_TEXTS // max(n, 1))  # fields tokenised together: one chunk of texts in all
+    for at in range(0, len(names), per_pass):
+        batch = names[at:at + per_pass]
+        for name, (ids, ptr) in zip(batch, columns_token_ids([columns.pieces(f) for f in batch], table), strict=True):
+            if name in weights:
+                lexical.add(weights[name], ids, ptr, table)
+            if ngram is not None and name in ngram_fields:
+                ngram.add(ids, ptr)
         del ids, ptr
         release_memory(n)
-    names = table.names() if ngram is not None else []
+    raw = table.names() if ngram is not None else []
     del table
-    grams = ngram.finish(names) if ngram is not None else None  # before the BM25F cells exist: lower peak
-    del names
+    grams = ngram.finish(raw) if ngram is not None else None  # before the BM25F cells exist: lower peak
+    del raw
     lex = lexical.finish()
     release_memory(n)
-    if grams is not None and not ngram.columns:  # large enough for indexed retrieval: its estimate's matrix
-        grams = grams.with_token_matrix()  # last, once the build's temporaries are gone
     return lex, grams
 
 

@@ -9,8 +9,8 @@ transcendental is computed in compiled code (``1 + ln(count)`` comes from a tabl
 numpy code built). :class:`Kernels` holds one form of each job; an index carries the
 one it was built with, so callers never branch on the backend.
 
-``numba`` is imported only when the compiled form is first asked for; ``import tooldisc``
-never imports it. The compiled functions are cached on disk (``cache=True``: beside this
+``numba`` is imported only when a compiled loop is first called (the first query that
+needs it, never an index build); ``import tooldisc`` never imports it. The compiled functions are cached on disk (``cache=True``: beside this
 module, or numba's per-user cache directory when the package is read-only).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -470,23 +470,63 @@ class Kernels:
 NUMPY = Kernels("numpy", gather_numpy, candidates_numpy, shared_numpy, query_grams_numpy)
 
 
-@lru_cache(maxsize=1)
-def _compiled() -> Kernels | None:
-    """The numba forms (compiled lazily per argument types on first call), or None without numba."""
+class _Loaded:
+    """A compiled loop loaded on its first call: importing numba and loading cached machine code
+    is process-level work (about 120 MB and a second of CPU), so it lands on the first query
+    that needs it, never inside an index build."""
+
+    __slots__ = ("name", "target")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.target: Callable[..., object] | None = None
+
+    def __call__(self, *args: object) -> object:
+        target = self.target
+        if target is None:
+            target = self.target = _jitted(self.name)
+        return target(*args)
+
+
+@cache
+def _jitted(name: str) -> Callable[..., object]:
+    """The numba dispatcher of the loop ``name`` (one per process; cached machine code loads on first call).
+
+    A numba that is installed but cannot be imported (a broken install) gives the loop's numpy
+    twin: the same bits, as ``auto`` gave before a backend was chosen without importing numba.
+    """
     try:
         import numba
     except ImportError:
+        return globals()[name.replace("_loop", "_numpy")]
+    return numba.njit(cache=True, nogil=True)(globals()[name])
+
+
+def _query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
+                 keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+    if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
+        return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi)
+    return _QUERY_GRAMS(points, lengths, alphabet, codes, keys, bits, lo, hi)  # type: ignore[return-value]
+
+
+_QUERY_GRAMS = _Loaded("query_grams_loop")
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> Kernels | None:
+    """The numba forms, or None without numba; nothing is imported or loaded until a loop is first called.
+
+    Availability is a look-up of the installed package (no import): choosing a backend at
+    index build time costs nothing. Each loop imports numba and loads (or compiles) its
+    machine code on its first call (:class:`_Loaded`); ``tooldisc bench`` reports that
+    first-query cost on its own (``first_query``).
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
         return None
-    jit = numba.njit(cache=True, nogil=True)
-    grams = jit(query_grams_loop)
-
-    def query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
-                    keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
-        if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
-            return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi)
-        return grams(points, lengths, alphabet, codes, keys, bits, lo, hi)
-
-    return Kernels("numba", jit(gather_loop), jit(candidates_loop), jit(shared_loop), query_grams)
+    return Kernels("numba", _Loaded("gather_loop"), _Loaded("candidates_loop"), _Loaded("shared_loop"),
+                   _query_grams)
 
 
 def check_backend(backend: str) -> None:
@@ -588,20 +628,12 @@ def rows_loop(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: np.ndarray, 
     return out
 
 
-@lru_cache(maxsize=1)
-def _compiled_rows() -> Callable[..., np.ndarray] | None:
-    """The numba form of :func:`rows_loop` (compiled lazily per argument types), or None without numba."""
-    try:
-        import numba
-    except ImportError:
-        return None
-    return numba.njit(cache=True, nogil=True)(rows_loop)
+_ROWS = _Loaded("rows_loop")
 
 
 def rows_kernel(loops: Kernels | None) -> Callable[..., np.ndarray]:
-    """The cell-read form that goes with an index's kernels: compiled beside the compiled loops, else numpy."""
+    """The cell-read form that goes with an index's kernels: compiled beside the compiled loops
+    (loaded on its first call, like them: attaching a learned file imports nothing), else numpy."""
     if loops is not None and loops.name == "numba":
-        compiled = _compiled_rows()
-        if compiled is not None:
-            return compiled
+        return _ROWS  # type: ignore[return-value]
     return rows_numpy

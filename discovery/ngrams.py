@@ -18,7 +18,7 @@ enough to be ranked whole also keeps C's weights by n-gram (:attr:`NgramIndex.co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -128,7 +128,8 @@ class NgramBuilder:
         del by_gram
         release_memory(self.n)
         return NgramIndex(grams.keys, grams.alphabet, grams.bits, idf, df, norms, tool_ptr, tool_tokens,
-                          tool_counts, token_ptr, token_tools, token_counts, gram_ptr, gram_tokens, gram_counts,
+                          tool_counts, token_ptr, token_tools, token_counts, _sublinear_counts(token_counts),
+                          gram_ptr, gram_tokens, gram_counts,
                           g_ptr, g_gram, g_count, self.n, self.lo, self.hi,
                           _weight_columns(tool_ptr, tool_tokens, tool_counts, grams, idf, norms, whole)
                           if self.columns else None)
@@ -148,10 +149,14 @@ def _weight_columns(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: 
         t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr),
                               shape=(len(tool_ptr) - 1, g.shape[0]))
         whole = t @ g
-    c = whole.tocsc()  # exact integer counts (float32 or float64 alike); each n-gram's tools ascending
-    c.sort_indices()
-    weight = (_sublinear_counts(c.data) * idf[np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))] / norms[c.indices])
-    return c.indptr.astype(np.int64), c.indices.astype(np.int32), weight.astype(np.float32)
+    # C by n-gram, each n-gram's tools ascending: a stable sort of the tool-major cells by n-gram
+    # (what ``tocsc`` gives, without a second scipy matrix); exact integer counts, float32 or float64 alike
+    v = whole.shape[1]
+    order = stable_argsort(whole.indices, v)
+    grams_of = whole.indices[order]
+    tools = np.repeat(np.arange(whole.shape[0], dtype=np.int32), np.diff(whole.indptr))[order]
+    weight = _sublinear_counts(whole.data[order]) * idf[grams_of] / norms[tools]
+    return _ptr(grams_of, v), tools, weight.astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -346,6 +351,7 @@ class NgramIndex:
     token_ptr: np.ndarray  # T by token: tools holding token k, ascending
     token_tools: np.ndarray
     token_counts: np.ndarray
+    token_weights: np.ndarray  # 1 + ln(count) of each cell of T by token: what the candidate estimate sums
     gram_ptr: np.ndarray  # G by n-gram: tokens holding n-gram g, ascending
     gram_tokens: np.ndarray
     gram_counts: np.ndarray
@@ -358,20 +364,7 @@ class NgramIndex:
     # C's weights by n-gram (ptr, tools, float32), kept for catalogs small enough to rank
     # whole: scoring every tool then sums a few columns instead of expanding every tool's tokens.
     columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-    # T by token as a scipy ``csc_array`` of ``1 + ln(count)`` (its indices are ``token_tools``), kept
-    # for catalogs large enough for indexed retrieval (:meth:`with_token_matrix`): the candidate
-    # estimate is then one sparse product instead of a dozen numpy passes over its postings.
-    by_token: Any = None
     kernels: Kernels = NUMPY  # the query loops' backend (:mod:`.kernels`), chosen when the index is built
-
-    def with_token_matrix(self) -> NgramIndex:
-        """This index with :attr:`by_token` (8 bytes per cell of T, built once at index time)."""
-        from scipy import sparse
-
-        weights = _sublinear_counts(self.token_counts)
-        matrix = sparse.csc_array((weights, self.token_tools, self.token_ptr.astype(self.token_tools.dtype)),
-                                  shape=(self.n_docs, len(self.token_ptr) - 1), copy=False)
-        return replace(self, by_token=matrix)
 
     @classmethod
     def build(cls, tools: TextColumns | Sequence[Tool], lo: int = 3, hi: int = 5,
@@ -431,13 +424,6 @@ class NgramIndex:
         """``1 + ln(c)`` at index c for every count G holds (index 0 unused): the kernels' logarithms."""
         top = max(int(self.gram_counts.max(initial=0)), 255)
         return np.concatenate([[0.0], _sublinear(np.arange(1, top + 1))])
-
-    @cached_property
-    def token_weights(self) -> np.ndarray:
-        """``1 + ln(count)`` of each cell of T by token (the data of :attr:`by_token` when it is kept)."""
-        if self.by_token is not None:
-            return self.by_token.data
-        return _sublinear_counts(self.token_counts)
 
     @cached_property
     def divisors(self) -> np.ndarray:
@@ -518,39 +504,3 @@ class NgramIndex:
         if self.columns is not None or len(indices) == self.n_docs:
             return self.scores(tokens)[indices]
         return self.scores_subset(tokens, indices)
-
-    def rare_estimate(self, tokens: Sequence[str], max_df: int,
-                      qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """A cheap estimate of :meth:`scores` from the query's rarer n-grams: float64 per tool, 0 where none reaches it.
-
-        The dense reference of the estimate the candidate kernels (:mod:`.kernels`) compute over the
-        tools a query reaches; the tests check them against it. Common n-grams have posting lists
-        as long as the catalog and rank nothing on their own. Each token's share is
-        taken once per tool (``1 + ln`` of its count there), so an n-gram found in two
-        different tokens of a tool counts twice: an estimate, never a score. The sums
-        come out dense over the catalog either way (a product or a ``bincount``), so the
-        estimate stays dense: callers mask it, with no list of reached tools to scatter.
-        """
-        ids, w = qv if qv is not None else self.query_vector(tokens)
-        keep = self.df[ids] <= max_df
-        if not keep.any():
-            return np.zeros(self.n_docs)
-        ids, w = ids[keep], w[keep]
-        starts, ends = self.gram_ptr[ids], self.gram_ptr[ids + 1]
-        at = ranges(starts, ends - starts)
-        share = np.repeat(w * self.idf[ids], ends - starts) * _sublinear_counts(self.gram_counts[at])
-        per_token = np.bincount(self.gram_tokens[at], weights=share, minlength=len(self.token_ptr) - 1)
-        utok = np.flatnonzero(per_token > 0)  # bool masks: nonzero on floats is several times slower
-        if self.by_token is not None:  # the same products summed in the same order, in C
-            sums = self.by_token[:, utok] @ per_token[utok]
-        else:
-            starts = self.token_ptr[utok]
-            lengths = self.token_ptr[utok + 1] - starts
-            at = ranges(starts, lengths)
-            weights = np.repeat(per_token[utok], lengths)
-            counts = self.token_counts[at]
-            repeated = np.flatnonzero(counts > 1)  # a token held more than once is rare (and 1 + ln 1 = 1 exactly)
-            weights[repeated] *= _sublinear_counts(counts[repeated])
-            sums = np.bincount(self.token_tools[at], weights=weights, minlength=self.n_docs)
-        sums /= self.divisors  # 0 where no rare n-gram reaches a tool
-        return sums

@@ -28,6 +28,8 @@ def test_bench_json_has_every_figure(tmp_path) -> None:
         assert 0 < own["latency_ms"]["p50"] <= own["latency_ms"]["p95"] <= own["latency_ms"]["p99"]
         assert own["build_s"]["median"] > 0
         assert {"process_peak"} <= own["rss_mb"].keys()
+        first = own["first_query"]  # cold, on its own: with numba it loads the compiled loops
+        assert first["ms"] > 0 and first["cpu_ms"] >= 0 and first["process_peak_mb"] > 0
         assert {"authorize", "retrieve", "rank", "cut", "total"} <= own["steps_mean_ms"].keys()
         for name in ("rank_bm25", "bm25s"):
             assert size["engines"][name] == {"available": False, "skipped": "--no-baselines"}
@@ -43,6 +45,7 @@ def test_bench_table_and_baselines_compare_like_with_like(tmp_path) -> None:
     assert "MISSED" not in proc.stdout and "target" not in proc.stdout.lower()
     assert "hit@15: share of the judged queries" in proc.stdout and "authorized" in proc.stdout
     assert "Query loops (kernels): numpy at" in proc.stdout  # which form ran is always said
+    assert "First query of the process" in proc.stdout
     size = json.loads(out.read_text("utf-8"))["sizes"][0]
     for name in ("rank_bm25", "bm25s"):  # the keys outside scripts read keep their names
         eng = size["engines"][name]

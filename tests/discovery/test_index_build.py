@@ -142,7 +142,8 @@ def ref_ngram(tools: Sequence[Tool], lo: int, hi: int, fields: Sequence[str]) ->
     small = np.uint8 if max([*tc, *kc, *gc, 0]) < 256 else np.uint16
     keys = np.array([key(g) for g in grams], dtype=np.int64 if bits * hi <= 63 else object)
     return NgramIndex(keys, alphabet, bits, idf, df.astype(np.int32), norms, tp, tt, tc.astype(small), kp, kt,
-                      kc.astype(small), gp, gt, gc.astype(small), xp, xt, xc.astype(small), n, lo, hi)
+                      kc.astype(small), 1.0 + np.log(kc.astype(np.float64)), gp, gt, gc.astype(small), xp, xt,
+                      xc.astype(small), n, lo, hi)
 
 
 def ref_alias(tools: Sequence[Tool]) -> AliasIndex:
@@ -211,6 +212,7 @@ def check_ngram(tools: Sequence[Tool], lo: int, hi: int, fields: Sequence[str], 
 
     np.testing.assert_array_equal(counts(got, "tool"), counts(want, "tool"))
     np.testing.assert_array_equal(counts(got, "token"), counts(want, "tool"))
+    np.testing.assert_array_equal(got.token_weights, 1.0 + np.log(got.token_counts.astype(np.float64)))
     n_tok = len(got.token_ptr) - 1
     by_gram = sparse.csc_array((got.gram_counts, got.gram_tokens, got.gram_ptr), shape=(n_tok, len(got.keys)))
     by_token = sparse.csr_array((got.token_gram_counts, got.token_grams, got.token_gram_ptr),
@@ -309,14 +311,14 @@ def test_ngram_scores_of_a_subset_equal_the_whole_and_the_matrix(which: str) -> 
 
 
 @pytest.mark.parametrize("which", sorted(CATALOGS))
-def test_rare_estimate_equals_its_formula_either_way(which: str) -> None:
-    """The candidate estimate: the postings walk and the kept T-by-token matrix give the same bits, and
-    both equal Σ over a tool's tokens of (1 + ln count) · the token's rare n-gram share, over the tool's norm."""
+def test_rare_estimate_oracle_equals_its_formula(which: str) -> None:
+    """The dense reference of the candidate estimate (tests/discovery/ngram_oracle.py) equals Σ over a tool's
+    tokens of (1 + ln count) · the token's rare n-gram share, over the tool's norm."""
     from scipy import sparse
 
+    from tests.discovery.ngram_oracle import rare_estimate
+
     ix = NgramIndex.build(CATALOGS[which]().tools, 3, 5, SHORT_FIELDS)
-    kept = ix.with_token_matrix()
-    assert ix.by_token is None and kept.by_token is not None
     n_tok = len(ix.token_ptr) - 1
     t = sparse.csr_array((1.0 + np.log(ix.tool_counts.astype(np.float64)), ix.tool_tokens, ix.tool_ptr),
                          shape=(ix.n_docs, n_tok))
@@ -325,8 +327,7 @@ def test_rare_estimate_equals_its_formula_either_way(which: str) -> None:
     max_df = max(2, ix.n_docs // 4)
     for query, _ in gold_queries()[:40]:
         qv = ids, w = ix.query_vector(tokenize(query))
-        dense = ix.rare_estimate([], max_df, qv)
-        np.testing.assert_array_equal(dense, kept.rare_estimate([], max_df, qv))
+        dense = rare_estimate(ix, max_df, qv)
         q = np.zeros(len(ix.keys))
         rare = ix.df[ids] <= max_df
         q[ids[rare]] = w[rare] * ix.idf[ids[rare]]
@@ -357,6 +358,25 @@ def test_columns_and_tokens_equal_per_tool_calls() -> None:
         ids, ptr = token_ids(column, table)
         names = table.names()
         assert [[names[i] for i in ids[ptr[k]:ptr[k + 1]]] for k in range(len(tools))] == [tokenize(x) for x in column]
+
+
+def test_columns_tokenised_together_number_tokens_as_one_call_per_column() -> None:
+    """Several fields in one pass (small catalogs): the same ids and offsets per field and the same token
+    numbering as one call per field in turn, with texts and pieces shared across fields and non-ASCII ones."""
+    from tooldisc.discovery.columns import columns_token_ids
+    from tooldisc.discovery.fields import field_pieces
+
+    tools = [*shipped().tools[:150], Tool(name="فاکتور_فروش", description="فاکتور. Invoice list. فاکتور",
+                                          aliases=("invoice list", "فاکتور"), keywords=("Invoice list",))]
+    columns = [field_pieces(tools, f) for f in (*FIELDS, "no_such_field")]
+    one, together = RawTokens(), RawTokens()
+    apart = [token_ids(c, one) for c in columns]
+    for (ids, ptr), (ids2, ptr2) in zip(apart, columns_token_ids(columns, together), strict=True):
+        np.testing.assert_array_equal(ids, ids2)
+        np.testing.assert_array_equal(ptr, ptr2)
+    assert one.names() == together.names()
+    with pytest.raises(ValueError, match="at most"):
+        columns_token_ids([["a"] * 10_000, ["b"] * 10_000], RawTokens())
 
 
 @lru_cache(maxsize=1)

@@ -61,6 +61,7 @@ def test_indexed_offers_hold_most_of_the_exhaustive_top5(engine: Discoverer, que
 
 def test_candidates_equal_the_dense_estimate_over_the_authorized_set(engine: Discoverer, queries: list[str]) -> None:
     """Walking only the tools a query reaches picks exactly what scoring every authorized tool picks."""
+    from tests.discovery.ngram_oracle import rare_estimate
     from tooldisc.discovery.candidates import index_candidates, top_positive
     from tooldisc.discovery.features import wanted_side_effect
     from tooldisc.discovery.text import tokenize
@@ -73,7 +74,7 @@ def test_candidates_equal_the_dense_estimate_over_the_authorized_set(engine: Dis
         lexical = ix.lexical.scores(tokens)
         lex = lexical[authorized]
         half = top_positive(authorized, lex, N // 2)
-        rare = ix.ngram.rare_estimate(tokens, max(2 * N, ix.size // 4))[authorized]
+        rare = rare_estimate(ix.ngram, max(2 * N, ix.size // 4), ix.ngram.query_vector(tokens))[authorized]
         top = float(lex.max(initial=0.0))
         lexn = lex / top if top > 0 else lex
         estimate = cfg.weight("bm25") * lexn + cfg.weight("ngram") * rare

@@ -113,14 +113,25 @@ def test_top_positive_keeps_the_lowest_indices_at_a_tie() -> None:
 
 def test_backend_choice_is_said_and_numba_stays_unimported() -> None:
     """``import tooldisc`` and a small catalog's engine (auto) never import numba; a bad backend is a usage error."""
-    code = ("import sys, tooldisc; from tooldisc.discovery.pipeline import Discoverer;"
+    code = ("import importlib.util, sys, tooldisc; from tooldisc.discovery.pipeline import Discoverer;"
             "from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets;"
             "e = Discoverer(load_catalog(shipped_datasets()[0][0])); e.discover('list invoices');"
-            "print(e.index.kernels.name, 'numba' in sys.modules)")
+            "print(e.index.kernels.name, 'numba' in sys.modules);"
+            "f = Discoverer(e.catalog, backend='numba' if importlib.util.find_spec('numba') else 'numpy');"
+            "print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["numpy", "False"]
+    assert out == ["numpy", "False", "False"]  # the numba backend is chosen at build, loaded at its first query
     from tooldisc.errors import UsageError
 
     with pytest.raises(UsageError, match="backend"):
         kernels("fortran")
     assert dataclasses.replace(NUMPY).name == "numpy"
+
+
+def test_a_numba_that_cannot_be_imported_gives_the_numpy_twins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend is chosen without importing numba; a broken install falls back loop by loop (same bits)."""
+    from tooldisc.discovery import kernels as k
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    for name in ("gather", "candidates", "shared", "query_grams", "rows"):
+        assert k._jitted.__wrapped__(f"{name}_loop") is getattr(k, f"{name}_numpy")
