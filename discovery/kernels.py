@@ -52,12 +52,13 @@ def gather_loop(col_ptr: np.ndarray, col_rows: np.ndarray, col_data: np.ndarray,
 def candidates_numpy(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, wq: np.ndarray,
                      gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray,
                      table: np.ndarray, token_ptr: np.ndarray, token_tools: np.ndarray,
-                     token_weights: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
+                     token_counts: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
                      w_bm25: float, w_ngram: float, w_prior: float, n: int) -> np.ndarray:
     """Sorted catalog indices of at most ``n`` allowed tools (see :func:`~.candidates.index_candidates`).
 
-    ``ids``/``wq``: the query's rare n-grams and their weight × IDF; ``table[c]`` = 1 + ln c;
-    ``token_weights``: 1 + ln of each cell of T by token; ``wanted``: the mutation prior's
+    ``ids``/``wq``: the query's rare n-grams and their weight × IDF; ``table[c]`` = 1 + ln c for
+    every count G and T hold (``token_counts``: T by token's, a byte a cell where a float64
+    weight would be eight: these postings are the longest the query reads); ``wanted``: the mutation prior's
     tools (``w_prior`` 0 turns it off).
     """
     size = len(lexical)
@@ -73,7 +74,7 @@ def candidates_numpy(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, 
         starts = token_ptr[utok]
         lengths = token_ptr[utok + 1] - starts
         at = ranges(starts, lengths)
-        rare = np.bincount(token_tools[at], weights=token_weights[at] * np.repeat(per_token[utok], lengths),
+        rare = np.bincount(token_tools[at], weights=table[token_counts[at]] * np.repeat(per_token[utok], lengths),
                            minlength=size)
         rare /= divisors
     reach = lexical > 0
@@ -119,7 +120,7 @@ def top_positive(indices: np.ndarray, values: np.ndarray, n: int, ordered: bool 
 def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, wq: np.ndarray,
                     gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray,
                     table: np.ndarray, token_ptr: np.ndarray, token_tools: np.ndarray,
-                    token_weights: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
+                    token_counts: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
                     w_bm25: float, w_ngram: float, w_prior: float, n: int) -> np.ndarray:
     """:func:`candidates_numpy` as loops: the same sums in the same order, and two bounded heaps
     (the N/2 best by BM25F, the N best by the estimate) instead of sorting every reached tool."""
@@ -135,11 +136,20 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
         x = per_token[k]
         if x > 0:
             for p in range(token_ptr[k], token_ptr[k + 1]):
-                sums[token_tools[p]] += token_weights[p] * x
+                sums[token_tools[p]] += table[token_counts[p]] * x
+    # the reached tools (allowed, and a query term or rare n-gram reaches them) and the best BM25F
+    # among the allowed, without a branch per tool: which tools are reached follows no pattern a
+    # branch predictor could learn, and a mispredicted branch costs more than the work it skips
+    reached = np.empty(size, dtype=np.int64)
+    n_reached = 0
     top = np.float32(0.0)
     for i in range(size):
-        if allowed[i] and lexical[i] > top:
-            top = lexical[i]
+        lx = lexical[i]
+        ok = allowed[i]
+        seen = lx if ok else np.float32(0.0)
+        top = seen if seen > top else top
+        reached[n_reached] = i
+        n_reached += ok & ((lx > 0) | (sums[i] > 0))
     # heap 0: the N/2 best BM25F; heap 1: the N best estimates. Each root is its worst kept
     # entry: a lower value, or an equal value and a later index.
     caps = np.array([n // 2, n], dtype=np.int64)
@@ -147,13 +157,14 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
     vals = np.empty((2, max(n, 1)), dtype=np.float64)
     idxs = np.empty((2, max(n, 1)), dtype=np.int64)
     offer = np.empty(2, dtype=np.float64)
+    # what a value must exceed to enter each heap: 0 while it fills (positive values only), then its
+    # root; most reached tools stop at this one comparison
+    gate = np.array([0.0 if caps[0] else np.inf, 0.0 if caps[1] else np.inf])
     fb = np.float32(w_bm25)
-    for i in range(size):
+    for j in range(n_reached):
+        i = reached[j]
         lx = lexical[i]
-        s = sums[i]
-        if not allowed[i] or not (lx > 0 or s > 0):
-            continue
-        rare = s / divisors[i]
+        rare = sums[i] / divisors[i]
         lexn = lx / top if top > 0 else lx
         est = np.float64(fb * lexn) + w_ngram * rare
         if w_prior:
@@ -162,10 +173,10 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
         offer[1] = est
         for h in range(2):
             v = offer[h]
+            if not v > gate[h]:
+                continue
             cap = caps[h]
             m = sizes[h]
-            if not v > 0 or cap == 0:
-                continue
             if m < cap:  # sift up from a new leaf
                 at = m
                 sizes[h] = m + 1
@@ -177,7 +188,7 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
                         at = parent
                     else:
                         break
-            elif v > vals[h, 0]:  # better than the worst kept (equal loses: a later index)
+            else:  # better than the worst kept (equal loses: a later index)
                 at = 0
                 while True:  # sift down from the root
                     child = 2 * at + 1
@@ -193,10 +204,10 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
                         at = child
                     else:
                         break
-            else:
-                continue
             vals[h, at] = v
             idxs[h, at] = i
+            if sizes[h] == cap:
+                gate[h] = vals[h, 0]
     n_lex = sizes[0]
     n_est = sizes[1]
     # at most N entries each: insertion sorts (numba compiles numpy's sorts slowly)

@@ -417,8 +417,11 @@ class NgramIndex:
 
     @cached_property
     def count_table(self) -> np.ndarray:
-        """``1 + ln(c)`` at index c for every count G holds (index 0 unused): the kernels' logarithms."""
-        top = max(int(self.gram_counts.max(initial=0)), 255)
+        """``1 + ln(c)`` at index c for every count G and T hold (index 0 unused): the kernels' logarithms.
+
+        The same function as :func:`_sublinear_counts` (one logarithm per value), so a weight read
+        from here has the bits of one computed from the count."""
+        top = max(int(self.gram_counts.max(initial=0)), int(self.token_counts.max(initial=0)), 255)
         return np.concatenate([[0.0], _sublinear(np.arange(1, top + 1))])
 
     @cached_property
