@@ -140,7 +140,7 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
     # the reached tools (allowed, and a query term or rare n-gram reaches them) and the best BM25F
     # among the allowed, without a branch per tool: which tools are reached follows no pattern a
     # branch predictor could learn, and a mispredicted branch costs more than the work it skips
-    reached = np.empty(size, dtype=np.int64)
+    reached = np.empty(size, dtype=np.int32)
     n_reached = 0
     top = np.float32(0.0)
     for i in range(size):
@@ -300,10 +300,10 @@ def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.n
     total = 0
     for a in range(nq):
         total += gram_ptr[ids[a] + 1] - gram_ptr[ids[a]]
-    head = np.zeros(n_tokens, dtype=np.int64)  # 1 + the latest hit of each token (0: none)
-    held = np.zeros(n_tokens, dtype=np.int64)  # hits per token
-    nxt = np.empty(total, dtype=np.int64)
-    hit_slot = np.empty(total, dtype=np.int64)
+    head = np.zeros(n_tokens, dtype=np.int32)  # 1 + the latest hit of each token (0: none)
+    held = np.zeros(n_tokens, dtype=np.int32)  # hits per token
+    nxt = np.empty(total, dtype=np.int32)
+    hit_slot = np.empty(total, dtype=np.int32)
     hit_count = np.empty(total, dtype=np.float64)
     h = 0
     for a in range(nq):
