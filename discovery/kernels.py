@@ -259,6 +259,7 @@ def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.
     Rows ascending, slots ascending within a row; counts exact (float64). A tool's count of
     n-gram g is Σ over its tokens k of (k's count in the tool) × (g's count in k): the second
     factor is read beside each token in g's postings (``gram_counts``), never searched for.
+    ``n_tokens``: how many tokens the index holds (the loop form keeps a chain head per token).
     """
     from tooldisc.discovery.sparse import ranges
 
