@@ -52,12 +52,13 @@ def gather_loop(col_ptr: np.ndarray, col_rows: np.ndarray, col_data: np.ndarray,
 def candidates_numpy(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, wq: np.ndarray,
                      gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray,
                      table: np.ndarray, token_ptr: np.ndarray, token_tools: np.ndarray,
-                     token_weights: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
+                     token_counts: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
                      w_bm25: float, w_ngram: float, w_prior: float, n: int) -> np.ndarray:
     """Sorted catalog indices of at most ``n`` allowed tools (see :func:`~.candidates.index_candidates`).
 
-    ``ids``/``wq``: the query's rare n-grams and their weight × IDF; ``table[c]`` = 1 + ln c;
-    ``token_weights``: 1 + ln of each cell of T by token; ``wanted``: the mutation prior's
+    ``ids``/``wq``: the query's rare n-grams and their weight × IDF; ``table[c]`` = 1 + ln c for
+    every count G and T hold (``token_counts``: T by token's, a byte a cell where a float64
+    weight would be eight: these postings are the longest the query reads); ``wanted``: the mutation prior's
     tools (``w_prior`` 0 turns it off).
     """
     size = len(lexical)
@@ -73,7 +74,7 @@ def candidates_numpy(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, 
         starts = token_ptr[utok]
         lengths = token_ptr[utok + 1] - starts
         at = ranges(starts, lengths)
-        rare = np.bincount(token_tools[at], weights=token_weights[at] * np.repeat(per_token[utok], lengths),
+        rare = np.bincount(token_tools[at], weights=table[token_counts[at]] * np.repeat(per_token[utok], lengths),
                            minlength=size)
         rare /= divisors
     reach = lexical > 0
@@ -119,7 +120,7 @@ def top_positive(indices: np.ndarray, values: np.ndarray, n: int, ordered: bool 
 def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, wq: np.ndarray,
                     gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray,
                     table: np.ndarray, token_ptr: np.ndarray, token_tools: np.ndarray,
-                    token_weights: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
+                    token_counts: np.ndarray, divisors: np.ndarray, side_effect: np.ndarray, wanted: int,
                     w_bm25: float, w_ngram: float, w_prior: float, n: int) -> np.ndarray:
     """:func:`candidates_numpy` as loops: the same sums in the same order, and two bounded heaps
     (the N/2 best by BM25F, the N best by the estimate) instead of sorting every reached tool."""
@@ -135,11 +136,20 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
         x = per_token[k]
         if x > 0:
             for p in range(token_ptr[k], token_ptr[k + 1]):
-                sums[token_tools[p]] += token_weights[p] * x
+                sums[token_tools[p]] += table[token_counts[p]] * x
+    # the reached tools (allowed, and a query term or rare n-gram reaches them) and the best BM25F
+    # among the allowed, without a branch per tool: which tools are reached follows no pattern a
+    # branch predictor could learn, and a mispredicted branch costs more than the work it skips
+    reached = np.empty(size, dtype=np.int32)
+    n_reached = 0
     top = np.float32(0.0)
     for i in range(size):
-        if allowed[i] and lexical[i] > top:
-            top = lexical[i]
+        lx = lexical[i]
+        ok = allowed[i]
+        seen = lx if ok else np.float32(0.0)
+        top = seen if seen > top else top
+        reached[n_reached] = i
+        n_reached += ok & ((lx > 0) | (sums[i] > 0))
     # heap 0: the N/2 best BM25F; heap 1: the N best estimates. Each root is its worst kept
     # entry: a lower value, or an equal value and a later index.
     caps = np.array([n // 2, n], dtype=np.int64)
@@ -147,13 +157,14 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
     vals = np.empty((2, max(n, 1)), dtype=np.float64)
     idxs = np.empty((2, max(n, 1)), dtype=np.int64)
     offer = np.empty(2, dtype=np.float64)
+    # what a value must exceed to enter each heap: 0 while it fills (positive values only), then its
+    # root; most reached tools stop at this one comparison
+    gate = np.array([0.0 if caps[0] else np.inf, 0.0 if caps[1] else np.inf])
     fb = np.float32(w_bm25)
-    for i in range(size):
+    for j in range(n_reached):
+        i = reached[j]
         lx = lexical[i]
-        s = sums[i]
-        if not allowed[i] or not (lx > 0 or s > 0):
-            continue
-        rare = s / divisors[i]
+        rare = sums[i] / divisors[i]
         lexn = lx / top if top > 0 else lx
         est = np.float64(fb * lexn) + w_ngram * rare
         if w_prior:
@@ -162,10 +173,10 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
         offer[1] = est
         for h in range(2):
             v = offer[h]
+            if not v > gate[h]:
+                continue
             cap = caps[h]
             m = sizes[h]
-            if not v > 0 or cap == 0:
-                continue
             if m < cap:  # sift up from a new leaf
                 at = m
                 sizes[h] = m + 1
@@ -177,7 +188,7 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
                         at = parent
                     else:
                         break
-            elif v > vals[h, 0]:  # better than the worst kept (equal loses: a later index)
+            else:  # better than the worst kept (equal loses: a later index)
                 at = 0
                 while True:  # sift down from the root
                     child = 2 * at + 1
@@ -193,10 +204,10 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
                         at = child
                     else:
                         break
-            else:
-                continue
             vals[h, at] = v
             idxs[h, at] = i
+            if sizes[h] == cap:
+                gate[h] = vals[h, 0]
     n_lex = sizes[0]
     n_est = sizes[1]
     # at most N entries each: insertion sorts (numba compiles numpy's sorts slowly)
@@ -241,87 +252,78 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
 # --- the n-gram counts some tools share with a query -----------------------------------------
 
 def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
-                 token_gram_ptr: np.ndarray, token_grams: np.ndarray, token_gram_counts: np.ndarray,
-                 gram_ptr: np.ndarray, gram_tokens: np.ndarray, indices: np.ndarray,
-                 ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray, n_tokens: int,
+                 indices: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(row in ``indices``, slot in ``ids``, count) of every n-gram of ``ids`` (sorted) a tool holds.
 
-    Rows ascending, slots ascending within a row; counts exact (float64).
+    Rows ascending, slots ascending within a row; counts exact (float64). A tool's count of
+    n-gram g is Σ over its tokens k of (k's count in the tool) × (g's count in k): the second
+    factor is read beside each token in g's postings (``gram_counts``), never searched for.
+    ``n_tokens``: how many tokens the index holds (the loop form keeps a chain head per token).
     """
     from tooldisc.discovery.sparse import ranges
 
-    if not len(ids) or not len(indices):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    marked = np.zeros(len(token_gram_ptr) - 1, dtype=bool)  # tokens holding a query n-gram
-    starts, ends = gram_ptr[ids], gram_ptr[ids + 1]
-    marked[gram_tokens[ranges(starts, ends - starts)]] = True
     nq = len(ids)
+    if not nq or not len(indices):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    starts, lengths = gram_ptr[ids], gram_ptr[ids + 1] - gram_ptr[ids]
+    at = ranges(starts, lengths)
+    order = np.argsort(gram_tokens[at], kind="stable")  # the hits by token (slots ascending within one)
+    hit_token = gram_tokens[at][order]
+    hit_slot = np.repeat(np.arange(nq), lengths)[order]
+    hit_count = gram_counts[at][order]
     s, e = tool_ptr[indices], tool_ptr[indices + 1]
-    at = ranges(s, e - s)
-    keep = np.flatnonzero(marked[tool_tokens[at]])
+    cells = ranges(s, e - s)
+    tok = tool_tokens[cells]
+    first = np.searchsorted(hit_token, tok)
+    last = np.searchsorted(hit_token, tok, side="right")
+    keep = np.flatnonzero(last > first)  # the tools' tokens holding a query n-gram
     if not len(keep):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    owner = np.repeat(np.arange(len(indices)), e - s)[keep]
-    at = at[keep]
-    ptok = tool_tokens[at]
-    gs, ge = token_gram_ptr[ptok], token_gram_ptr[ptok + 1]
-    gat = ranges(gs, ge - gs)
-    grams = token_grams[gat]
-    slot = np.searchsorted(ids, grams)
-    slot[slot == nq] = 0
-    hit = np.flatnonzero(ids[slot] == grams)
-    pair = np.repeat(np.arange(len(at)), ge - gs)[hit]
-    key = owner[pair] * nq + slot[hit]
-    val = tool_counts[at[pair]] * token_gram_counts[gat[hit]].astype(np.float64)
+    per = last[keep] - first[keep]
+    hit = ranges(first[keep], per)
+    owner = np.repeat(np.repeat(np.arange(len(indices)), e - s)[keep], per)
+    key = owner * nq + hit_slot[hit]
+    val = np.repeat(tool_counts[cells[keep]].astype(np.float64), per) * hit_count[hit]
     c = np.bincount(key, weights=val, minlength=len(indices) * nq)
     nz = np.flatnonzero(c > 0)
     return nz // nq, nz % nq, c[nz]
 
 
 def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
-                token_gram_ptr: np.ndarray, token_grams: np.ndarray, token_gram_counts: np.ndarray,
-                gram_ptr: np.ndarray, gram_tokens: np.ndarray, indices: np.ndarray,
-                ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`shared_numpy` as loops: each token holding a query n-gram gets its (slot, count) list
-    once, from the n-grams' postings; then a tool at a time sums its tokens' lists (exact integers)."""
+                gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray, n_tokens: int,
+                indices: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`shared_numpy` as loops: the query n-grams' postings chained by token (a list per token
+    holding one, no pass over every token), then a tool at a time sums its tokens' lists (exact integers)."""
     nq = len(ids)
-    n_tokens = len(token_gram_ptr) - 1
     if nq == 0 or len(indices) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    # hits per token: a CSR over the tokens the query's n-grams reach (slots ascending)
-    start = np.zeros(n_tokens + 1, dtype=np.int64)
     total = 0
     for a in range(nq):
-        g = ids[a]
-        for p in range(gram_ptr[g], gram_ptr[g + 1]):
-            start[gram_tokens[p] + 1] += 1
-        total += gram_ptr[g + 1] - gram_ptr[g]
-    for k in range(n_tokens):
-        start[k + 1] += start[k]
-    fill = start[:-1].copy()
-    hit_slot = np.empty(total, dtype=np.int64)
+        total += gram_ptr[ids[a] + 1] - gram_ptr[ids[a]]
+    head = np.zeros(n_tokens, dtype=np.int32)  # 1 + the latest hit of each token (0: none)
+    held = np.zeros(n_tokens, dtype=np.int32)  # hits per token
+    nxt = np.empty(total, dtype=np.int32)
+    hit_slot = np.empty(total, dtype=np.int32)
     hit_count = np.empty(total, dtype=np.float64)
+    h = 0
     for a in range(nq):
         g = ids[a]
         for p in range(gram_ptr[g], gram_ptr[g + 1]):
             k = gram_tokens[p]
-            # the count of n-gram g in token k: found in k's n-grams (ascending) by bisection
-            lo, hi = token_gram_ptr[k], token_gram_ptr[k + 1]
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if token_grams[mid] < g:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            hit_slot[fill[k]] = a
-            hit_count[fill[k]] = np.float64(token_gram_counts[lo])
-            fill[k] += 1
-    bound = 0  # entries out: at most one per hit of a tool's token
+            hit_slot[h] = a
+            hit_count[h] = np.float64(gram_counts[p])
+            nxt[h] = head[k]
+            h += 1
+            head[k] = h
+            held[k] += 1
+    bound = 0  # entries out: at most one per hit of a tool's token, and at most nq per tool
     for r in range(len(indices)):
         t = indices[r]
+        here = 0
         for p in range(tool_ptr[t], tool_ptr[t + 1]):
-            k = tool_tokens[p]
-            bound += start[k + 1] - start[k]
+            here += held[tool_tokens[p]]
+        bound += min(here, nq)
     rows = np.empty(bound, dtype=np.int64)
     cols = np.empty(bound, dtype=np.int64)
     counts = np.empty(bound, dtype=np.float64)
@@ -331,11 +333,14 @@ def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.n
     for r in range(len(indices)):
         t = indices[r]
         for p in range(tool_ptr[t], tool_ptr[t + 1]):
-            k = tool_tokens[p]
+            j = head[tool_tokens[p]]
+            if j == 0:
+                continue
             tc = np.float64(tool_counts[p])
-            for h in range(start[k], start[k + 1]):
-                acc[hit_slot[h]] += tc * hit_count[h]
-                seen[hit_slot[h]] = True
+            while j:
+                acc[hit_slot[j - 1]] += tc * hit_count[j - 1]
+                seen[hit_slot[j - 1]] = True
+                j = nxt[j - 1]
         for a in range(nq):
             if seen[a]:
                 seen[a] = False

@@ -303,12 +303,14 @@ def _sublinear_counts(counts: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SharedCounts:
-    """The n-gram counts some tools share with a query: what their exact cosines are computed from.
+    """The n-gram counts some tools share with a query, and the TF-IDF weights they give those tools.
 
     The retrieve step keeps them for its candidates, so the content words of the same request
     (a subset of its n-grams) are scored over those tools without reading the index again.
-    ``row`` indexes :attr:`indices` (ascending), ``col`` the n-grams :attr:`ids` (ascending
-    within a row: the order the weights are summed in); ``count`` holds exact counts (float64).
+    ``row`` indexes :attr:`indices`, ``col`` the n-grams :attr:`ids` (ascending within a row:
+    the order the weights are summed in); ``count`` holds exact counts (float64), ``weight``
+    each count's tool-side weight as the reference vectors hold it (float32), computed once
+    for every query vector read over these counts.
     """
 
     indices: np.ndarray  # the tools counted
@@ -316,23 +318,17 @@ class SharedCounts:
     row: np.ndarray
     col: np.ndarray
     count: np.ndarray
+    weight: np.ndarray
 
-    def narrowed(self, indices: np.ndarray, ids: np.ndarray) -> SharedCounts | None:
-        """The counts of the tools ``indices`` for the n-grams ``ids`` (sorted), renumbered as
-        :meth:`NgramIndex.shared_counts` numbers them; None unless both are among these
-        (``indices`` found in ascending :attr:`indices`, ``ids`` in :attr:`ids`)."""
+    def slots(self, indices: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Where the tools ``indices`` and the n-grams ``ids`` (sorted) sit among these, or None
+        unless all are here (``indices`` found in ascending :attr:`indices`, ``ids`` in :attr:`ids`)."""
         rows = np.searchsorted(self.indices, indices)
         cols = np.searchsorted(self.ids, ids)
         if (len(rows) and (rows[-1] >= len(self.indices) or not np.array_equal(self.indices[rows], indices))) or (
                 len(cols) and (cols[-1] >= len(self.ids) or not np.array_equal(self.ids[cols], ids))):
             return None
-        row_at = np.full(len(self.indices), -1, dtype=np.int64)
-        row_at[rows] = np.arange(len(rows))
-        col_at = np.full(len(self.ids), -1, dtype=np.int64)
-        col_at[cols] = np.arange(len(cols))
-        row, col = row_at[self.row], col_at[self.col]
-        keep = np.flatnonzero((row >= 0) & (col >= 0))
-        return SharedCounts(indices, ids, row[keep], col[keep], self.count[keep])
+        return rows, cols
 
 
 @dataclass(frozen=True)
@@ -421,8 +417,11 @@ class NgramIndex:
 
     @cached_property
     def count_table(self) -> np.ndarray:
-        """``1 + ln(c)`` at index c for every count G holds (index 0 unused): the kernels' logarithms."""
-        top = max(int(self.gram_counts.max(initial=0)), 255)
+        """``1 + ln(c)`` at index c for every count G and T hold (index 0 unused): the kernels' logarithms.
+
+        The same function as :func:`_sublinear_counts` (one logarithm per value), so a weight read
+        from here has the bits of one computed from the count."""
+        top = max(int(self.gram_counts.max(initial=0)), int(self.token_counts.max(initial=0)), 255)
         return np.concatenate([[0.0], _sublinear(np.arange(1, top + 1))])
 
     @cached_property
@@ -460,36 +459,45 @@ class NgramIndex:
         tokens that hold one of the query's n-grams are expanded — and weights are
         computed exactly as the reference vectors are (float64, cast to float32) and
         summed per tool in n-gram order. ``shared``: counts this request already read for
-        more tools and n-grams (:meth:`shared_counts`), used when they cover these.
+        more tools and n-grams (:meth:`shared_counts`), used when they cover these: every
+        tool they hold is summed with this query's weights, 0 at n-grams it lacks (a product
+        of 0 adds exactly nothing to a sum of non-negative terms, so each tool's sum has the
+        bits of the sum over its own n-grams alone).
         """
         ids, w = qv if qv is not None else self.query_vector(tokens)
         indices = np.asarray(indices, dtype=np.int64)
-        counts = shared.narrowed(indices, ids) if shared is not None else None
-        return self.cosines(counts or self.shared_counts(indices, ids), indices, w)
+        at = shared.slots(indices, ids) if shared is not None else None
+        if shared is None or at is None:
+            return self.cosines(self.shared_counts(indices, ids), w)
+        rows, cols = at
+        wide = np.zeros(len(shared.ids), dtype=np.float32)
+        wide[cols] = w
+        return self.cosines(shared, wide)[rows]
 
     def shared_counts(self, indices: np.ndarray, ids: np.ndarray) -> SharedCounts:
-        """The counts of the n-grams ``ids`` (a query's, sorted) in each of the tools ``indices``."""
+        """The counts of the n-grams ``ids`` (a query's, sorted) in each of the tools ``indices``, weighted."""
         indices = np.asarray(indices, dtype=np.int64)
         found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for lo in range(0, len(indices), _BLOCK):  # blocks bound the temporaries when scoring many tools
-            row, col, count = self.kernels.shared(self.tool_ptr, self.tool_tokens, self.tool_counts,
-                                                  self.token_gram_ptr, self.token_grams, self.token_gram_counts,
-                                                  self.gram_ptr, self.gram_tokens, indices[lo:lo + _BLOCK], ids)
+            row, col, count = self.kernels.shared(self.tool_ptr, self.tool_tokens, self.tool_counts, self.gram_ptr,
+                                                  self.gram_tokens, self.gram_counts, len(self.token_ptr) - 1,
+                                                  indices[lo:lo + _BLOCK], ids)
             if len(row):
                 found.append((row + lo, col, count))
         if not found:
-            return SharedCounts(indices, ids, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
-        if len(found) == 1:
-            return SharedCounts(indices, ids, *found[0])
-        row, col, count = (np.concatenate(part) for part in zip(*found, strict=True))
-        return SharedCounts(indices, ids, row, col, count)
+            row, col, count = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        elif len(found) == 1:
+            row, col, count = found[0]
+        else:
+            row, col, count = (np.concatenate(part) for part in zip(*found, strict=True))
+        weight = ((1.0 + np.log(count)) * self.idf[ids][col] / self.norms[indices[row]]).astype(np.float32)
+        return SharedCounts(indices, ids, row, col, count, weight)
 
-    def cosines(self, shared: SharedCounts, indices: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Exact cosine of each of ``indices`` (the tools ``shared`` counted) with query weights ``w``
-        over ``shared.ids``: per tool, float32 weights summed in float64 in n-gram order."""
-        row, col, c = shared.row, shared.col, shared.count
-        weight = ((1.0 + np.log(c)) * self.idf[shared.ids][col] / self.norms[indices[row]]).astype(np.float32)
-        return np.bincount(row, weights=weight * w[col], minlength=len(indices)).astype(np.float32)
+    def cosines(self, shared: SharedCounts, w: np.ndarray) -> np.ndarray:
+        """Exact cosine of each tool ``shared`` counted with query weights ``w`` over ``shared.ids``:
+        per tool, float32 weights summed in float64 in n-gram order."""
+        return np.bincount(shared.row, weights=shared.weight * w[shared.col],
+                           minlength=len(shared.indices)).astype(np.float32)
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Cosine similarity of the query with every tool (dense, float32)."""

@@ -81,7 +81,7 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
             if ix.ngram is not None:
                 ngram = np.zeros(ix.size, dtype=np.float32)
                 shared = ix.ngram.shared_counts(cand, qv[0])
-                ngram[cand] = ix.ngram.cosines(shared, cand, qv[1])
+                ngram[cand] = ix.ngram.cosines(shared, qv[1])
             return Retrieved(auth, cand, lexical, ngram, "indexed", history, ngram_counts=shared)
         problem = "empty"
     return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix), "full", history,

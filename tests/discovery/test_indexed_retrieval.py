@@ -108,5 +108,5 @@ def test_content_words_read_the_candidates_counts_bit_for_bit(engine: Discoverer
         for tools in (ret.indices, ret.indices[::3], ret.authorized.indices[:7]):  # the last: not all candidates
             got = ix.ngram.scores_subset(content, tools, shared=ret.ngram_counts)
             assert got.tobytes() == ix.ngram.scores_subset(content, tools).tobytes()
-        read += ret.ngram_counts.narrowed(ret.indices[::3], ix.ngram.query_vector(content)[0]) is not None
+        read += ret.ngram_counts.slots(ret.indices[::3], ix.ngram.query_vector(content)[0]) is not None
     assert read >= 15

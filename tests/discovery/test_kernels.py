@@ -100,7 +100,7 @@ def test_candidate_kernels_break_ties_alike(values: list[float], n: int, wanted:
     ids, w = ix.query_vector(["invoice"])
     side = (np.arange(size) % 5).astype(np.int8)
     args = (lexical, allowed, ids, w * ix.idf[ids], ix.gram_ptr, ix.gram_tokens, ix.gram_counts, ix.count_table,
-            ix.token_ptr, ix.token_tools, ix.token_weights, ix.divisors, side, wanted, 0.5, 0.25, 0.1, n)
+            ix.token_ptr, ix.token_tools, ix.token_counts, ix.divisors, side, wanted, 0.5, 0.25, 0.1, n)
     np.testing.assert_array_equal(NUMPY.candidates(*args), kernels("numba").candidates(*args))
 
 
