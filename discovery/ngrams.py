@@ -128,9 +128,8 @@ class NgramBuilder:
         del by_gram
         release_memory(self.n)
         return NgramIndex(grams.keys, grams.alphabet, grams.bits, idf, df, norms, tool_ptr, tool_tokens,
-                          tool_counts, token_ptr, token_tools, token_counts, _sublinear_counts(token_counts),
-                          gram_ptr, gram_tokens, gram_counts,
-                          g_ptr, g_gram, g_count, self.n, self.lo, self.hi,
+                          tool_counts, token_ptr, token_tools, token_counts,
+                          gram_ptr, gram_tokens, gram_counts, self.n, self.lo, self.hi,
                           _weight_columns(tool_ptr, tool_tokens, tool_counts, grams, idf, norms, whole)
                           if self.columns else None)
 
@@ -347,13 +346,9 @@ class NgramIndex:
     token_ptr: np.ndarray  # T by token: tools holding token k, ascending
     token_tools: np.ndarray
     token_counts: np.ndarray
-    token_weights: np.ndarray  # 1 + ln(count) of each cell of T by token: what the candidate estimate sums
     gram_ptr: np.ndarray  # G by n-gram: tokens holding n-gram g, ascending
     gram_tokens: np.ndarray
     gram_counts: np.ndarray
-    token_gram_ptr: np.ndarray  # G by token: n-grams of token k (ascending) and their counts
-    token_grams: np.ndarray
-    token_gram_counts: np.ndarray
     n_docs: int
     lo: int = 3
     hi: int = 5

@@ -33,7 +33,7 @@ def rare_estimate(ix: NgramIndex, max_df: int, qv: tuple[np.ndarray, np.ndarray]
     starts = ix.token_ptr[utok]
     lengths = ix.token_ptr[utok + 1] - starts
     at = ranges(starts, lengths)
-    sums = np.bincount(ix.token_tools[at], weights=ix.token_weights[at] * np.repeat(per_token[utok], lengths),
+    sums = np.bincount(ix.token_tools[at], weights=(1.0 + np.log(ix.token_counts[at].astype(np.float64))) * np.repeat(per_token[utok], lengths),
                        minlength=ix.n_docs)
     sums /= ix.divisors
     return sums
