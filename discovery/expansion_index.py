@@ -40,7 +40,7 @@ class ExpansionIndex:
     idf: Mapping[str, float]  # catalog-wide IDF of every expansion term
     n_docs: int
     keys: np.ndarray  # cell_keys of ``index``: the retrieved tools' cells are looked up, not gathered
-    cells: Callable[..., np.ndarray] = rows_numpy  # the cell reads' form (:func:`~.kernels.rows_kernel`)
+    cells: Callable[..., np.ndarray] = rows_numpy  # the cell reads' form (the index's ``Kernels.rows``)
 
     @classmethod
     def build(cls, tools: Sequence[Tool], texts: Mapping[str, str], main: LexicalIndex, k1: float, b: float,
@@ -190,7 +190,7 @@ class AffinityIndex:
     n_docs: int
     temperature: float
     keys: np.ndarray  # cell_keys of the arrays above
-    cells: Callable[..., np.ndarray] = rows_numpy  # the cell reads' form (:func:`~.kernels.rows_kernel`)
+    cells: Callable[..., np.ndarray] = rows_numpy  # the cell reads' form (the index's ``Kernels.rows``)
 
     @classmethod
     def build(cls, tools: Sequence[Tool], weights: Mapping[str, Mapping[str, float]],

@@ -459,109 +459,6 @@ def query_grams_loop(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarr
     return ids[:d], tf[:d], total
 
 
-# --- the backends ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Kernels:
-    """One form of each job; every field has the signature of its ``*_numpy`` twin."""
-
-    name: str
-    gather: Callable[..., np.ndarray]
-    candidates: Callable[..., np.ndarray]
-    shared: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
-    query_grams: Callable[..., tuple[np.ndarray, np.ndarray, int]]
-
-
-NUMPY = Kernels("numpy", gather_numpy, candidates_numpy, shared_numpy, query_grams_numpy)
-
-
-class _Loaded:
-    """A compiled loop loaded on its first call: importing numba and loading cached machine code
-    is process-level work (about 120 MB and a second of CPU), so it lands on the first query
-    that needs it, never inside an index build."""
-
-    __slots__ = ("name", "target")
-
-    def __init__(self, name: str):
-        self.name = name
-        self.target: Callable[..., object] | None = None
-
-    def __call__(self, *args: object) -> object:
-        target = self.target
-        if target is None:
-            target = self.target = _jitted(self.name)
-        return target(*args)
-
-
-@cache
-def _jitted(name: str) -> Callable[..., object]:
-    """The numba dispatcher of the loop ``name`` (one per process; cached machine code loads on first call).
-
-    A numba that is installed but cannot be imported (a broken install) gives the loop's numpy
-    twin: the same bits, as ``auto`` gave before a backend was chosen without importing numba.
-    """
-    try:
-        import numba
-    except ImportError:
-        return globals()[name.replace("_loop", "_numpy")]
-    return numba.njit(cache=True, nogil=True)(globals()[name])
-
-
-def _query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
-                 keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
-    if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
-        return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi)
-    return _QUERY_GRAMS(points, lengths, alphabet, codes, keys, bits, lo, hi)  # type: ignore[return-value]
-
-
-_QUERY_GRAMS = _Loaded("query_grams_loop")
-
-
-@lru_cache(maxsize=1)
-def _compiled() -> Kernels | None:
-    """The numba forms, or None without numba; nothing is imported or loaded until a loop is first called.
-
-    Availability is a look-up of the installed package (no import): choosing a backend at
-    index build time costs nothing. Each loop imports numba and loads (or compiles) its
-    machine code on its first call (:class:`_Loaded`); ``tooldisc bench`` reports that
-    first-query cost on its own (``first_query``).
-    """
-    import importlib.util
-
-    if importlib.util.find_spec("numba") is None:
-        return None
-    return Kernels("numba", _Loaded("gather_loop"), _Loaded("candidates_loop"), _Loaded("shared_loop"),
-                   _query_grams)
-
-
-def check_backend(backend: str) -> None:
-    """A usage error unless ``backend`` names one (before any work is done with it)."""
-    if backend not in BACKENDS:
-        from tooldisc.errors import UsageError
-
-        raise UsageError(f"The 'backend' parameter must be one of {', '.join(BACKENDS)}. Got {backend!r} instead.")
-
-
-def kernels(backend: str = "auto", large: bool = True) -> Kernels:
-    """The kernels for ``backend``: ``numba`` (the ``fast`` extra), ``numpy``, or ``auto``.
-
-    ``auto`` is numba when it is installed and the index is ``large`` (big enough for indexed
-    retrieval): loading the compiled loops costs about a second per process, which a small
-    catalog's queries, a fraction of a millisecond faster each, never earn back.
-    """
-    check_backend(backend)
-    if backend == "numpy" or (backend == "auto" and not large):
-        return NUMPY
-    compiled = _compiled()
-    if compiled is None:
-        if backend == "numba":
-            from tooldisc.errors import MissingExtraError
-
-            raise MissingExtraError("the numba backend", "fast", "numba")
-        return NUMPY
-    return compiled
-
-
 # --- Σⱼ weightⱼ · cell (column ⱼ, row) at a few rows (the learned features' cell reads) -------
 # The expansion and phrase-weight features read only the retrieved tools' cells of the query's
 # columns. Their layouts keep each cell as one ascending key ``column · n_rows + row``
@@ -633,12 +530,105 @@ def rows_loop(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: np.ndarray, 
     return out
 
 
-_ROWS = _Loaded("rows_loop")
+# --- the backends ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Kernels:
+    """One form of each job; every field has the signature of its ``*_numpy`` twin."""
+
+    name: str
+    gather: Callable[..., np.ndarray]
+    candidates: Callable[..., np.ndarray]
+    shared: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
+    query_grams: Callable[..., tuple[np.ndarray, np.ndarray, int]]
+    rows: Callable[..., np.ndarray]  # the learned features' cell reads
 
 
-def rows_kernel(loops: Kernels | None) -> Callable[..., np.ndarray]:
-    """The cell-read form that goes with an index's kernels: compiled beside the compiled loops
-    (loaded on its first call, like them: attaching a learned file imports nothing), else numpy."""
-    if loops is not None and loops.name == "numba":
-        return _ROWS  # type: ignore[return-value]
-    return rows_numpy
+NUMPY = Kernels("numpy", gather_numpy, candidates_numpy, shared_numpy, query_grams_numpy, rows_numpy)
+
+
+class _Loaded:
+    """A compiled loop loaded on its first call: importing numba and loading cached machine code
+    is process-level work (about 120 MB and a second of CPU), so it lands on the first query
+    that needs it, never inside an index build."""
+
+    __slots__ = ("name", "target")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.target: Callable[..., object] | None = None
+
+    def __call__(self, *args: object) -> object:
+        target = self.target
+        if target is None:
+            target = self.target = _jitted(self.name)
+        return target(*args)
+
+
+@cache
+def _jitted(name: str) -> Callable[..., object]:
+    """The numba dispatcher of the loop ``name`` (one per process; cached machine code loads on first call).
+
+    A numba that is installed but cannot be imported (a broken install) gives the loop's numpy
+    twin: the same bits, as ``auto`` gave before a backend was chosen without importing numba.
+    """
+    try:
+        import numba
+    except ImportError:
+        return globals()[name.replace("_loop", "_numpy")]
+    return numba.njit(cache=True, nogil=True)(globals()[name])
+
+
+def _query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
+                 keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+    if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
+        return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi)
+    return _QUERY_GRAMS(points, lengths, alphabet, codes, keys, bits, lo, hi)  # type: ignore[return-value]
+
+
+_QUERY_GRAMS = _Loaded("query_grams_loop")
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> Kernels | None:
+    """The numba forms, or None without numba; nothing is imported or loaded until a loop is first called.
+
+    Availability is a look-up of the installed package (no import): choosing a backend at
+    index build time costs nothing. Each loop imports numba and loads (or compiles) its
+    machine code on its first call (:class:`_Loaded`); ``tooldisc bench`` reports that
+    first-query cost on its own (``first_query``).
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        return None
+    return Kernels("numba", _Loaded("gather_loop"), _Loaded("candidates_loop"), _Loaded("shared_loop"),
+                   _query_grams, _Loaded("rows_loop"))
+
+
+def check_backend(backend: str) -> None:
+    """A usage error unless ``backend`` names one (before any work is done with it)."""
+    if backend not in BACKENDS:
+        from tooldisc.errors import UsageError
+
+        raise UsageError(f"The 'backend' parameter must be one of {', '.join(BACKENDS)}. Got {backend!r} instead.")
+
+
+def kernels(backend: str = "auto", large: bool = True) -> Kernels:
+    """The kernels for ``backend``: ``numba`` (the ``fast`` extra), ``numpy``, or ``auto``.
+
+    ``auto`` is numba when it is installed and the index is ``large`` (big enough for indexed
+    retrieval): loading the compiled loops costs about a second per process, which a small
+    catalog's queries, a fraction of a millisecond faster each, never earn back.
+    """
+    check_backend(backend)
+    if backend == "numpy" or (backend == "auto" and not large):
+        return NUMPY
+    compiled = _compiled()
+    if compiled is None:
+        if backend == "numba":
+            from tooldisc.errors import MissingExtraError
+
+            raise MissingExtraError("the numba backend", "fast", "numba")
+        return NUMPY
+    return compiled

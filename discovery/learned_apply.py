@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from tooldisc.discovery.kernels import NUMPY
 from tooldisc.discovery.learned import Learned, bind
 from tooldisc.discovery.learned_read import default_abstention
 
@@ -68,12 +69,11 @@ def attach(index: Index, learned: Learned | None) -> Index:
         return dataclasses.replace(index, abstention=abstention)
     from tooldisc.discovery.columns import gc_paused
     from tooldisc.discovery.expansion_index import AffinityIndex, ExpansionIndex, expansion_texts
-    from tooldisc.discovery.kernels import rows_kernel
 
     with gc_paused():  # as build_index: bursts of small objects beside every live tool record
         bound = bind(learned, index.catalog)
         expansion = affinity = None
-        cells = rows_kernel(index.kernels)  # the cell reads take the form of the index's query loops
+        cells = (index.kernels or NUMPY).rows  # the cell reads take the form of the index's query loops
         if bound.expansions:
             expansion = ExpansionIndex.build(index.catalog.tools, expansion_texts(bound.expansions), index.lexical,
                                              cfg.bm25.k1, cfg.bm25.b, cfg.text.stem, cells)

@@ -25,7 +25,7 @@ from tooldisc.discovery.expansion_index import (
     gather_rows,
 )
 from tooldisc.discovery.index import build_index
-from tooldisc.discovery.kernels import rows_kernel, rows_loop, rows_numpy
+from tooldisc.discovery.kernels import NUMPY, rows_loop, rows_numpy
 from tooldisc.discovery.learned import Expansions, Learned, _body, _checksum
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.phrases import _CUT, _MAY_CUT
@@ -166,8 +166,8 @@ def test_the_compiled_cell_reads_and_the_learned_features_read_the_same_bits() -
     signatures, each a cold compile in CI); the features' values with either form."""
     from tooldisc.discovery.kernels import kernels
 
-    compiled = rows_kernel(kernels("numba"))
-    assert compiled is not rows_numpy and rows_kernel(kernels("numpy")) is rows_numpy and rows_kernel(None) is rows_numpy
+    compiled = kernels("numba").rows
+    assert compiled is not rows_numpy and kernels("numpy").rows is rows_numpy is NUMPY.rows
     rng = np.random.default_rng(5)
     for case in range(12):
         args = _cells_case(rng, int(rng.integers(1, 400)), int(rng.integers(1, 12)), False,
