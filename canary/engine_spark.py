@@ -238,9 +238,12 @@ class SparkEngine:
         A row's key is its ``event_id``, or for a v1 row a 64-bit hash of all its columns
         (as DuckDB's ``hash``; rows that collide stay apart, because only rows identical
         in every column and reason are merged). Keys seen more than once are found with
-        one hash aggregation (over a 64-bit hash of the key; see below); the few rows
-        behind them are cached, counted in one query, and resolved inside the
-        aggregation; every other row streams through. Without repeats this is one job.
+        one hash aggregation (over a 64-bit hash of the key; see below), cached lazily as
+        they are counted; every other row streams through. Without repeats this is the
+        only query. With repeats, the few rows behind them are grouped per distinct
+        content once (cached lazily as the duplicate counts are taken from them), and
+        the verdict's two aggregations read them from there: four queries per verdict,
+        whatever the number of repeated keys (measured in docs/canary.md).
         Rows identical in every column share a key, so per-key distinct contents are
         the global ones.
         """
@@ -261,46 +264,47 @@ class SparkEngine:
         # hash aggregation over longs. A key whose hash collides with another's is a
         # candidate that turns out single below (its group has one row): exact.
         keyed = self._view(views, f"SELECT *, {key} AS __k, {khash} AS __h FROM {attributed}")
-        repeated_hashes = (f"SELECT __h FROM {keyed} WHERE __h IS NOT NULL "
-                           "GROUP BY __h HAVING count(*) > 1")
-        if self._collect(f"SELECT count(*) AS n FROM ({repeated_hashes})")[0]["n"] == 0:
-            return attributed, Duplicates()  # the common case: one job, nothing cached
-        dup_keys = self._view(views, repeated_hashes, cache=True)
-        flagged = self._view(views, (
-            f"SELECT r.*, r.__k IS NOT NULL AND d.__h IS NOT NULL AS __dup FROM {keyed} r "
-            f"LEFT JOIN {dup_keys} d ON r.__h = d.__h"))
-        # Each distinct content behind a repeated key, with its multiplicity (few rows).
-        groups = self._view(views, (
-            f"SELECT {cols}, _reason, __k, count(*) AS __n FROM {flagged} WHERE __dup "
-            f"GROUP BY {cols}, _reason, __k"), cache=True)
-        per_key = (f"SELECT {cols}, _reason, __k, __n, substr(__k, 1, 1) = 'i' AS __v2, "
-                   f"count(*) OVER (PARTITION BY __k) AS __dc FROM {groups}")
+        repeated = self._view(views, f"SELECT __h FROM {keyed} WHERE __h IS NOT NULL "
+                                     "GROUP BY __h HAVING count(*) > 1", cache=True)
+        with reading(self.label):
+            if self.spark.table(repeated).isEmpty():
+                return attributed, Duplicates()  # the common case: one query
+        # Each distinct content behind a repeated key, with its multiplicity (few rows),
+        # and per key: how many distinct contents, how many rows, and one row to count it.
+        per_key = self._view(views, f"""
+            SELECT *, count(*) OVER (PARTITION BY __k) AS __dc,
+                   sum(__n) OVER (PARTITION BY __k) AS __kn,
+                   row_number() OVER (PARTITION BY __k ORDER BY __n) = 1 AS __first
+            FROM (SELECT {cols}, _reason, __k, count(*) AS __n, substr(__k, 1, 1) = 'i' AS __v2
+                  FROM {keyed} LEFT SEMI JOIN {repeated} ON {keyed}.__h = {repeated}.__h
+                  GROUP BY {cols}, _reason, __k)""", cache=True)
         stats = self._collect(f"""
-            SELECT coalesce(sum(n), 0) AS dup, coalesce(sum(IF(v2, 1, dc)), 0) AS kept,
-                   coalesce(sum(IF(v2, 0, n - dc)), 0) AS v1_removed,
-                   count_if(v2 AND n > 1) AS repeated, count_if(v2 AND dc > 1) AS conflicting
-            FROM (SELECT __k, first(__v2) AS v2, first(__dc) AS dc, sum(__n) AS n
-                  FROM ({per_key}) GROUP BY __k)""")[0]
-        resolved = self._view(views, (
-            f"WITH g AS ({per_key}) "
-            f"SELECT {cols}, _reason FROM g WHERE NOT (__v2 AND __dc > 1) "
+            SELECT coalesce(sum(__n), 0) AS dup,
+                   count_if(NOT __v2) + count_if(__v2 AND __first) AS kept,
+                   coalesce(sum(IF(__v2, 0, __n - 1)), 0) AS v1_removed,
+                   count_if(__v2 AND __first AND __kn > 1) AS repeated,
+                   count_if(__v2 AND __first AND __dc > 1) AS conflicting
+            FROM {per_key}""")[0]
+        source = self._view(views, (
+            f"SELECT {cols}, _reason FROM {keyed} LEFT ANTI JOIN {repeated} "
+            f"ON {keyed}.__h = {repeated}.__h "
+            f"UNION ALL SELECT {cols}, _reason FROM {per_key} WHERE NOT (__v2 AND __dc > 1) "
             f"UNION ALL SELECT {D.conflict_row(query.schema.columns, query.experiment, 'first(event_id) AS event_id')}, "
             f"{D.literal(CONFLICT_REASON)} AS _reason "
-            f"FROM g WHERE __v2 AND __dc > 1 GROUP BY __k"), cache=True)
-        source = self._view(views, (f"SELECT {cols}, _reason FROM {flagged} WHERE NOT __dup "
-                                    f"UNION ALL SELECT * FROM {resolved}"))
+            f"FROM {per_key} WHERE __v2 AND __dc > 1 GROUP BY __k"))
         return source, Duplicates(rows_removed=int(stats["dup"] - stats["kept"]),
                                   v1_rows_removed=int(stats["v1_removed"]),
                                   v2_ids_repeated=int(stats["repeated"]),
                                   v2_ids_conflicting=int(stats["conflicting"]))
 
     def _view(self, views: list[str], sql: str, cache: bool = False) -> str:
-        """A temp view of ``sql`` (dropped after the query); ``cache``: small, reused,
-        so computed once now (``CACHE TABLE`` is eager)."""
+        """A temp view of ``sql`` (dropped after the query); ``cache``: small and reused,
+        so kept once computed (``CACHE LAZY TABLE``: filled by the first query that reads
+        it, which is one that must run anyway, and uncached after the verdict)."""
         name = f"__tooldisc_v{next(self._views)}"
         with reading(self.label):
             if cache:
-                self._sql(f"CACHE TABLE {name} AS {sql}")
+                self._sql(f"CACHE LAZY TABLE {name} AS {sql}")
             else:
                 self._sql(sql).createOrReplaceTempView(name)
         views.append(name)

@@ -219,20 +219,32 @@ def test_hive_partitioned_directory(spark, tmp_path: Path) -> None:
     assert on_spark == on_duckdb
 
 
-def test_conflicting_copies_of_an_event_merge_alike(spark) -> None:
-    """An event id repeated with different contents becomes the same quarantined row on both engines."""
-    path = Path(__file__).parents[1] / "data" / "bad" / "telemetry" / "canary_conflicting_event_ids.jsonl"
-    on_duckdb, on_spark = _both(spark, "canary", str(path), experiment="e1")
-    assert on_spark == on_duckdb
-    assert json.loads(on_spark)["duplicates"]["v2_ids_conflicting"] == 1
+def _with_copies(path: Path) -> Path:
+    """``path``'s events plus exact copies of its first 40 and one copy of the first that
+    conflicts (another latency, and a tenant leak only this copy reports)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    first = table.slice(0, 1)
+    conflict = first.set_column(first.schema.get_field_index("latency_ms"), "latency_ms",
+                                pc.add(first["latency_ms"], 1.0))
+    conflict = conflict.set_column(conflict.schema.get_field_index("tenant_leak"), "tenant_leak",
+                                   pa.array([True]))
+    out = path.with_name("copies.parquet")
+    pq.write_table(pa.concat_tables([table, table.slice(0, 40), conflict]), out)
+    return out
 
 
 def test_cli_verdict_of_a_table_through_spark_connect(spark, spark_handle: SparkHandle,
                                                       tmp_path: Path) -> None:
     """The real command through Connect, judging a ``--table`` (a global view of the same
-    JVM): the same JSON bar ``engine``, and the same exit code, as DuckDB over the files
-    behind it (judged in-process; one subprocess)."""
-    path = _write("canary", "slow", tmp_path / "slow.parquet")
+    JVM) whose event ids repeat, one with conflicting copies: the same JSON bar ``engine``,
+    and the same exit code, as DuckDB over the file behind it (judged in-process; one
+    subprocess). So de-duplication runs through Connect too, and conflicting copies merge
+    alike (a security flag any copy reports wins: ROLLBACK)."""
+    path = _with_copies(_write("canary", "slow", tmp_path / "slow.parquet"))
     spark.read.parquet(str(path)).createOrReplaceGlobalTempView("slow_events")
     try:
         remote = run_cli("canary", "verdict", "--experiment", "indexed-retrieval-v1", "--json",
@@ -240,11 +252,12 @@ def test_cli_verdict_of_a_table_through_spark_connect(spark, spark_handle: Spark
                          "--spark-remote", spark_handle.remote)
     finally:
         spark.catalog.dropGlobalTempView("slow_events")
-    assert remote.returncode == 10, remote.stderr
+    assert remote.returncode == 20, remote.stderr
     a = json.loads(_verdict_json("canary", "indexed-retrieval-v1", events=str(path)))
     b = json.loads(remote.stdout)
     assert b.pop("engine") == "spark" and "engine" not in a
     assert a == b and remote.stderr == ""
+    assert (b["duplicates"]["v2_ids_repeated"], b["duplicates"]["v2_ids_conflicting"]) == (40, 1)
 
 
 def test_an_unreadable_table_names_it(spark) -> None:
