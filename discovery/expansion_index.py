@@ -84,7 +84,7 @@ class ExpansionIndex:
 
         Every tool's (dense), or only those of ``indices`` (ascending: the retrieved tools),
         whose cells are looked up in the query terms' columns instead of summing whole
-        columns; the same values bit for bit (:func:`gather_rows`).
+        columns; the same values bit for bit (:func:`~.kernels.rows_numpy`).
         """
         if indices is None:
             raw = self.index.scores(list(tokens))
@@ -152,20 +152,6 @@ def cell_keys(indptr: np.ndarray, rows: np.ndarray, n_rows: int) -> np.ndarray:
     dtype = np.uint32 if n_cols * max(n_rows, 1) < 2**32 else np.int64
     keys = np.repeat(np.arange(n_cols, dtype=np.int64), np.diff(indptr)) * n_rows + rows
     return keys.astype(dtype)
-
-
-def gather_rows(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: Sequence[int], weights: Sequence[float],
-                indices: np.ndarray) -> np.ndarray:
-    """:func:`~.sparse.gather_columns` at the rows ``indices`` only, before its float32 cast.
-
-    The (column, row) cells of the query's columns and those rows are found in
-    :func:`cell_keys` by one ``searchsorted`` (:func:`~.kernels.rows_numpy`; the compiled
-    form gallops), so the cost follows the retrieved tools times the query's columns, not
-    the column lengths. Each row adds its cells in column order, in float64 (a missing
-    cell adds an exact 0), as the dense gather's ``bincount`` does: the same sums bit for bit.
-    """
-    return rows_numpy(keys, data, n_rows, np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64),
-                      np.asarray(indices, dtype=np.int64))
 
 
 def _idf(n: int, df: int) -> float:

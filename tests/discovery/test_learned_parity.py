@@ -22,7 +22,6 @@ from tooldisc.discovery.expansion_index import (
     ExpansionIndex,
     cell_keys,
     expansion_texts,
-    gather_rows,
 )
 from tooldisc.discovery.index import build_index
 from tooldisc.discovery.kernels import NUMPY, rows_loop, rows_numpy
@@ -119,7 +118,7 @@ def test_learned_indexes_match_their_oracles_and_subset_reads_match_dense_ones()
 
 @settings(max_examples=60, deadline=None, database=None)
 @given(st.integers(1, 40), st.integers(1, 12), st.integers(0, 2**32 - 1))
-def test_gather_rows_is_gather_columns_at_those_rows(n_rows: int, n_cols: int, seed: int) -> None:
+def test_cell_reads_are_gather_columns_at_those_rows(n_rows: int, n_cols: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     dense = rng.random((n_rows, n_cols)).astype(np.float32) * (rng.random((n_rows, n_cols)) < 0.4)
     from scipy import sparse
@@ -131,7 +130,7 @@ def test_gather_rows_is_gather_columns_at_those_rows(n_rows: int, n_cols: int, s
     weights = rng.integers(1, 4, size=len(ids)).astype(np.float64)
     rows = np.flatnonzero(rng.random(n_rows) < 0.5)
     full = gather_columns(m.indptr, m.indices, m.data, ids.astype(np.int64), weights, n_rows)
-    assert gather_rows(keys, m.data, n_rows, ids.tolist(), weights.tolist(), rows).astype(np.float32).tobytes() \
+    assert rows_numpy(keys, m.data, n_rows, ids.astype(np.int64), weights, rows).astype(np.float32).tobytes() \
         == full[rows].tobytes()
 
 
