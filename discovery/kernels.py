@@ -579,16 +579,6 @@ def _jitted(name: str) -> Callable[..., object]:
     return numba.njit(cache=True, nogil=True)(globals()[name])
 
 
-def _query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
-                 keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
-    if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
-        return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi)
-    return _QUERY_GRAMS(points, lengths, alphabet, codes, keys, bits, lo, hi)  # type: ignore[return-value]
-
-
-_QUERY_GRAMS = _Loaded("query_grams_loop")
-
-
 @lru_cache(maxsize=1)
 def _compiled() -> Kernels | None:
     """The numba forms, or None without numba; nothing is imported or loaded until a loop is first called.
@@ -602,8 +592,16 @@ def _compiled() -> Kernels | None:
 
     if importlib.util.find_spec("numba") is None:
         return None
+    grams = _Loaded("query_grams_loop")
+
+    def query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
+                    keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+        if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
+            return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi)
+        return grams(points, lengths, alphabet, codes, keys, bits, lo, hi)  # type: ignore[return-value]
+
     return Kernels("numba", _Loaded("gather_loop"), _Loaded("candidates_loop"), _Loaded("shared_loop"),
-                   _query_grams, _Loaded("rows_loop"))
+                   query_grams, _Loaded("rows_loop"))
 
 
 def check_backend(backend: str) -> None:
