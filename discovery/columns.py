@@ -132,8 +132,6 @@ def columns_token_ids(columns: Sequence[Sequence[str] | Sequence[tuple[str, ...]
                                                         else list(chain.from_iterable(columns)))
     # the column of each distinct text's first occurrence: new tokens are numbered column by column
     group = np.repeat(np.arange(len(columns), dtype=np.int64), sizes) if len(columns) > 1 else None
-    pieces_are_items = [bool(c) and isinstance(c[0], tuple) for c in columns]
-    mixed = len(set(pieces_are_items)) > 1
     distinct = list(dict.fromkeys(texts))  # capability, domains, parameters: a few hundred texts
     text_codes = None
     if len(distinct) < len(texts):
@@ -156,10 +154,9 @@ def columns_token_ids(columns: Sequence[Sequence[str] | Sequence[tuple[str, ...]
             piece_of.clear()
             piece_ids, piece_len = piece_ids[:0], piece_len[:0]
         chunk = texts[lo:lo + CHUNK_TEXTS]
-        if mixed:
-            split = [t if isinstance(t, tuple) else t.replace(" \n ", ". ").split(". ") for t in chunk]
-        else:
-            split = chunk if isinstance(chunk[0], tuple) else [t.replace(" \n ", ". ").split(". ") for t in chunk]
+        # a text is pieces already (a tuple) or one string split at sentence breaks; columns passed
+        # together may mix the two
+        split = [t if isinstance(t, tuple) else t.replace(" \n ", ". ").split(". ") for t in chunk]
         del chunk
         n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
         flat = list(chain.from_iterable(split))
