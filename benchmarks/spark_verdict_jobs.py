@@ -31,13 +31,12 @@ EXPERIMENT = "indexed-retrieval-v1"
 
 
 def _jvm_cpu_s() -> float:
-    """User + system CPU seconds of this process's children (the Spark JVM)."""
-    ticks = 0
-    for task in os.listdir("/proc/self/task"):
-        for child in Path(f"/proc/self/task/{task}/children").read_text().split():
-            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds of this process's descendants (the Spark JVM), from /proc."""
+    from canary_scale import tree_sample  # the process-tree sampler beside this script
+
+    me = os.getpid()
+    _, ticks = tree_sample(me)
+    return sum(t for pid, t in ticks.items() if pid != me) / os.sysconf("SC_CLK_TCK")
 
 
 def _verdict(spark: Any, location: str, experiment: str, tag: str) -> dict[str, Any]:
