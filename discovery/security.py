@@ -8,7 +8,9 @@ matrix-vector product, and the query-dependent part is one ``isin`` over codes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
@@ -36,6 +38,42 @@ ALLOWED_SIDE_EFFECTS: dict[str, frozenset[str]] = {
 }
 _SE_CODES = {"none": 0, "write": 1, "delete": 2, "export": 3, "execute": 4}
 _UNKNOWN_CODE = -1
+
+
+def index_dtype(n: int) -> type[np.signedinteger]:
+    """int32 for catalog positions (and counts) while they fit, else int64: half the bytes at 100k tools."""
+    return np.int32 if n < 2**31 else np.int64
+
+
+class NameIndex(Mapping[str, int]):
+    """Tool name → catalog index, by bisection over the names in sorted order.
+
+    A dict would hold an entry and an int object per tool (about 6 MB at 100,000 tools);
+    this holds one 4-byte position per tool. A look-up (forced names, ``--explain``, the
+    bench's recall) is a bisection of a few dozen string comparisons.
+    """
+
+    __slots__ = ("_names", "_order")
+
+    def __init__(self, names: Sequence[str], order: array):
+        self._names = names  # catalog order (unique: the catalog refuses duplicates)
+        self._order = order  # catalog indices in name order
+
+    def __getitem__(self, name: str) -> int:
+        order, names = self._order, self._names
+        at = bisect_left(order, name, key=names.__getitem__)
+        if at < len(order) and names[order[at]] == name:
+            return order[at]
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def side_effect_code(side_effect: str | None) -> int:
@@ -96,7 +134,10 @@ class SecurityIndex:
         n = len(tools)
         self.n = n
         self.names = [t.name for t in tools]
-        self.name_to_idx = {name: i for i, name in enumerate(self.names)}
+        # catalog indices in name order: the name look-up's, and the index's final tie-break
+        self.name_order = array("i" if index_dtype(n) is np.int32 else "q",
+                                sorted(range(n), key=self.names.__getitem__))
+        self.name_to_idx = NameIndex(self.names, self.name_order)
         self.side_effect = np.array(
             [_SE_CODES.get(t.side_effect, _UNKNOWN_CODE) if t.enabled and not t.quarantine else _UNKNOWN_CODE
              for t in tools],
@@ -106,7 +147,7 @@ class SecurityIndex:
         self._role_idx, self._role_tool, self._role_id = _pairs(tools, "roles")
         self._perm_idx, self._perm_tool, self._perm_id = _pairs(tools, "permissions")
         self.has_roles = np.bincount(self._role_tool, minlength=n) > 0
-        self.perm_count = np.bincount(self._perm_tool, minlength=n)
+        self.perm_count = np.bincount(self._perm_tool, minlength=n).astype(index_dtype(n))
 
     def static_mask(self, context: Context) -> np.ndarray:
         """Enabled, tenant, role, permission and mode checks for one context."""
@@ -152,8 +193,9 @@ def _pairs(tools: Sequence[Tool], attr: str) -> tuple[dict[str, int], np.ndarray
     starts = np.zeros(len(per_tuple), dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
     counts = lengths[which]
-    tool_ids = np.repeat(np.arange(len(tools), dtype=np.int64), counts)
-    return index, tool_ids, flat[ranges(starts[which], counts)].astype(np.int64)
+    # kept for the index's life: 4 bytes an entry where positions and value ids fit
+    tool_ids = np.repeat(np.arange(len(tools), dtype=index_dtype(len(tools))), counts)
+    return index, tool_ids, flat[ranges(starts[which], counts)].astype(index_dtype(max(len(index), 1)))
 
 
 def _selector(values: frozenset[str], index: dict[str, int]) -> np.ndarray:

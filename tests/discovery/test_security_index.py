@@ -1,0 +1,53 @@
+"""The security index's compact storage answers as the dict and int64 arrays it replaced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tooldisc.discovery.catalog import catalog_from_tools
+from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+from tooldisc.discovery.config import load_config
+from tooldisc.discovery.index import build_index
+from tooldisc.discovery.model import Tool
+from tooldisc.discovery.security import NameIndex, SecurityIndex, index_dtype
+
+_NAMES = st.lists(st.text(min_size=1, max_size=6), min_size=0, max_size=30, unique=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_NAMES, st.text(max_size=6))
+def test_name_index_is_the_dict_it_replaced(names: list[str], other: str) -> None:
+    security = SecurityIndex([Tool(name=n) for n in names])
+    reference = {n: i for i, n in enumerate(names)}
+    index = security.name_to_idx
+    assert isinstance(index, NameIndex)
+    assert dict(index) == reference and list(index) == names and len(index) == len(names)
+    assert (other in index) == (other in reference)
+    assert index.get(other, -1) == reference.get(other, -1)
+    if other not in reference:
+        with pytest.raises(KeyError):
+            index[other]
+    assert 3 not in index  # type: ignore[operator]  # not a name: absent, not an error
+
+
+def test_shipped_catalog_arrays_are_narrow_and_name_rank_is_name_order() -> None:
+    catalog = load_catalog(default_catalog_path())
+    ix = build_index(catalog, load_config(None), backend="numpy")
+    names = [t.name for t in catalog.tools]
+    reference = np.empty(len(names), dtype=np.int64)
+    reference[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    assert ix.name_rank.dtype == np.int32 and np.array_equal(ix.name_rank, reference)
+    sec = ix.security
+    for arr in (sec._role_tool, sec._role_id, sec._perm_tool, sec._perm_id, sec.perm_count):
+        assert arr.dtype == np.int32
+    assert all(sec.name_to_idx[n] == i for i, n in enumerate(names))
+    assert index_dtype(2**31 - 1) is np.int32 and index_dtype(2**31) is np.int64  # the guard for larger catalogs
+
+
+def test_empty_catalog_has_an_empty_name_index() -> None:
+    ix = build_index(catalog_from_tools([]), load_config(None), backend="numpy")
+    assert len(ix.security.name_to_idx) == 0 and "x" not in ix.security.name_to_idx
+    assert ix.name_rank.shape == (0,)
