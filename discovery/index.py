@@ -144,9 +144,9 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
         embedding = _embedding_index(catalog, encoder) if needs_embedding else None
         security = SecurityIndex(catalog.tools)
-        order = sorted(range(len(catalog.tools)), key=security.names.__getitem__)
-        name_rank = np.empty(len(order), dtype=np.int64)
-        name_rank[order] = np.arange(len(order))
+        order = np.frombuffer(security.name_order, dtype=security.name_order.typecode)  # shares its memory
+        name_rank = np.empty(len(order), dtype=order.dtype)
+        name_rank[order] = np.arange(len(order), dtype=order.dtype)
     release_memory(len(catalog.tools))
     # a choice, not a load: numba and its machine code load on the first query that calls a loop
     loops = kernels(backend, large=len(catalog) >= cfg.retrieval.min_tools)
