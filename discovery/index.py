@@ -143,8 +143,8 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
         needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
         embedding = _embedding_index(catalog, encoder) if needs_embedding else None
-        security = SecurityIndex(catalog.tools)
-        order = np.frombuffer(security.name_order, dtype=security.name_order.typecode)  # shares its memory
+        security = SecurityIndex(catalog.tools, catalog.name_index)
+        order = np.frombuffer(catalog.name_index.order, dtype=catalog.name_index.order.typecode)  # shared memory
         name_rank = np.empty(len(order), dtype=order.dtype)
         name_rank[order] = np.arange(len(order), dtype=order.dtype)
     release_memory(len(catalog.tools))

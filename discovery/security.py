@@ -8,15 +8,14 @@ matrix-vector product, and the query-dependent part is one ``isin`` over codes.
 
 from __future__ import annotations
 
-from array import array
-from bisect import bisect_left
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
 
 import numpy as np
 
+from tooldisc.discovery.catalog import NameIndex
 from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.model import Context, Tool
 from tooldisc.discovery.sparse import ranges
@@ -43,37 +42,6 @@ _UNKNOWN_CODE = -1
 def index_dtype(n: int) -> type[np.signedinteger]:
     """int32 for catalog positions (and counts) while they fit, else int64: half the bytes at 100k tools."""
     return np.int32 if n < 2**31 else np.int64
-
-
-class NameIndex(Mapping[str, int]):
-    """Tool name → catalog index, by bisection over the names in sorted order.
-
-    A dict would hold an entry and an int object per tool (about 6 MB at 100,000 tools);
-    this holds one 4-byte position per tool. A look-up (forced names, ``--explain``, the
-    bench's recall) is a bisection of a few dozen string comparisons.
-    """
-
-    __slots__ = ("_names", "_order")
-
-    def __init__(self, names: Sequence[str], order: array):
-        self._names = names  # catalog order (unique: the catalog refuses duplicates)
-        self._order = order  # catalog indices in name order
-
-    def __getitem__(self, name: str) -> int:
-        order, names = self._order, self._names
-        at = bisect_left(order, name, key=names.__getitem__)
-        if at < len(order) and names[order[at]] == name:
-            return order[at]
-        raise KeyError(name)
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names)
-
-    def __len__(self) -> int:
-        return len(self._names)
 
 
 def side_effect_code(side_effect: str | None) -> int:
@@ -126,18 +94,16 @@ class SecurityIndex:
     weighted ``bincount`` calls, whatever the catalog size.
     """
 
-    def __init__(self, tools: Sequence[Tool]):
+    def __init__(self, tools: Sequence[Tool], names: NameIndex | None = None):
+        """``names``: the tools' :class:`NameIndex` when the catalog already has one (shared, not rebuilt)."""
         with gc_paused():  # per-tool lists and dicts, no cycles: see gc_paused
-            self._build(tools)
+            self._build(tools, names)
 
-    def _build(self, tools: Sequence[Tool]) -> None:
+    def _build(self, tools: Sequence[Tool], names: NameIndex | None) -> None:
         n = len(tools)
         self.n = n
-        self.names = [t.name for t in tools]
-        # catalog indices in name order: the name look-up's, and the index's final tie-break
-        self.name_order = array("i" if index_dtype(n) is np.int32 else "q",
-                                sorted(range(n), key=self.names.__getitem__))
-        self.name_to_idx = NameIndex(self.names, self.name_order)
+        self.name_to_idx = names if names is not None else NameIndex.of([t.name for t in tools])
+        self.names = self.name_to_idx.names
         self.side_effect = np.array(
             [_SE_CODES.get(t.side_effect, _UNKNOWN_CODE) if t.enabled and not t.quarantine else _UNKNOWN_CODE
              for t in tools],

@@ -1,4 +1,4 @@
-"""The security index's compact storage answers as the dict and int64 arrays it replaced."""
+"""The catalog's and security index's compact name look-ups answer as the dicts (and int64 arrays) they replaced."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooldisc.discovery.catalog import catalog_from_tools
+from tooldisc.discovery.catalog import Catalog, NameIndex, catalog_from_tools
 from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 from tooldisc.discovery.config import load_config
 from tooldisc.discovery.index import build_index
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.security import NameIndex, SecurityIndex, index_dtype
+from tooldisc.discovery.security import SecurityIndex, index_dtype
 
 _NAMES = st.lists(st.text(min_size=1, max_size=6), min_size=0, max_size=30, unique=True)
 
@@ -31,6 +31,16 @@ def test_name_index_is_the_dict_it_replaced(names: list[str], other: str) -> Non
         with pytest.raises(KeyError):
             index[other]
     assert 3 not in index  # type: ignore[operator]  # not a name: absent, not an error
+    tools = tuple(Tool(name=n) for n in names)
+    by_name = Catalog(tools=tools).by_name
+    assert dict(by_name) == {t.name: t for t in tools} and (other in by_name) == (other in reference)
+    assert by_name.get(other) is (tools[reference[other]] if other in reference else None)
+
+
+def test_a_repeated_name_finds_the_last_tool_as_a_dict_did() -> None:
+    tools = (Tool(name="a", description="1"), Tool(name="b"), Tool(name="a", description="2"))
+    assert Catalog(tools=tools).by_name["a"].description == "2"
+    assert NameIndex.of(["a", "b", "a"])["a"] == 2
 
 
 def test_shipped_catalog_arrays_are_narrow_and_name_rank_is_name_order() -> None:
@@ -44,6 +54,7 @@ def test_shipped_catalog_arrays_are_narrow_and_name_rank_is_name_order() -> None
     for arr in (sec._role_tool, sec._role_id, sec._perm_tool, sec._perm_id, sec.perm_count):
         assert arr.dtype == np.int32
     assert all(sec.name_to_idx[n] == i for i, n in enumerate(names))
+    assert sec.name_to_idx is catalog.name_index  # one name order for the catalog and its index
     assert index_dtype(2**31 - 1) is np.int32 and index_dtype(2**31) is np.int64  # the guard for larger catalogs
 
 
