@@ -87,14 +87,19 @@ def test_peak_watch_keeps_a_peak_a_later_reset_would_hide() -> None:
     import numpy as np
     import pytest
 
-    from tooldisc.evaluation.bench_measure import PeakWatch
+    from tooldisc.evaluation.bench_measure import PeakWatch, whole_process_peak
 
     watch = PeakWatch()
-    start = watch.reset()
+    start = watch.start("build")
     if start is None:
         pytest.skip("/proc/self/clear_refs is not writable here")
+    rss = {"before": start, "process_peak": start + 1.0}
+    watch.start("first_query")
     block = np.ones(48 * 2**20, dtype=np.uint8)  # 48 MB resident, then freed
     del block
-    watch.reset()  # the next phase: VmHWM restarts below the block's peak
-    peak = watch.fold()
-    assert peak is not None and peak >= start + 40
+    watch.start("diagnostic")  # the next phase: VmHWM restarts below the block's peak
+    watch.stop()
+    whole_process_peak(rss, watch)
+    assert rss["phase_peaks"]["first_query"] >= start + 40
+    assert rss["process_peak"] == rss["phase_peaks"]["first_query"] and rss["build_peak"] == start + 1.0
+    assert rss["diagnostic_peak"] < rss["process_peak"]  # the bench's own checks stay outside it
