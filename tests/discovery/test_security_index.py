@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldisc.discovery.catalog import Catalog, NameIndex, catalog_from_tools
-from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 from tooldisc.discovery.config import load_config
 from tooldisc.discovery.index import build_index
 from tooldisc.discovery.model import Tool
@@ -43,16 +42,18 @@ def test_a_repeated_name_finds_the_last_tool_as_a_dict_did() -> None:
     assert NameIndex.of(["a", "b", "a"])["a"] == 2
 
 
-def test_shipped_catalog_arrays_are_narrow_and_name_rank_is_name_order() -> None:
-    catalog = load_catalog(default_catalog_path())
+def test_arrays_are_narrow_and_name_rank_is_name_order() -> None:
+    names = ["zeta", "alpha", "Beta", "alpha_2", "گزارش", "a"]
+    catalog = catalog_from_tools([Tool(name=n, roles=("admin", n), permissions=("read",), side_effect="none")
+                                  for n in names])
     ix = build_index(catalog, load_config(None), backend="numpy")
-    names = [t.name for t in catalog.tools]
     reference = np.empty(len(names), dtype=np.int64)
     reference[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
     assert ix.name_rank.dtype == np.int32 and np.array_equal(ix.name_rank, reference)
     sec = ix.security
     for arr in (sec._role_tool, sec._role_id, sec._perm_tool, sec._perm_id, sec.perm_count):
         assert arr.dtype == np.int32
+    assert len(sec._role_tool) == 2 * len(names) and len(sec._perm_tool) == len(names)
     assert all(sec.name_to_idx[n] == i for i, n in enumerate(names))
     assert sec.name_to_idx is catalog.name_index  # one name order for the catalog and its index
     assert index_dtype(2**31 - 1) is np.int32 and index_dtype(2**31) is np.int64  # the guard for larger catalogs
