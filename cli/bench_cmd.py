@@ -156,8 +156,9 @@ def render_table(result: dict[str, Any]) -> None:
         console.print("Judged queries whose tool that filter refuses (so no engine can offer it): "
                       + ", ".join(refused) + ".")
     console.print("p95 vs tooldisc: the baseline's p95 divided by tooldisc's (above 1: tooldisc is faster). "
-                  "Peak memory: the whole process during the first build; memory for the build: that peak "
-                  "minus the memory in use just before it.")
+                  "Peak memory: the whole process's peak from the first build to the last timed query (the "
+                  "first query loads numba and the compiled loops when they run); memory for the build: the "
+                  "first build's peak minus the memory in use just before it.")
     console.print(kernels_line(result["sizes"]))
     env = result["environment"]
     git = env.get("git") or {}

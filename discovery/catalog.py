@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from importlib import resources
@@ -58,6 +60,64 @@ class Issue:
         return ": ".join(p for p in (file, self.path, self.message) if p)
 
 
+class NameIndex(Mapping[str, int]):
+    """Tool name → catalog index, by bisection over the catalog indices in name order.
+
+    A dict would hold an entry and an int object per tool (about 6 MB at 100,000 tools);
+    this holds one 4-byte position per tool beside the names. A look-up (the agent's call
+    checks, forced names, ``--explain``) is a bisection of a few dozen string comparisons.
+    ``order`` is also the index's final tie-break (:attr:`tooldisc.discovery.index.Index.name_rank`).
+    """
+
+    __slots__ = ("names", "order")
+
+    def __init__(self, names: Sequence[str], order: array):
+        self.names = names  # catalog order (unique: a catalog refuses duplicate names)
+        self.order = order  # catalog indices in name order
+
+    @classmethod
+    def of(cls, names: Sequence[str]) -> NameIndex:
+        # 4-byte positions while they fit (the typecode numpy reads as int32), else 8
+        return cls(names, array("i" if len(names) < 2**31 else "q", sorted(range(len(names)), key=names.__getitem__)))
+
+    def __getitem__(self, name: str) -> int:
+        order, names = self.order, self.names
+        at = bisect_right(order, name, key=names.__getitem__) - 1  # the last of equal names, as a dict keeps
+        if at >= 0 and names[order[at]] == name:
+            return order[at]
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+class ToolsByName(Mapping[str, Tool]):
+    """A catalog's tools by name, through its :class:`NameIndex` (no dict of 100,000 entries)."""
+
+    __slots__ = ("_index", "_tools")
+
+    def __init__(self, tools: Sequence[Tool], index: NameIndex):
+        self._tools, self._index = tools, index
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[self._index[name]]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
 @dataclass(frozen=True)
 class Catalog:
     """An immutable, validated catalog. Tool order is the file's; hashes are order-free."""
@@ -69,8 +129,13 @@ class Catalog:
     notes: tuple[str, ...] = field(default=())
 
     @cached_property
+    def name_index(self) -> NameIndex:
+        """Tool name → index in :attr:`tools` (built once, shared with the security index)."""
+        return NameIndex.of([t.name for t in self.tools])
+
+    @cached_property
     def by_name(self) -> Mapping[str, Tool]:
-        return {t.name: t for t in self.tools}
+        return ToolsByName(self.tools, self.name_index)
 
     @cached_property
     def hash(self) -> str:

@@ -143,10 +143,10 @@ def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClas
         alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
         needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
         embedding = _embedding_index(catalog, encoder) if needs_embedding else None
-        security = SecurityIndex(catalog.tools)
-        order = sorted(range(len(catalog.tools)), key=security.names.__getitem__)
-        name_rank = np.empty(len(order), dtype=np.int64)
-        name_rank[order] = np.arange(len(order))
+        security = SecurityIndex(catalog.tools, catalog.name_index)
+        order = np.frombuffer(catalog.name_index.order, dtype=catalog.name_index.order.typecode)  # shared memory
+        name_rank = np.empty(len(order), dtype=order.dtype)
+        name_rank[order] = np.arange(len(order), dtype=order.dtype)
     release_memory(len(catalog.tools))
     # a choice, not a load: numba and its machine code load on the first query that calls a loop
     loops = kernels(backend, large=len(catalog) >= cfg.retrieval.min_tools)

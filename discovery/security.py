@@ -15,6 +15,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from tooldisc.discovery.catalog import NameIndex
 from tooldisc.discovery.columns import gc_paused
 from tooldisc.discovery.model import Context, Tool
 from tooldisc.discovery.sparse import ranges
@@ -36,6 +37,11 @@ ALLOWED_SIDE_EFFECTS: dict[str, frozenset[str]] = {
 }
 _SE_CODES = {"none": 0, "write": 1, "delete": 2, "export": 3, "execute": 4}
 _UNKNOWN_CODE = -1
+
+
+def index_dtype(n: int) -> type[np.signedinteger]:
+    """int32 for catalog positions (and counts) while they fit, else int64: half the bytes at 100k tools."""
+    return np.int32 if n < 2**31 else np.int64
 
 
 def side_effect_code(side_effect: str | None) -> int:
@@ -88,15 +94,16 @@ class SecurityIndex:
     weighted ``bincount`` calls, whatever the catalog size.
     """
 
-    def __init__(self, tools: Sequence[Tool]):
+    def __init__(self, tools: Sequence[Tool], names: NameIndex | None = None):
+        """``names``: the tools' :class:`NameIndex` when the catalog already has one (shared, not rebuilt)."""
         with gc_paused():  # per-tool lists and dicts, no cycles: see gc_paused
-            self._build(tools)
+            self._build(tools, names)
 
-    def _build(self, tools: Sequence[Tool]) -> None:
+    def _build(self, tools: Sequence[Tool], names: NameIndex | None) -> None:
         n = len(tools)
         self.n = n
-        self.names = [t.name for t in tools]
-        self.name_to_idx = {name: i for i, name in enumerate(self.names)}
+        self.name_to_idx = names if names is not None else NameIndex.of([t.name for t in tools])
+        self.names = self.name_to_idx.names
         self.side_effect = np.array(
             [_SE_CODES.get(t.side_effect, _UNKNOWN_CODE) if t.enabled and not t.quarantine else _UNKNOWN_CODE
              for t in tools],
@@ -106,7 +113,7 @@ class SecurityIndex:
         self._role_idx, self._role_tool, self._role_id = _pairs(tools, "roles")
         self._perm_idx, self._perm_tool, self._perm_id = _pairs(tools, "permissions")
         self.has_roles = np.bincount(self._role_tool, minlength=n) > 0
-        self.perm_count = np.bincount(self._perm_tool, minlength=n)
+        self.perm_count = np.bincount(self._perm_tool, minlength=n).astype(index_dtype(n))
 
     def static_mask(self, context: Context) -> np.ndarray:
         """Enabled, tenant, role, permission and mode checks for one context."""
@@ -152,8 +159,9 @@ def _pairs(tools: Sequence[Tool], attr: str) -> tuple[dict[str, int], np.ndarray
     starts = np.zeros(len(per_tuple), dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
     counts = lengths[which]
-    tool_ids = np.repeat(np.arange(len(tools), dtype=np.int64), counts)
-    return index, tool_ids, flat[ranges(starts[which], counts)].astype(np.int64)
+    # kept for the index's life: 4 bytes an entry where positions and value ids fit
+    tool_ids = np.repeat(np.arange(len(tools), dtype=index_dtype(len(tools))), counts)
+    return index, tool_ids, flat[ranges(starts[which], counts)].astype(index_dtype(max(len(index), 1)))
 
 
 def _selector(values: frozenset[str], index: dict[str, int]) -> np.ndarray:

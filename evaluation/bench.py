@@ -5,9 +5,11 @@ The perf harness behind ``tooldisc bench`` and ``benchmarks/run_bench.py`` (both
 the discovery package. Each catalog size runs in a fresh interpreter
 (``python -m tooldisc.evaluation.bench``) so its resident memory is its own: peak RSS
 is reset (``/proc/self/clear_refs``) just before each index build and read back from
-``VmHWM`` right after, so "peak growth" is what building that index cost, and
-"process peak" is the whole process at that moment (interpreter, libraries, the
-loaded tool records and the index). The measuring itself is in :mod:`.bench_measure`.
+``VmHWM`` right after, so "peak growth" is what building that index cost; "process
+peak" is the whole process's peak from the first build to the last timed query
+(interpreter, libraries, the loaded tool records, the index, and numba with the
+compiled loops' machine code, which the first query loads). The measuring itself is
+in :mod:`.bench_measure`.
 
 What is timed, per size, on the same documents and queries:
 

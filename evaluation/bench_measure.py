@@ -8,8 +8,14 @@ hits would include tools no request of that kind may be offered. The authorized
 sets are computed before any baseline is timed; a baseline's time includes
 applying the mask to its scores.
 
-Memory comes from ``/proc/self/status``: the peak (``VmHWM``) is reset just before a
-build and read right after it.
+Memory comes from ``/proc/self/status``. ``rss_mb.process_peak`` is the whole process's
+true peak while it does what a serving process does: the builds, the first query (which
+loads numba and the compiled loops' machine code when they run) and the warm queries.
+The peak (``VmHWM``) is reset at the start of each phase so that each also has its own
+figure (``phase_peaks``; ``build_peak``/``peak_growth`` of the first build, ``first_query``);
+:class:`PeakWatch` keeps every phase's, so no reset hides a peak. Candidate recall ranks
+every authorized tool of a query (a check a serving process never runs) after those
+phases; its own peak is ``rss_mb.diagnostic_peak``, outside ``process_peak``.
 """
 
 from __future__ import annotations
@@ -36,26 +42,32 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
     """Build time and memory, per-query latency, hits and candidate recall; also the engine."""
     import numpy as np
 
+    from tooldisc.discovery.columns import release_memory
     from tooldisc.discovery.pipeline import Discoverer
 
     builds, rss = [], None
     engine = None
+    watch = PeakWatch()
     for i in range(options.build_repeats):
         tick("build", i, options.build_repeats)
         engine = None
         gc.collect()
-        before = reset_peak()
+        # the previous build's index, freed, back to the OS (glibc keeps it otherwise): each build
+        # starts from the heap the first did, instead of peaking ~20 MB higher in its fragments
+        release_memory()
+        before = watch.start("build")
         t0 = time.perf_counter()
         engine = Discoverer(catalog, config, learned=learned, backend=options.backend)
         builds.append(time.perf_counter() - t0)
         if rss is None:
             rss = rss_after(before)
     tick("build", options.build_repeats, options.build_repeats)
-    assert engine is not None
+    assert engine is not None and rss is not None
     k = options.k
     total = (options.repeats + 1) * len(queries)
-    first = first_query(engine, queries[0], k) if queries else None
+    first = first_query(engine, queries[0], k, watch) if queries else None
     done = 1 if queries else 0
+    watch.start("queries")
     for q in queries[1:]:  # warm-up: caches (authorized set per context), branch predictors
         engine.discover(q.query, None, k, q.history)
         done += 1
@@ -73,9 +85,14 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
                 steps[step] = steps.get(step, 0.0) + ms
             if r == 0 and q.intended:
                 count_hit(hits, q, {c.name for c in offer.candidates})
-                _candidate_recall(recall, engine, q, k)
         done += len(queries)
         tick("tooldisc", done, total)
+    watch.start("diagnostic")
+    for q in queries:  # after the measured phases: it ranks every authorized tool of each query
+        if q.intended:
+            _candidate_recall(recall, engine, q, k)
+    watch.stop()
+    whole_process_peak(rss, watch)
     calls = options.repeats * len(queries)
     cfg = engine.config
     return {
@@ -102,10 +119,11 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
     }, engine
 
 
-def first_query(engine: Any, query: Any, k: int) -> dict[str, Any]:
+def first_query(engine: Any, query: Any, k: int, watch: PeakWatch | None = None) -> dict[str, Any]:
     """The first query of the process, cold: with the compiled loops it loads them (numba and its
-    cached machine code, process-level work kept out of the build), so it is reported on its own."""
-    before = reset_peak()
+    cached machine code, process-level work kept out of the build), so it is reported on its own
+    (and counts in the whole process's peak through ``watch``)."""
+    before = (watch or PeakWatch()).start("first_query")
     c0, t0 = os.times(), time.perf_counter()
     engine.discover(query.query, None, k, query.history)
     wall, c1 = time.perf_counter() - t0, os.times()
@@ -316,6 +334,55 @@ def reset_peak() -> float | None:
     except OSError:
         return None
     return _status_mb("VmRSS")
+
+
+class PeakWatch:
+    """Each phase's peak ``VmHWM`` (the peak is reset as a phase starts), kept across the resets
+    so the process's peak over every phase is still known.
+
+    Only what follows the first :meth:`start` counts (the harness's own work before it,
+    generating the synthetic catalog, is not the engine's). A phase started again
+    (each build) keeps its highest peak.
+    """
+
+    def __init__(self) -> None:
+        self.peaks: dict[str, float] = {}
+        self.phase: str | None = None
+
+    def start(self, phase: str) -> float | None:
+        """End the current phase, start ``phase``; the RSS (MB) at its start, None without ``/proc``."""
+        self.stop()
+        self.phase = phase
+        return reset_peak()
+
+    def stop(self) -> dict[str, float]:
+        """End the current phase (its peak recorded); every phase's peak so far."""
+        now = _status_mb("VmHWM") if self.phase is not None else None
+        if self.phase is not None and now is not None:
+            self.peaks[self.phase] = round(max(self.peaks.get(self.phase, 0.0), now), 1)
+        self.phase = None
+        return self.peaks
+
+
+_MEASURED = ("build", "first_query", "queries")  # what a serving process does; "diagnostic" is the bench's own
+
+
+def whole_process_peak(rss: dict[str, Any], watch: PeakWatch) -> None:
+    """Make ``rss["process_peak"]`` the process's peak over the measured phases (builds, first
+    query loading the compiled loops, warm queries); the first build's own stays as ``build_peak``."""
+    if "before" not in rss:  # no reset was possible: ru_maxrss is the whole process's peak, diagnostics too
+        rss.update(rss_after(None))
+        return
+    measured = [v for phase, v in watch.peaks.items() if phase in _MEASURED]
+    rss["build_peak"] = rss["process_peak"]
+    rss["process_peak"] = round(max([*measured, rss["process_peak"]]), 1)
+    rss["phase_peaks"] = dict(watch.peaks)
+    if "diagnostic" in watch.peaks:
+        rss["diagnostic_peak"] = watch.peaks["diagnostic"]
+    rss["measure"] = ("process_peak: the whole process's VmHWM over the builds, the first query (it loads the "
+                      "compiled loops) and the warm queries (phase_peaks: each phase's); build_peak: during "
+                      "the first build, reset just before it; growth = minus RSS before the build; "
+                      "diagnostic_peak: candidate recall's exhaustive rankings, after those phases, outside process_peak")
 
 
 def rss_after(before: float | None) -> dict[str, Any]:
