@@ -48,7 +48,7 @@ def content_cosines(ret: Retrieved, ix: Index, indices: np.ndarray) -> np.ndarra
     from tooldisc.discovery.learned_features import content_word_cosines
 
     return content_word_cosines(ix, ret.authorized.request.tokens, indices, ret.method == "indexed", ret.ngram,
-                                ret.ngram_counts)
+                                ret.ngram_counts, ret.content_vector)
 
 
 def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | None:
@@ -87,7 +87,7 @@ def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float, expansion_t
 
     tokens = ret.authorized.request.tokens
     content = content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed", ret.ngram, content_all,
-                                 ret.ngram_counts)
+                                 ret.ngram_counts, ret.content_vector)
     x = offer_features(tokens, ix.lexical, best_bm25, content, expansion_top)
     model = ix.abstention.model
     columns = [ABSTENTION_FEATURES_ORDER.index(n) for n in model.features]
