@@ -13,7 +13,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -196,11 +196,10 @@ def cut(ranked: Ranked, ix: Index) -> Offer:
         n = min(k, len(scores))
     names = ix.security.names
     # the offered rows as Python floats in one conversion per column, not one numpy scalar per value
-    columns = {f: v[:n].tolist() for f, v in ranked.contributions.items()}
-    candidates = tuple(
-        Candidate(name=names[t], score=s, features={f: col[i] for f, col in columns.items()})
-        for i, (t, s) in enumerate(zip(ranked.order[:n].tolist(), scores[:n].tolist(), strict=True))
-    )
+    fnames = tuple(ranked.contributions)
+    rows = zip(*[v[:n].tolist() for v in ranked.contributions.values()], strict=True) if fnames else [()] * n
+    candidates = tuple([Candidate(names[t], s, dict(zip(fnames, row, strict=True)))
+                        for t, s, row in zip(ranked.order[:n].tolist(), scores[:n].tolist(), rows, strict=True)])
     fits = 1.0 - ranked.signals["no_tool"] if "no_tool" in ranked.signals else None
     confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n, fits)
     auth = ranked.retrieved.authorized
@@ -328,7 +327,9 @@ class Discoverer:
             timings[step.__name__] = (time.perf_counter() - t0) * 1000.0
         timings["total"] = (time.perf_counter() - t_all) * 1000.0
         offer: Offer = state
-        return Offer(**{**offer.__dict__, "timings": timings})
+        # the offer the cut step just made holds its own empty dict: filled here, not copied into a second offer
+        cast(dict, offer.timings).update(timings)
+        return offer
 
     def candidates(self, query: str, context: Context | None = None,
                    history: Sequence[Any] = ()) -> tuple[np.ndarray, np.ndarray, str]:
