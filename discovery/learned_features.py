@@ -37,19 +37,18 @@ def vocabulary_shares(tokens: Sequence[str], lexical: LexicalIndex) -> tuple[flo
         return 0.0, 0.0, 0.0
     n = lexical.n_docs
     log_n = float(np.log(n + 1)) if n > 0 else 1.0
-    vocab, indptr = lexical.vocab, lexical.indptr
-    j = np.fromiter((vocab.get(term, -1) for term in found), dtype=np.int64, count=len(found))
-    df = np.where(j >= 0, indptr[j + 1] - indptr[j], 0)
-    held = df > 0
-    # one logarithm call for all terms (elementwise, the bits of one call per term); sums stay in term order
-    w = np.where(held, np.log((n + 1) / (df + 1)) / log_n, 1.0).tolist()
+    known = unknown = 0
     weight_known = weight_all = 0.0
-    for x, h in zip(w, held.tolist(), strict=True):
-        weight_all += x
-        if h:
-            weight_known += x
-    known = int(held.sum())
-    unknown = len(found) - known
+    for term in found:
+        j = lexical.vocab.get(term)
+        df = int(lexical.indptr[j + 1] - lexical.indptr[j]) if j is not None else 0
+        w = float(np.log((n + 1) / (df + 1))) / log_n if df else 1.0
+        weight_all += w
+        if df:
+            known += 1
+            weight_known += w
+        else:
+            unknown += 1
     return known / len(found), weight_known / weight_all if weight_all else 0.0, float(np.log1p(unknown))
 
 
