@@ -484,9 +484,39 @@ def query_grams_loop(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarr
                     if pos < n_keys and keys[pos] == key:
                         found[n_found] = 2 * pos + (1 if inside else 0)  # the id and whether ``part`` holds it
                         n_found += 1
+                    else:
+                        # every longer n-gram from this start holds this one at the same place of the same
+                        # padded token, so the catalog (which keeps every n-gram of its tokens) lacks it too
+                        break
         start += n_chars
     known = found[:n_found]
-    for a in range(1, n_found):  # a few dozen n-grams: an insertion sort
+    if n_found > 32:  # hundreds of n-grams (a long request): bottom-up merge passes instead of O(n²) swaps
+        other = np.empty(n_found, dtype=np.int64)
+        width = 1
+        while width < n_found:
+            for left in range(0, n_found, 2 * width):
+                mid = min(left + width, n_found)
+                right = min(left + 2 * width, n_found)
+                x, y, z = left, mid, left
+                while x < mid and y < right:
+                    if known[y] < known[x]:
+                        other[z] = known[y]
+                        y += 1
+                    else:
+                        other[z] = known[x]
+                        x += 1
+                    z += 1
+                while x < mid:
+                    other[z] = known[x]
+                    x += 1
+                    z += 1
+                while y < right:
+                    other[z] = known[y]
+                    y += 1
+                    z += 1
+            known, other = other, known
+            width *= 2
+    for a in range(1, n_found):  # a few dozen n-grams: an insertion sort (nothing left to move after the merges)
         b = a
         while b > 0 and known[b - 1] > known[b]:
             known[b - 1], known[b] = known[b], known[b - 1]
