@@ -253,10 +253,10 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
 
 def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
                  gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray, n_tokens: int,
-                 indices: np.ndarray, ids: np.ndarray, table: np.ndarray, idf: np.ndarray,
-                 norms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """(row in ``indices``, slot in ``ids``, count, weight, how many weights are NaN) of every n-gram
-    of ``ids`` (sorted) a tool holds.
+                 indices: np.ndarray, ids: np.ndarray, table: np.ndarray, idf: np.ndarray, norms: np.ndarray,
+                 w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
+    """(row in ``indices``, slot in ``ids``, count, weight, how many weights are NaN, cosines) of every
+    n-gram of ``ids`` (sorted) a tool holds.
 
     Rows ascending, slots ascending within a row; counts exact (float64). A tool's count of
     n-gram g is Σ over its tokens k of (k's count in the tool) × (g's count in k): the second
@@ -265,12 +265,15 @@ def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.
     The weight is the count's TF-IDF weight as the reference vectors hold it, float32 of
     ``table[count] · idf[g] / norms[tool]`` (``table[c]`` = 1 + ln c); NaN for a count past
     the table, which the caller computes with a logarithm (nothing transcendental here).
+    The cosines: each tool's weights times the query's ``w`` (float32 products, summed in float64 in
+    slot order, as ``np.bincount`` sums them), one float32 per tool of ``indices`` (NaN where a weight is).
     """
     from tooldisc.discovery.sparse import ranges
 
     nq = len(ids)
     if not nq or not len(indices):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0,
+                np.zeros(len(indices), np.float32))
     starts, lengths = gram_ptr[ids], gram_ptr[ids + 1] - gram_ptr[ids]
     at = ranges(starts, lengths)
     order = np.argsort(gram_tokens[at], kind="stable")  # the hits by token (slots ascending within one)
@@ -284,7 +287,8 @@ def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.
     last = np.searchsorted(hit_token, tok, side="right")
     keep = np.flatnonzero(last > first)  # the tools' tokens holding a query n-gram
     if not len(keep):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0,
+                np.zeros(len(indices), np.float32))
     per = last[keep] - first[keep]
     hit = ranges(first[keep], per)
     owner = np.repeat(np.repeat(np.arange(len(indices)), e - s)[keep], per)
@@ -300,19 +304,21 @@ def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.
     n_big = int(big.sum())
     if n_big:
         weight[big] = np.nan
-    return row, col, count, weight, n_big
+    cos = np.bincount(row, weights=weight * w[col], minlength=len(indices)).astype(np.float32)
+    return row, col, count, weight, n_big, cos
 
 
 def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
                 gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray, n_tokens: int,
-                indices: np.ndarray, ids: np.ndarray, table: np.ndarray, idf: np.ndarray,
-                norms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+                indices: np.ndarray, ids: np.ndarray, table: np.ndarray, idf: np.ndarray, norms: np.ndarray,
+                w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
     """:func:`shared_numpy` as loops: the query n-grams' postings chained by token (a list per token
     holding one, no pass over every token), then a tool at a time sums its tokens' lists (exact integers)
     and weighs each count as it is written (the same float64 operations, one float32 rounding)."""
     nq = len(ids)
     if nq == 0 or len(indices) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0,
+                np.zeros(len(indices), np.float32))
     total = 0
     for a in range(nq):
         total += gram_ptr[ids[a] + 1] - gram_ptr[ids[a]]
@@ -348,12 +354,14 @@ def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.n
         idf_q[a] = idf[ids[a]]
     acc = np.zeros(nq, dtype=np.float64)
     seen = np.zeros(nq, dtype=np.bool_)
+    cos = np.empty(len(indices), dtype=np.float32)
     n_table = len(table)
     n_big = 0
     m = 0
     for r in range(len(indices)):
         t = indices[r]
         norm = norms[t]
+        dot = 0.0
         for p in range(tool_ptr[t], tool_ptr[t + 1]):
             j = head[tool_tokens[p]]
             if j == 0:
@@ -376,9 +384,11 @@ def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.n
                     else:
                         weights[m] = np.float32(np.nan)
                         n_big += 1
+                    dot += np.float64(weights[m] * w[a])
                     m += 1
                 acc[a] = 0.0
-    return rows[:m], cols[:m], counts[:m], weights[:m], n_big
+        cos[r] = np.float32(dot)
+    return rows[:m], cols[:m], counts[:m], weights[:m], n_big, cos
 
 
 # --- a query's n-grams: packed keys looked up in the index's sorted keys --------------------
@@ -618,7 +628,7 @@ class Kernels:
     name: str
     gather: Callable[..., np.ndarray]
     candidates: Callable[..., np.ndarray]
-    shared: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]]
+    shared: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]]
     query_grams: Callable[..., tuple[np.ndarray, np.ndarray, int, np.ndarray, int]]
     rows: Callable[..., np.ndarray]  # the learned features' cell reads
 

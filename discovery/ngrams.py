@@ -483,13 +483,18 @@ class NgramIndex:
 
     def shared_counts(self, indices: np.ndarray, ids: np.ndarray) -> SharedCounts:
         """The counts of the n-grams ``ids`` (a query's, sorted) in each of the tools ``indices``, weighted."""
+        return self.shared_cosines(indices, ids, np.zeros(len(ids), dtype=np.float32))[0]
+
+    def shared_cosines(self, indices: np.ndarray, ids: np.ndarray, w: np.ndarray) -> tuple[SharedCounts, np.ndarray]:
+        """:meth:`shared_counts` and, from the same pass, :meth:`cosines` of them with the query weights ``w``."""
         indices = np.asarray(indices, dtype=np.int64)
         found: list[tuple[np.ndarray, ...]] = []
-        table, n_big = self.count_table, 0
+        table, n_big, cos = self.count_table, 0, []
         for lo in range(0, len(indices), _BLOCK):  # blocks bound the temporaries when scoring many tools
-            row, col, count, weight, big = self.kernels.shared(
+            row, col, count, weight, big, part = self.kernels.shared(
                 self.tool_ptr, self.tool_tokens, self.tool_counts, self.gram_ptr, self.gram_tokens, self.gram_counts,
-                len(self.token_ptr) - 1, indices[lo:lo + _BLOCK], ids, table, self.idf, self.norms)
+                len(self.token_ptr) - 1, indices[lo:lo + _BLOCK], ids, table, self.idf, self.norms, w)
+            cos.append(part)
             if len(row):
                 found.append((row + lo if lo else row, col, count, weight))
                 n_big += big
@@ -499,11 +504,13 @@ class NgramIndex:
             row, col, count, weight = found[0]
         else:
             row, col, count, weight = (np.concatenate(part) for part in zip(*found, strict=True))
+        shared = SharedCounts(indices, ids, row, col, count, weight)
         if n_big:  # counts past the table: the logarithm itself (the table holds its values below)
             big = np.flatnonzero(count >= len(table))
             weight[big] = ((1.0 + np.log(count[big])) * self.idf[ids][col[big]]
                            / self.norms[indices[row[big]]]).astype(np.float32)
-        return SharedCounts(indices, ids, row, col, count, weight)
+            return shared, self.cosines(shared, w)
+        return shared, cos[0] if len(cos) == 1 else np.concatenate(cos) if cos else np.zeros(0, np.float32)
 
     def cosines(self, shared: SharedCounts, w: np.ndarray) -> np.ndarray:
         """Exact cosine of each tool ``shared`` counted with query weights ``w`` over ``shared.ids``:

@@ -81,8 +81,7 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
             ngram = shared = None
             if ix.ngram is not None and qv is not None:
                 ngram = np.zeros(ix.size, dtype=np.float32)
-                shared = ix.ngram.shared_counts(cand, qv[0])
-                ngram[cand] = ix.ngram.cosines(shared, qv[1])
+                shared, ngram[cand] = ix.ngram.shared_cosines(cand, qv[0], qv[1])
             return Retrieved(auth, cand, lexical, ngram, "indexed", history, ngram_counts=shared,
                              content_vector=content)
         problem = "empty"

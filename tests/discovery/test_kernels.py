@@ -125,17 +125,21 @@ def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_tab
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
     ids = a[0]
+    w = ng.query_vector(query)[1]
     indices = np.arange(len(tools), dtype=np.int64)[::-1].copy()
     shared = (ng.tool_ptr, ng.tool_tokens, ng.tool_counts, ng.gram_ptr, ng.gram_tokens, ng.gram_counts,
-              len(ng.token_ptr) - 1, indices, ids, ng.count_table, ng.idf, ng.norms)
+              len(ng.token_ptr) - 1, indices, ids, ng.count_table, ng.idf, ng.norms, w)
     a, b = NUMPY.shared(*shared), kernels("numba").shared(*shared)
     assert a[4] > 0 and np.isnan(a[3]).sum() == a[4]  # counts past the table
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
-    counts = ng.shared_counts(indices, ids)  # the caller's logarithm for those: the bits of the reference weights
-    assert not np.isnan(counts.weight).any()
+    counts, cos = ng.shared_cosines(indices, ids, w)  # the caller's logarithm for those: the reference bits
+    assert not np.isnan(counts.weight).any() and not np.isnan(cos).any()
     reference = ((1.0 + np.log(counts.count)) * ng.idf[ids][counts.col] / ng.norms[indices[counts.row]])
     np.testing.assert_array_equal(counts.weight, reference.astype(np.float32))
+    assert cos.tobytes() == ng.cosines(counts, w).tobytes()
+    small = np.flatnonzero(np.arange(len(tools)) % 2 == 0)  # no count past the table: the kernel's own cosines
+    assert ng.shared_cosines(small, ids, w)[1].tobytes() == ng.cosines(ng.shared_counts(small, ids), w).tobytes()
 
 
 def test_top_positive_keeps_the_lowest_indices_at_a_tie() -> None:
