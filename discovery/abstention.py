@@ -10,6 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tooldisc.discovery.learned_features import (
+    ABSTENTION_FEATURES_ORDER,
+    content_ngram_best,
+    content_word_cosines,
+    offer_features,
+)
+
 if TYPE_CHECKING:
     from tooldisc.discovery.config import AbstainSection
     from tooldisc.discovery.index import Index
@@ -45,10 +52,8 @@ def content_cosines(ret: Retrieved, ix: Index, indices: np.ndarray) -> np.ndarra
     feature (:func:`~tooldisc.discovery.learned_features.content_word_cosines` over what
     retrieval already holds).
     """
-    from tooldisc.discovery.learned_features import content_word_cosines
-
     return content_word_cosines(ix, ret.authorized.request.tokens, indices, ret.method == "indexed", ret.ngram,
-                                ret.ngram_counts)
+                                ret.ngram_counts, ret.content_vector)
 
 
 def abstain_reason(signals: dict[str, float], abstain: AbstainSection) -> str | None:
@@ -79,15 +84,9 @@ def no_tool_probability(ret: Retrieved, ix: Index, best_bm25: float, expansion_t
     ``expansion_top`` is the retrieved tools' best expansion feature (0 without one);
     ``content_all``: :func:`content_cosines` of every retrieved tool, when the floor already read them.
     """
-    from tooldisc.discovery.learned_features import (
-        ABSTENTION_FEATURES_ORDER,
-        content_ngram_best,
-        offer_features,
-    )
-
     tokens = ret.authorized.request.tokens
     content = content_ngram_best(ix, tokens, ret.indices, ret.method == "indexed", ret.ngram, content_all,
-                                 ret.ngram_counts)
+                                 ret.ngram_counts, ret.content_vector)
     x = offer_features(tokens, ix.lexical, best_bm25, content, expansion_top)
     model = ix.abstention.model
     columns = [ABSTENTION_FEATURES_ORDER.index(n) for n in model.features]

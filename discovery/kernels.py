@@ -253,19 +253,27 @@ def candidates_loop(lexical: np.ndarray, allowed: np.ndarray, ids: np.ndarray, w
 
 def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
                  gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray, n_tokens: int,
-                 indices: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row in ``indices``, slot in ``ids``, count) of every n-gram of ``ids`` (sorted) a tool holds.
+                 indices: np.ndarray, ids: np.ndarray, table: np.ndarray, idf: np.ndarray, norms: np.ndarray,
+                 w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
+    """(row in ``indices``, slot in ``ids``, count, weight, how many weights are NaN, cosines) of every
+    n-gram of ``ids`` (sorted) a tool holds.
 
     Rows ascending, slots ascending within a row; counts exact (float64). A tool's count of
     n-gram g is Σ over its tokens k of (k's count in the tool) × (g's count in k): the second
     factor is read beside each token in g's postings (``gram_counts``), never searched for.
     ``n_tokens``: how many tokens the index holds (the loop form keeps a chain head per token).
+    The weight is the count's TF-IDF weight as the reference vectors hold it, float32 of
+    ``table[count] · idf[g] / norms[tool]`` (``table[c]`` = 1 + ln c); NaN for a count past
+    the table, which the caller computes with a logarithm (nothing transcendental here).
+    The cosines: each tool's weights times the query's ``w`` (float32 products, summed in float64 in
+    slot order, as ``np.bincount`` sums them), one float32 per tool of ``indices`` (NaN where a weight is).
     """
     from tooldisc.discovery.sparse import ranges
 
     nq = len(ids)
     if not nq or not len(indices):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0,
+                np.zeros(len(indices), np.float32))
     starts, lengths = gram_ptr[ids], gram_ptr[ids + 1] - gram_ptr[ids]
     at = ranges(starts, lengths)
     order = np.argsort(gram_tokens[at], kind="stable")  # the hits by token (slots ascending within one)
@@ -279,7 +287,8 @@ def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.
     last = np.searchsorted(hit_token, tok, side="right")
     keep = np.flatnonzero(last > first)  # the tools' tokens holding a query n-gram
     if not len(keep):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0,
+                np.zeros(len(indices), np.float32))
     per = last[keep] - first[keep]
     hit = ranges(first[keep], per)
     owner = np.repeat(np.repeat(np.arange(len(indices)), e - s)[keep], per)
@@ -287,17 +296,29 @@ def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.
     val = np.repeat(tool_counts[cells[keep]].astype(np.float64), per) * hit_count[hit]
     c = np.bincount(key, weights=val, minlength=len(indices) * nq)
     nz = np.flatnonzero(c > 0)
-    return nz // nq, nz % nq, c[nz]
+    row, col, count = nz // nq, nz % nq, c[nz]
+    big = count >= len(table)
+    at = count.astype(np.intp)
+    at[big] = 0
+    weight = (table[at] * idf[ids[col]] / norms[indices[row]]).astype(np.float32)
+    n_big = int(big.sum())
+    if n_big:
+        weight[big] = np.nan
+    cos = np.bincount(row, weights=weight * w[col], minlength=len(indices)).astype(np.float32)
+    return row, col, count, weight, n_big, cos
 
 
 def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
                 gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray, n_tokens: int,
-                indices: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                indices: np.ndarray, ids: np.ndarray, table: np.ndarray, idf: np.ndarray, norms: np.ndarray,
+                w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
     """:func:`shared_numpy` as loops: the query n-grams' postings chained by token (a list per token
-    holding one, no pass over every token), then a tool at a time sums its tokens' lists (exact integers)."""
+    holding one, no pass over every token), then a tool at a time sums its tokens' lists (exact integers)
+    and weighs each count as it is written (the same float64 operations, one float32 rounding)."""
     nq = len(ids)
     if nq == 0 or len(indices) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32), 0,
+                np.zeros(len(indices), np.float32))
     total = 0
     for a in range(nq):
         total += gram_ptr[ids[a] + 1] - gram_ptr[ids[a]]
@@ -327,11 +348,20 @@ def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.n
     rows = np.empty(bound, dtype=np.int64)
     cols = np.empty(bound, dtype=np.int64)
     counts = np.empty(bound, dtype=np.float64)
+    weights = np.empty(bound, dtype=np.float32)
+    idf_q = np.empty(nq, dtype=np.float64)
+    for a in range(nq):
+        idf_q[a] = idf[ids[a]]
     acc = np.zeros(nq, dtype=np.float64)
     seen = np.zeros(nq, dtype=np.bool_)
+    cos = np.empty(len(indices), dtype=np.float32)
+    n_table = len(table)
+    n_big = 0
     m = 0
     for r in range(len(indices)):
         t = indices[r]
+        norm = norms[t]
+        dot = 0.0
         for p in range(tool_ptr[t], tool_ptr[t + 1]):
             j = head[tool_tokens[p]]
             if j == 0:
@@ -344,38 +374,53 @@ def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.n
         for a in range(nq):
             if seen[a]:
                 seen[a] = False
-                if acc[a] > 0:
+                c = acc[a]
+                if c > 0:
                     rows[m] = r
                     cols[m] = a
-                    counts[m] = acc[a]
+                    counts[m] = c
+                    if c < n_table:
+                        weights[m] = np.float32(table[np.int64(c)] * idf_q[a] / norm)
+                    else:
+                        weights[m] = np.float32(np.nan)
+                        n_big += 1
+                    dot += np.float64(weights[m] * w[a])
                     m += 1
                 acc[a] = 0.0
-    return rows[:m], cols[:m], counts[:m]
+        cos[r] = np.float32(dot)
+    return rows[:m], cols[:m], counts[:m], weights[:m], n_big, cos
 
 
 # --- a query's n-grams: packed keys looked up in the index's sorted keys --------------------
 
 def query_grams_numpy(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
-                      keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """(sorted distinct n-gram ids, their counts, number of n-grams) of padded tokens.
+                      keys: np.ndarray, bits: int, lo: int, hi: int,
+                      part: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, int]:
+    """(sorted distinct n-gram ids, their counts, number of n-grams, their counts in ``part``,
+    number of n-grams in ``part``) of padded tokens.
 
     ``points``: the code points of every token padded with spaces, concatenated (``lengths``
     each); ``alphabet`` (sorted code points) and ``codes`` give each known character's code.
     An n-gram with a character the catalog never used is unknown, as is one whose key is
-    not in ``keys``; both count in the total. Keys are packed in Python: a query has a few
-    dozen n-grams, where a loop beats a dozen small numpy calls.
+    not in ``keys``; both count in the total. ``part`` marks some tokens (a query's content
+    words): their own counts come out of the same pass, so the vector of those words alone
+    needs no second one. Keys are packed in Python: a query has a few dozen n-grams, where
+    a loop beats a dozen small numpy calls.
     """
     at = np.searchsorted(alphabet, points)
     at[at == len(alphabet)] = 0
     code = np.where(alphabet[at] == points, codes[at], 0).tolist() if len(alphabet) else [0] * len(points)
     found: list[int] = []
-    total = 0
+    marked: list[bool] = []
+    total = total_part = 0
     start = 0
-    for n_chars in lengths.tolist():
+    for n_chars, inside in zip(lengths.tolist(), part.tolist(), strict=True):
         padded = code[start:start + n_chars]
         start += n_chars
+        before = len(found)
         for n in range(lo, min(hi, n_chars) + 1):
             total += n_chars - n + 1
+            total_part += (n_chars - n + 1) if inside else 0
         for i in range(n_chars - lo + 1):  # each start's key grows one character at a time up to hi
             key = 0
             for length, c in enumerate(padded[i:i + hi], start=1):
@@ -384,21 +429,27 @@ def query_grams_numpy(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndar
                 key = (key << bits) | c
                 if length >= lo:
                     found.append(key)
+        marked.extend([bool(inside)] * (len(found) - before))
     if not found or not len(keys):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), total
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), total, np.zeros(0, np.int64), total_part
     wanted = np.array(found, dtype=keys.dtype)
     pos = keys.searchsorted(wanted)
     pos[pos == len(keys)] = 0
-    known = pos[keys[pos] == wanted]
-    known.sort()  # distinct ids and their counts, without np.unique's overhead on a few dozen values
+    hit = keys[pos] == wanted
+    known = pos[hit]
+    order = np.argsort(known, kind="stable")  # distinct ids and their counts, without np.unique's overhead
+    known = known[order]
+    inside = np.asarray(marked, dtype=np.int64)[hit][order]
     edge = np.ones(len(known) + 1, dtype=bool)
     np.not_equal(known[1:], known[:-1], out=edge[1:-1])
     bounds = np.flatnonzero(edge)
-    return known[bounds[:-1]].astype(np.int64), np.diff(bounds).astype(np.int64), total
+    in_part = np.add.reduceat(inside, bounds[:-1]) if len(known) else np.zeros(0, np.int64)
+    return known[bounds[:-1]].astype(np.int64), np.diff(bounds).astype(np.int64), total, in_part, total_part
 
 
 def query_grams_loop(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
-                     keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+                     keys: np.ndarray, bits: int, lo: int, hi: int,
+                     part: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, int]:
     """:func:`query_grams_numpy` as loops (int64 keys: alphabets up to 2^(63 // hi) characters)."""
     m = len(points)
     code = np.zeros(m, dtype=np.int64)
@@ -415,12 +466,16 @@ def query_grams_loop(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarr
     found = np.empty(max(m * (hi - lo + 1), 1), dtype=np.int64)
     n_found = 0
     total = 0
+    total_part = 0
     start = 0
     n_keys = len(keys)
     for t in range(len(lengths)):
         n_chars = lengths[t]
+        inside = part[t] != 0
         for n in range(lo, min(hi, n_chars) + 1):
             total += n_chars - n + 1
+            if inside:
+                total_part += n_chars - n + 1
         for i in range(n_chars - lo + 1):
             key = 0
             for length in range(1, min(hi, n_chars - i) + 1):
@@ -437,26 +492,60 @@ def query_grams_loop(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarr
                         else:
                             end = mid
                     if pos < n_keys and keys[pos] == key:
-                        found[n_found] = pos
+                        found[n_found] = 2 * pos + (1 if inside else 0)  # the id and whether ``part`` holds it
                         n_found += 1
+                    else:
+                        # every longer n-gram from this start holds this one at the same place of the same
+                        # padded token, so the catalog (which keeps every n-gram of its tokens) lacks it too
+                        break
         start += n_chars
     known = found[:n_found]
-    for a in range(1, n_found):  # a few dozen n-grams: an insertion sort
+    if n_found > 32:  # hundreds of n-grams (a long request): bottom-up merge passes instead of O(n²) swaps
+        other = np.empty(n_found, dtype=np.int64)
+        width = 1
+        while width < n_found:
+            for left in range(0, n_found, 2 * width):
+                mid = min(left + width, n_found)
+                right = min(left + 2 * width, n_found)
+                x, y, z = left, mid, left
+                while x < mid and y < right:
+                    if known[y] < known[x]:
+                        other[z] = known[y]
+                        y += 1
+                    else:
+                        other[z] = known[x]
+                        x += 1
+                    z += 1
+                while x < mid:
+                    other[z] = known[x]
+                    x += 1
+                    z += 1
+                while y < right:
+                    other[z] = known[y]
+                    y += 1
+                    z += 1
+            known, other = other, known
+            width *= 2
+    for a in range(1, n_found):  # a few dozen n-grams: an insertion sort (nothing left to move after the merges)
         b = a
         while b > 0 and known[b - 1] > known[b]:
             known[b - 1], known[b] = known[b], known[b - 1]
             b -= 1
     ids = np.empty(n_found, dtype=np.int64)
     tf = np.empty(n_found, dtype=np.int64)
+    tf_part = np.empty(n_found, dtype=np.int64)
     d = 0
     for j in range(n_found):
-        if d and ids[d - 1] == known[j]:
+        g = known[j] >> 1
+        if d and ids[d - 1] == g:
             tf[d - 1] += 1
         else:
-            ids[d] = known[j]
+            ids[d] = g
             tf[d] = 1
+            tf_part[d] = 0
             d += 1
-    return ids[:d], tf[:d], total
+        tf_part[d - 1] += known[j] & 1
+    return ids[:d], tf[:d], total, tf_part[:d], total_part
 
 
 # --- Σⱼ weightⱼ · cell (column ⱼ, row) at a few rows (the learned features' cell reads) -------
@@ -539,8 +628,8 @@ class Kernels:
     name: str
     gather: Callable[..., np.ndarray]
     candidates: Callable[..., np.ndarray]
-    shared: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
-    query_grams: Callable[..., tuple[np.ndarray, np.ndarray, int]]
+    shared: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]]
+    query_grams: Callable[..., tuple[np.ndarray, np.ndarray, int, np.ndarray, int]]
     rows: Callable[..., np.ndarray]  # the learned features' cell reads
 
 
@@ -595,10 +684,11 @@ def _compiled() -> Kernels | None:
     grams = _Loaded("query_grams_loop")
 
     def query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
-                    keys: np.ndarray, bits: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, int]:
+                    keys: np.ndarray, bits: int, lo: int, hi: int,
+                    part: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, int]:
         if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
-            return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi)
-        return grams(points, lengths, alphabet, codes, keys, bits, lo, hi)  # type: ignore[return-value]
+            return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi, part)
+        return grams(points, lengths, alphabet, codes, keys, bits, lo, hi, part)  # type: ignore[return-value]
 
     return Kernels("numba", _Loaded("gather_loop"), _Loaded("candidates_loop"), _Loaded("shared_loop"),
                    query_grams, _Loaded("rows_loop"))

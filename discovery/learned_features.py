@@ -96,14 +96,15 @@ def content_words(tokens: Sequence[str]) -> list[str]:
 
 
 def content_word_cosines(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False,
-                         all_words: np.ndarray | None = None, shared: Any = None) -> np.ndarray:
+                         all_words: np.ndarray | None = None, shared: Any = None, vector: Any = None) -> np.ndarray:
     """N-gram cosine of the query's content words with each of ``indices`` (float32).
 
     ``all_words``: the n-gram cosine of every tool for all the query's words, which these
     are, bit for bit, when no word is a stop word. ``few``: the indices are candidates of
     indexed retrieval, whose rows are cheaper than the n-gram columns; ``shared``: the
     retrieve step's n-gram counts of them (``Retrieved.ngram_counts``), read instead of
-    the index when they cover these tools.
+    the index when they cover these tools; ``vector``: the content words' n-gram vector
+    (``Retrieved.content_vector``), when the retrieve step read it.
     """
     if ix.ngram is None or not len(indices):
         return np.zeros(len(indices), dtype=np.float32)
@@ -113,13 +114,13 @@ def content_word_cosines(ix: Any, tokens: Sequence[str], indices: np.ndarray, fe
     if all_words is not None and len(words) == len(tokens):
         return all_words[indices]
     if few:
-        return ix.ngram.scores_subset(words, indices, shared=shared)
-    return ix.ngram.scores_of(words, indices)
+        return ix.ngram.scores_subset(words, indices, vector, shared=shared)
+    return ix.ngram.scores_of(words, indices, vector)
 
 
 def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few: bool = False,
                        all_words: np.ndarray | None = None, content: np.ndarray | None = None,
-                       shared: Any = None) -> float:
+                       shared: Any = None, vector: Any = None) -> float:
     """Best n-gram cosine of the query's content words (stop words dropped) over ``indices``.
 
     Arguments as :func:`content_word_cosines`; with ``few`` only the ``CONTENT_POOL``
@@ -139,7 +140,7 @@ def content_ngram_best(ix: Any, tokens: Sequence[str], indices: np.ndarray, few:
         pool = np.argpartition(-all_words[indices], CONTENT_POOL - 1)[:CONTENT_POOL]
     if content is None:
         content = content_word_cosines(ix, tokens, indices if pool is None else np.sort(indices[pool]), few,
-                                       all_words, shared)
+                                       all_words, shared, vector)
     elif pool is not None:  # each tool's cosine does not depend on the others read with it
         content = content[pool]
     return float(content.max(initial=0.0))

@@ -167,6 +167,9 @@ class MutationClassifier:
         # prefixes grouped by rank, best first: one ``startswith`` per class instead of one per prefix
         object.__setattr__(self, "_prefixes", tuple(
             (rank, tuple(p for p, r in prefixes if r == rank)) for rank in sorted({r for _, r in prefixes})))
+        # a token no rule names and no prefix starts cannot change the class: one look-up passes it by
+        object.__setattr__(self, "_named", frozenset().union(single, multi, stems, leading, clause, self.generic_write))
+        object.__setattr__(self, "_any_prefix", tuple(p for p, _ in prefixes))
 
     def _is_read_stem(self, token: str) -> bool:
         """``کمکم`` / ``نگاش``: a read verb's noun with a pronoun suffix is still a read."""
@@ -197,9 +200,12 @@ class MutationClassifier:
         single, multi, stems = self._single, self._multi, self._stems  # type: ignore[attr-defined]
         neg = self.negations
         n = len(tokens)
-        asks_how = any(t in self.question_words for t in tokens)
+        asks_how = not self.question_words.isdisjoint(tokens)
         is_question = tokens[0] in self.question_openers
+        named, any_prefix = self._named, self._any_prefix  # type: ignore[attr-defined]
         for i, tok in enumerate(tokens):
+            if tok not in named and not tok.startswith(any_prefix):
+                continue  # no rule below can match it
             negated = i > 0 and (tokens[i - 1] in neg or (i > 1 and tokens[i - 2] in neg))
             nxt = tokens[i + 1:min(i + 3, n)]
             if nxt and nxt[0] in neg:

@@ -436,9 +436,21 @@ class NgramIndex:
         Unknown n-grams count in the norm (at the largest IDF), so text the catalog has
         never seen lowers the similarity instead of vanishing.
         """
+        return self.query_vectors(tokens, np.zeros(len(tokens), dtype=np.uint8))[0]
+
+    def query_vectors(self, tokens: Sequence[str], part: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                                              tuple[np.ndarray, np.ndarray]]:
+        """:meth:`query_vector` of ``tokens`` and of the tokens ``part`` marks (a query's content words), in one pass.
+
+        The second has the bits ``query_vector`` gives those tokens alone: the same counts and totals."""
         points, lengths = _code_points(tokens)
-        ids, tf, total = self.kernels.query_grams(points, lengths, *self.alphabet_codes, self.keys, self.bits,
-                                                  self.lo, self.hi)
+        ids, tf, total, tf_part, total_part = self.kernels.query_grams(
+            points, lengths, *self.alphabet_codes, self.keys, self.bits, self.lo, self.hi, part)
+        inside = np.flatnonzero(tf_part) if len(tf_part) else tf_part
+        return self._weights(ids, tf, total), self._weights(ids[inside], tf_part[inside], total_part)
+
+    def _weights(self, ids: np.ndarray, tf: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
+        """A query's known n-grams' L2-normalised TF-IDF weights (``total``: all its n-grams, known or not)."""
         if not len(ids):
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         w = (1.0 + np.log(tf.astype(np.float64))) * self.idf[ids]
@@ -471,22 +483,34 @@ class NgramIndex:
 
     def shared_counts(self, indices: np.ndarray, ids: np.ndarray) -> SharedCounts:
         """The counts of the n-grams ``ids`` (a query's, sorted) in each of the tools ``indices``, weighted."""
+        return self.shared_cosines(indices, ids, np.zeros(len(ids), dtype=np.float32))[0]
+
+    def shared_cosines(self, indices: np.ndarray, ids: np.ndarray, w: np.ndarray) -> tuple[SharedCounts, np.ndarray]:
+        """:meth:`shared_counts` and, from the same pass, :meth:`cosines` of them with the query weights ``w``."""
         indices = np.asarray(indices, dtype=np.int64)
-        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        found: list[tuple[np.ndarray, ...]] = []
+        table, n_big, cos = self.count_table, 0, []
         for lo in range(0, len(indices), _BLOCK):  # blocks bound the temporaries when scoring many tools
-            row, col, count = self.kernels.shared(self.tool_ptr, self.tool_tokens, self.tool_counts, self.gram_ptr,
-                                                  self.gram_tokens, self.gram_counts, len(self.token_ptr) - 1,
-                                                  indices[lo:lo + _BLOCK], ids)
+            row, col, count, weight, big, part = self.kernels.shared(
+                self.tool_ptr, self.tool_tokens, self.tool_counts, self.gram_ptr, self.gram_tokens, self.gram_counts,
+                len(self.token_ptr) - 1, indices[lo:lo + _BLOCK], ids, table, self.idf, self.norms, w)
+            cos.append(part)
             if len(row):
-                found.append((row + lo, col, count))
+                found.append((row + lo if lo else row, col, count, weight))
+                n_big += big
         if not found:
-            row, col, count = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+            row, col, count, weight = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.float32)
         elif len(found) == 1:
-            row, col, count = found[0]
+            row, col, count, weight = found[0]
         else:
-            row, col, count = (np.concatenate(part) for part in zip(*found, strict=True))
-        weight = ((1.0 + np.log(count)) * self.idf[ids][col] / self.norms[indices[row]]).astype(np.float32)
-        return SharedCounts(indices, ids, row, col, count, weight)
+            row, col, count, weight = (np.concatenate(part) for part in zip(*found, strict=True))
+        shared = SharedCounts(indices, ids, row, col, count, weight)
+        if n_big:  # counts past the table: the logarithm itself (the table holds its values below)
+            big = np.flatnonzero(count >= len(table))
+            weight[big] = ((1.0 + np.log(count[big])) * self.idf[ids][col[big]]
+                           / self.norms[indices[row[big]]]).astype(np.float32)
+            return shared, self.cosines(shared, w)
+        return shared, cos[0] if len(cos) == 1 else np.concatenate(cos) if cos else np.zeros(0, np.float32)
 
     def cosines(self, shared: SharedCounts, w: np.ndarray) -> np.ndarray:
         """Exact cosine of each tool ``shared`` counted with query weights ``w`` over ``shared.ids``:
@@ -494,16 +518,17 @@ class NgramIndex:
         return np.bincount(shared.row, weights=shared.weight * w[shared.col],
                            minlength=len(shared.indices)).astype(np.float32)
 
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """Cosine similarity of the query with every tool (dense, float32)."""
+    def scores(self, tokens: Sequence[str], qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """Cosine similarity of the query with every tool (dense, float32); ``qv``: its vector, when known."""
         if self.columns is None:
-            return self.scores_subset(tokens, np.arange(self.n_docs))
-        ids, w = self.query_vector(tokens)
+            return self.scores_subset(tokens, np.arange(self.n_docs), qv)
+        ids, w = qv if qv is not None else self.query_vector(tokens)
         return self.kernels.gather(*self.columns, ids, w, self.n_docs)
 
-    def scores_of(self, tokens: Sequence[str], indices: np.ndarray) -> np.ndarray:
+    def scores_of(self, tokens: Sequence[str], indices: np.ndarray,
+                  qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """``scores(tokens)[indices]`` by the cheaper layout: kept columns score every tool in a few
         column sums; the factored index computes only these tools' rows (same bits either way)."""
         if self.columns is not None or len(indices) == self.n_docs:
-            return self.scores(tokens)[indices]
-        return self.scores_subset(tokens, indices)
+            return self.scores(tokens, qv)[indices]
+        return self.scores_subset(tokens, indices, qv)

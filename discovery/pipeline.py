@@ -13,7 +13,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from tooldisc.discovery.clauses import rank_clauses
 from tooldisc.discovery.config import RankerConfig, load_config
 from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
-from tooldisc.discovery.fields import terms_of_tokens
+from tooldisc.discovery.fields import stopwords, terms_of_tokens
 from tooldisc.discovery.index import Index, build_index
 from tooldisc.discovery.learned import Learned, narrows
 from tooldisc.discovery.learned_apply import attach, learned_config
@@ -67,36 +67,51 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
     tokens = list(auth.request.tokens)
     lexical = ix.lexical.scores(tokens)
     history = auth.request.history
+    qv, content = _vectors(tokens, ix)
     if len(auth.indices) < ix.config.retrieval.min_tools or auth.request.exhaustive:
-        return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix), "full", history)
+        return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix, qv), "full", history,
+                         content_vector=content)
     problem = ix.problem()
     if problem is None:
-        qv = ix.ngram.query_vector(tokens) if ix.ngram is not None else None
         ctx = auth.request.context
         # the memoised mask of this very set; any other set builds its own (never a wider one)
         allowed = ix.authorized.mask(ctx, auth.mutation) if ix.authorized(ctx, auth.mutation) is auth.indices else None
         cand = index_candidates(auth.indices, tokens, lexical, ix, qv, auth.mutation, allowed)
         if len(cand):
             ngram = shared = None
-            if ix.ngram is not None:
+            if ix.ngram is not None and qv is not None:
                 ngram = np.zeros(ix.size, dtype=np.float32)
-                shared = ix.ngram.shared_counts(cand, qv[0])
-                ngram[cand] = ix.ngram.cosines(shared, qv[1])
-            return Retrieved(auth, cand, lexical, ngram, "indexed", history, ngram_counts=shared)
+                shared, ngram[cand] = ix.ngram.shared_cosines(cand, qv[0], qv[1])
+            return Retrieved(auth, cand, lexical, ngram, "indexed", history, ngram_counts=shared,
+                             content_vector=content)
         problem = "empty"
-    return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix), "full", history,
-                     fallback_reason=problem)
+    return Retrieved(auth, auth.indices, lexical, _ngram_of(auth.indices, tokens, ix, qv), "full", history,
+                     fallback_reason=problem, content_vector=content)
 
 
-def _ngram_of(indices: np.ndarray, tokens: list[str], ix: Index) -> np.ndarray | None:
+def _vectors(tokens: list[str], ix: Index) -> tuple[Any, Any]:
+    """The query's n-gram vector and its content words' (None unless some tokens, not all, are stop words).
+
+    One pass over the query's n-grams gives both (:meth:`~tooldisc.discovery.ngrams.NgramIndex.query_vectors`).
+    """
+    if ix.ngram is None:
+        return None, None
+    stop = stopwords()
+    part = np.fromiter((t not in stop for t in tokens), dtype=np.uint8, count=len(tokens))
+    n_content = int(part.sum())
+    qv, content = ix.ngram.query_vectors(tokens, part)
+    return qv, content if 0 < n_content < len(tokens) else None
+
+
+def _ngram_of(indices: np.ndarray, tokens: list[str], ix: Index, qv: Any = None) -> np.ndarray | None:
     """The n-gram cosine of the tools ranked whole (a dense vector read only through ``indices``).
 
-    :meth:`~tooldisc.discovery.ngrams.NgramIndex.scores_of` chooses the layout.
+    :meth:`~tooldisc.discovery.ngrams.NgramIndex.scores_of` chooses the layout; ``qv``: the query's vector.
     """
     if ix.ngram is None:
         return None
     ngram = np.zeros(ix.size, dtype=np.float32)
-    ngram[indices] = ix.ngram.scores_of(tokens, indices)
+    ngram[indices] = ix.ngram.scores_of(tokens, indices, qv)
     return ngram
 
 
@@ -180,11 +195,10 @@ def cut(ranked: Ranked, ix: Index) -> Offer:
         n = min(k, len(scores))
     names = ix.security.names
     # the offered rows as Python floats in one conversion per column, not one numpy scalar per value
-    columns = {f: v[:n].tolist() for f, v in ranked.contributions.items()}
-    candidates = tuple(
-        Candidate(name=names[t], score=s, features={f: col[i] for f, col in columns.items()})
-        for i, (t, s) in enumerate(zip(ranked.order[:n].tolist(), scores[:n].tolist(), strict=True))
-    )
+    fnames = tuple(ranked.contributions)
+    rows = zip(*[v[:n].tolist() for v in ranked.contributions.values()], strict=True) if fnames else [()] * n
+    candidates = tuple([Candidate(names[t], s, dict(zip(fnames, row, strict=True)))
+                        for t, s, row in zip(ranked.order[:n].tolist(), scores[:n].tolist(), rows, strict=True)])
     fits = 1.0 - ranked.signals["no_tool"] if "no_tool" in ranked.signals else None
     confidence = _confidence(top if n else 0.0, (top - second) if n else 0.0, n, fits)
     auth = ranked.retrieved.authorized
@@ -312,7 +326,9 @@ class Discoverer:
             timings[step.__name__] = (time.perf_counter() - t0) * 1000.0
         timings["total"] = (time.perf_counter() - t_all) * 1000.0
         offer: Offer = state
-        return Offer(**{**offer.__dict__, "timings": timings})
+        # the offer the cut step just made holds its own empty dict: filled here, not copied into a second offer
+        cast(dict, offer.timings).update(timings)
+        return offer
 
     def candidates(self, query: str, context: Context | None = None,
                    history: Sequence[Any] = ()) -> tuple[np.ndarray, np.ndarray, str]:

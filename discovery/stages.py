@@ -49,6 +49,9 @@ class Retrieved:
     # the candidates' counts of the query's n-grams (indexed retrieval; ngrams.SharedCounts), so the
     # content words' cosines of the same request read them instead of the index
     ngram_counts: Any = None
+    # the query's content words' n-gram vector (ids, weights), read in the same pass as the query's own;
+    # None when every token is a content word or none is (their cosines are then the feature's, or 0)
+    content_vector: Any = None
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,44 @@ def test_candidate_kernels_break_ties_alike(values: list[float], n: int, wanted:
     np.testing.assert_array_equal(NUMPY.candidates(*args), kernels("numba").candidates(*args))
 
 
+@needs_numba
+def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_table() -> None:
+    """Kernel level, both forms: a request of hundreds of n-grams (merge-sorted in the loop form) with a
+    content-word part, and shared counts past the logarithm table (NaN there, filled by the caller)."""
+    from tooldisc.discovery.fields import stopwords
+    from tooldisc.discovery.ngrams import _code_points
+
+    long_word = "a" * 300  # "aaa" 298 times in one token: a count past the 256-entry table
+    tools = [Tool(name=f"t{i}", description=f"{w} invoice report of the customer {long_word if i % 2 else ''}")
+             for i, w in enumerate(WORDS)]
+    ng = build_index(catalog_from_tools(tools), INDEXED, backend="numba").ngram
+    stop = stopwords()
+    query = [*WORDS, "invocie", "the", "zzzq", "ab" * 30] * 2
+    part = np.array([t not in stop for t in query], dtype=np.uint8)
+    points, lengths = _code_points(query)
+    args = (points, lengths, *ng.alphabet_codes, ng.keys, ng.bits, ng.lo, ng.hi, part)
+    a, b = NUMPY.query_grams(*args), kernels("numba").query_grams(*args)
+    assert len(a[0]) > 32 and 0 < a[4] < a[2] and int(a[3].sum()) < int(a[1].sum())
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+    ids = a[0]
+    w = ng.query_vector(query)[1]
+    indices = np.arange(len(tools), dtype=np.int64)[::-1].copy()
+    shared = (ng.tool_ptr, ng.tool_tokens, ng.tool_counts, ng.gram_ptr, ng.gram_tokens, ng.gram_counts,
+              len(ng.token_ptr) - 1, indices, ids, ng.count_table, ng.idf, ng.norms, w)
+    a, b = NUMPY.shared(*shared), kernels("numba").shared(*shared)
+    assert a[4] > 0 and np.isnan(a[3]).sum() == a[4]  # counts past the table
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+    counts, cos = ng.shared_cosines(indices, ids, w)  # the caller's logarithm for those: the reference bits
+    assert not np.isnan(counts.weight).any() and not np.isnan(cos).any()
+    reference = ((1.0 + np.log(counts.count)) * ng.idf[ids][counts.col] / ng.norms[indices[counts.row]])
+    np.testing.assert_array_equal(counts.weight, reference.astype(np.float32))
+    assert cos.tobytes() == ng.cosines(counts, w).tobytes()
+    small = np.flatnonzero(np.arange(len(tools)) % 2 == 0)  # no count past the table: the kernel's own cosines
+    assert ng.shared_cosines(small, ids, w)[1].tobytes() == ng.cosines(ng.shared_counts(small, ids), w).tobytes()
+
+
 def test_top_positive_keeps_the_lowest_indices_at_a_tie() -> None:
     values = np.array([1.0, 2.0, 1.0, 1.0, 0.0, 2.0, 1.0])
     idx = np.arange(len(values)) * 10
