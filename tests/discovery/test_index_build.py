@@ -479,3 +479,17 @@ def test_normalize_every_code_point() -> None:
     assert normalize(every) == _normalize_reference(every)
     for c in range(128):
         assert normalize(chr(c)) == _normalize_reference(chr(c))
+
+
+_NAME_CHARS = st.one_of(st.sampled_from(list("abcXYZ09._-/&: \t\x1c\x1f\x00\u3000\xa0فاکتورÉé")),
+                        st.characters(blacklist_categories=("Cs",)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(_NAME_CHARS, max_size=20) | st.sampled_from(["createInvoice", "HTTPServer_v2", "a__b", "x.y-z"]),
+                max_size=12))
+def test_split_names_equals_split_name(names: list[str]) -> None:
+    """The joined-string splitter (translate for ASCII, camel-case only where a capital is) is ``split_name`` per name."""
+    assert text_mod.split_names(names) == [text_mod.split_name(x) for x in names]
+    ascii_names = [x.encode("ascii", "ignore").decode().replace(":", "") for x in names]
+    assert text_mod.split_names(ascii_names) == [text_mod.split_name(x) for x in ascii_names]
