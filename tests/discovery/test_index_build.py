@@ -281,6 +281,21 @@ def test_ngram_blocks_kept_or_recomputed_give_the_same_bits(monkeypatch: pytest.
     np.testing.assert_array_equal(blocks.norms.view(np.int64), whole.norms.view(np.int64))
 
 
+def test_lexical_blocks_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Document frequencies by a plain sort per block (``term_df``) and cells block by block equal
+    the one-block build (checked against the reference above) bit for bit."""
+    from tooldisc.discovery import lexical
+
+    tools, cfg = synthetic_2000().tools, load_config()
+    whole = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
+    monkeypatch.setattr(lexical, "BLOCK_TOOLS", 37)  # 55 blocks, the last one short
+    blocks = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
+    assert list(blocks.vocab.items()) == list(whole.vocab.items())
+    np.testing.assert_array_equal(blocks.indptr, whole.indptr)
+    np.testing.assert_array_equal(blocks.rows, whole.rows)
+    np.testing.assert_array_equal(blocks.data.view(np.int32), whole.data.view(np.int32))
+
+
 @pytest.mark.parametrize("which", sorted(CATALOGS))
 def test_ngram_scores_of_a_subset_equal_the_whole_and_the_matrix(which: str) -> None:
     """Exact cosines of a few tools equal those of all tools (factored or by kept columns), bit for bit, and the weights' product."""
