@@ -286,9 +286,9 @@ def test_lexical_blocks_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> N
     the one-block build (checked against the reference above) bit for bit."""
     from tooldisc.discovery import lexical
 
-    tools, cfg = synthetic_2000().tools, load_config()
+    tools, cfg = shipped().tools, load_config()
     whole = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
-    monkeypatch.setattr(lexical, "BLOCK_TOOLS", 37)  # 55 blocks, the last one short
+    monkeypatch.setattr(lexical, "BLOCK_TOOLS", 7)  # 23 blocks, the last one short
     blocks = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
     assert list(blocks.vocab.items()) == list(whole.vocab.items())
     np.testing.assert_array_equal(blocks.indptr, whole.indptr)
@@ -500,7 +500,7 @@ _NAME_CHARS = st.one_of(st.sampled_from(list("abcXYZ09._-/&: \t\x1c\x1f\x00\u300
                         st.characters(blacklist_categories=("Cs",)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.text(_NAME_CHARS, max_size=20) | st.sampled_from(["createInvoice", "HTTPServer_v2", "a__b", "x.y-z"]),
                 max_size=12))
 def test_split_names_equals_split_name(names: list[str]) -> None:
