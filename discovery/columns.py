@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, islice
 
 import numpy as np
 
@@ -80,19 +80,20 @@ _WORD_OR_MARK = re.compile(r"\w+|\x00", re.UNICODE)
 _BATCH_PIECES = 8192
 
 
-class RawTokens(dict[str, int]):
-    """Raw token → id, numbered from 1 in first-seen order; id 0 is the piece-boundary mark.
+class _Numbering(dict[str, int]):
+    """Key → id in first-seen order: a lookup of an unseen key adds it (``__missing__``), so
+    numbering a batch is one C-level ``map`` with no separate pass for new keys."""
 
-    A lookup of an unseen token adds it (``__missing__``), so mapping a batch of tokens
-    to ids is one C-level ``map`` with no separate pass for new tokens.
-    """
+    def __missing__(self, key: str) -> int:
+        self[key] = i = len(self)
+        return i
+
+
+class RawTokens(_Numbering):
+    """Raw token → id, numbered from 1 in first-seen order; id 0 is the piece-boundary mark."""
 
     def __init__(self) -> None:
         super().__init__({_MARK: 0})
-
-    def __missing__(self, token: str) -> int:
-        self[token] = i = len(self)
-        return i
 
     def names(self) -> list[str]:
         """Token of each id (index 0 is the mark)."""
@@ -144,7 +145,7 @@ def columns_token_ids(columns: Sequence[Sequence[str] | Sequence[tuple[str, ...]
             group = group[first]
         texts = distinct
     del distinct
-    piece_of: dict[str, int] = {}
+    piece_of = _Numbering()
     piece_ids = np.zeros(0, dtype=np.int32)
     piece_len = np.zeros(0, dtype=np.int64)
     id_parts: list[np.ndarray] = []
@@ -161,11 +162,10 @@ def columns_token_ids(columns: Sequence[Sequence[str] | Sequence[tuple[str, ...]
         n_pieces = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
         flat = list(chain.from_iterable(split))
         del split
-        new = [piece for piece in dict.fromkeys(flat) if piece not in piece_of]
         known = len(piece_of)
-        piece_of.update(zip(new, range(known, known + len(new)), strict=True))
-        codes = np.fromiter(map(piece_of.__getitem__, flat), dtype=np.int64, count=len(flat))
+        codes = np.fromiter(map(piece_of.__getitem__, flat), dtype=np.int64, count=len(flat))  # numbers new pieces
         del flat
+        new = list(islice(piece_of, known, None))  # this chunk's new pieces, in first-seen order
         new_group = None
         if group is not None and len(new):  # each new piece's column: that of its first text
             owner = np.repeat(group[lo:lo + CHUNK_TEXTS], n_pieces)

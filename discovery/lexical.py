@@ -27,7 +27,7 @@ from tooldisc.discovery.fields import (
 )
 from tooldisc.discovery.kernels import NUMPY, Kernels
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.sparse import BLOCK_TOOLS, csc, ranges, term_cells
+from tooldisc.discovery.sparse import BLOCK_TOOLS, csc, ranges, term_cells, term_df
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ class LexicalBuilder:
         whole = term_cells(kept, 0, n, n_terms) if len(blocks) == 1 else None
         df_int = np.zeros(n_terms, dtype=np.int64)
         for lo, hi in blocks:
-            df_int += (whole or term_cells(kept, lo, hi, n_terms, weights=False))[0]
+            df_int += whole[0] if whole else term_df(kept, lo, hi, n_terms)
         release_memory(n)
         df = df_int.astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
@@ -191,7 +191,6 @@ class LexicalBuilder:
             rows[pos] = cell_doc
             weights[pos] = (idf[cell_term] * tfw / (k1 + tfw)).astype(np.float32)
             fill += counts
-            del pos, cell_term, cell_doc, tfw
-            release_memory(n)  # each block's temporaries, before the next block's land beside them
+            del pos, cell_term, cell_doc, tfw  # each block's temporaries are reused by the next (no trim between)
         release_memory(n)
         return LexicalIndex(vocab, indptr, rows, weights, n, self.stem)

@@ -5,7 +5,7 @@ An index is a tools × terms matrix kept as three arrays in compressed-column fo
 ``data`` — so a query sums a few columns (:func:`gather_columns`) with no Python
 loop over terms. :func:`csc` exposes the same arrays as a ``scipy.sparse`` matrix
 without copying. The build helpers (:func:`ranges`, :func:`stable_argsort`,
-:func:`term_cells`) turn token streams into cells block by block.
+:func:`term_cells`, :func:`term_df`) turn token streams into cells block by block.
 """
 
 from __future__ import annotations
@@ -76,14 +76,36 @@ def stable_argsort(keys: np.ndarray, n_keys: int) -> np.ndarray:
 BLOCK_TOOLS = 4096
 
 
+def term_df(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int, hi: int, n_terms: int) -> np.ndarray:
+    """Cells per term (document frequency) over tools ``lo:hi``: :func:`term_cells` ``[0]`` by a plain sort.
+
+    Counting distinct (tool, term) pairs needs no order among a cell's occurrences, so the
+    packed pairs are sorted by value (numpy's vectorised sort) instead of a stable argsort and gathers.
+    """
+    size = hi - lo
+    wide = size * n_terms >= 2**32
+    parts = []
+    for term_ids, offsets, _ in fields:
+        lens = np.diff(offsets[lo:hi + 1])
+        key = np.repeat(np.arange(size, dtype=np.int64 if wide else np.uint32), lens)
+        key *= n_terms
+        key += term_ids[offsets[lo]:offsets[hi]]
+        parts.append(key)
+    keys = np.concatenate(parts) if len(parts) != 1 else parts[0]
+    del parts
+    keys.sort()
+    first = np.ones(len(keys), dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    return np.bincount(keys[first] % n_terms, minlength=n_terms)
+
+
 def term_cells(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int, hi: int,
-               n_terms: int, weights: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               n_terms: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(cells per term, tool of each cell, Σ field norm) for tools ``lo:hi``, cells in (term, tool) order.
 
     Occurrences are laid out tool-major with fields in order inside a tool, so the stable
     sort by term leaves each cell's occurrences in (field, position) order: the float64
-    sum adds the same values in the same order as a per-tool loop. ``weights=False``
-    counts the cells per term only (a first pass that needs no sums).
+    sum adds the same values in the same order as a per-tool loop.
     """
     size = hi - lo
     per_field = [np.diff(offsets[lo:hi + 1]) for _, offsets, _ in fields]
@@ -92,18 +114,15 @@ def term_cells(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int,
     np.cumsum(per_tool[:-1], out=start[1:])
     total = int(per_tool.sum())
     terms_ = np.empty(total, dtype=np.int32)
-    vals = np.empty(total if weights else 0, dtype=np.float32)
+    vals = np.empty(total, dtype=np.float32)
     for (term_ids, offsets, norm), lens in zip(fields, per_field, strict=True):
         pos = ranges(start, lens)
         terms_[pos] = term_ids[offsets[lo]:offsets[hi]]
-        if weights:
-            vals[pos] = np.repeat(norm[lo:hi], lens)
+        vals[pos] = np.repeat(norm[lo:hi], lens)
         start += lens
     docs = np.repeat(np.arange(lo, hi, dtype=np.int32), per_tool)
     order = stable_argsort(terms_, n_terms)
-    terms_, docs = terms_[order], docs[order]
-    if weights:
-        vals = vals[order]
+    terms_, docs, vals = terms_[order], docs[order], vals[order]
     del order
     new = np.ones(total, dtype=bool)
     np.not_equal(terms_[1:], terms_[:-1], out=new[1:])
@@ -111,7 +130,5 @@ def term_cells(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int,
     starts = np.flatnonzero(new)
     del new
     counts = np.bincount(terms_[starts], minlength=n_terms)
-    if not weights:
-        return counts, docs[:0], np.zeros(0)
     tfw = np.add.reduceat(vals.astype(np.float64), starts) if total else np.zeros(0)
     return counts, docs[starts], tfw

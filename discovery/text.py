@@ -77,19 +77,37 @@ def split_name(name: str) -> str:
     return _CAMEL.sub(" ", spaced)
 
 
-_ASCII_UPPER = re.compile("[A-Z]")
+# The no-colon separator class on ASCII as a translate table (CPython's fast ASCII path):
+# every separator becomes a space, and a run of spaces then collapses to one, which is
+# what replacing each run of separators by one space gives.
+_ASCII_TO_SPACE = str.maketrans({c: " " for c in range(128) if _NAME_SEPARATORS_NO_COLON.fullmatch(chr(c))})
+_SPACE_RUN = re.compile("  +")
 
 
 def split_names(names: list[str]) -> list[str]:
-    """``split_name`` of many names in two regex passes over one joined string.
+    """``split_name`` of many names, each pass over one joined string.
 
     NUL is in neither separator class nor either side of a camel-case boundary, so no
-    match can touch it and splitting back gives each name's own result.
+    match can touch it and splitting back gives each name's own result. ASCII names
+    without ``:`` take a translate instead of the separator regex, and only the names
+    holding an ASCII capital (the camel-case pattern needs one) are scanned for
+    camel-case boundaries.
     """
     joined = "\x00".join(names)
-    spaced = (_NAME_SEPARATORS if ":" in joined else _NAME_SEPARATORS_NO_COLON).sub(" ", joined)
-    # The camel-case pattern needs an ASCII capital on one side; lowercase names skip its slow scan.
-    parts = (_CAMEL.sub(" ", spaced) if _ASCII_UPPER.search(spaced) else spaced).split("\x00")
+    if ":" in joined:
+        spaced = _NAME_SEPARATORS.sub(" ", joined)
+    elif joined.isascii():
+        spaced = joined.translate(_ASCII_TO_SPACE)
+        if "  " in spaced:
+            spaced = _SPACE_RUN.sub(" ", spaced)
+    else:
+        spaced = _NAME_SEPARATORS_NO_COLON.sub(" ", joined)
+    parts = spaced.split("\x00")
     if len(parts) != len(names):  # a name held a NUL itself
         return [split_name(x) for x in names]
+    lowered = spaced.lower()
+    if lowered != spaced:  # a capital somewhere: only the names holding one can have a camel-case boundary
+        cased = [i for i, (part, low) in enumerate(zip(parts, lowered.split("\x00"), strict=True)) if part != low]
+        for i, part in zip(cased, _CAMEL.sub(" ", "\x00".join([parts[i] for i in cased])).split("\x00"), strict=True):
+            parts[i] = part
     return parts

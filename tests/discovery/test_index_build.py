@@ -281,6 +281,21 @@ def test_ngram_blocks_kept_or_recomputed_give_the_same_bits(monkeypatch: pytest.
     np.testing.assert_array_equal(blocks.norms.view(np.int64), whole.norms.view(np.int64))
 
 
+def test_lexical_blocks_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Document frequencies by a plain sort per block (``term_df``) and cells block by block equal
+    the one-block build (checked against the reference above) bit for bit."""
+    from tooldisc.discovery import lexical
+
+    tools, cfg = shipped().tools, load_config()
+    whole = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
+    monkeypatch.setattr(lexical, "BLOCK_TOOLS", 7)  # 23 blocks, the last one short
+    blocks = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
+    assert list(blocks.vocab.items()) == list(whole.vocab.items())
+    np.testing.assert_array_equal(blocks.indptr, whole.indptr)
+    np.testing.assert_array_equal(blocks.rows, whole.rows)
+    np.testing.assert_array_equal(blocks.data.view(np.int32), whole.data.view(np.int32))
+
+
 @pytest.mark.parametrize("which", sorted(CATALOGS))
 def test_ngram_scores_of_a_subset_equal_the_whole_and_the_matrix(which: str) -> None:
     """Exact cosines of a few tools equal those of all tools (factored or by kept columns), bit for bit, and the weights' product."""
@@ -479,3 +494,17 @@ def test_normalize_every_code_point() -> None:
     assert normalize(every) == _normalize_reference(every)
     for c in range(128):
         assert normalize(chr(c)) == _normalize_reference(chr(c))
+
+
+_NAME_CHARS = st.one_of(st.sampled_from(list("abcXYZ09._-/&: \t\x1c\x1f\x00\u3000\xa0فاکتورÉé")),
+                        st.characters(blacklist_categories=("Cs",)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(_NAME_CHARS, max_size=20) | st.sampled_from(["createInvoice", "HTTPServer_v2", "a__b", "x.y-z"]),
+                max_size=12))
+def test_split_names_equals_split_name(names: list[str]) -> None:
+    """The joined-string splitter (translate for ASCII, camel-case only where a capital is) is ``split_name`` per name."""
+    assert text_mod.split_names(names) == [text_mod.split_name(x) for x in names]
+    ascii_names = [x.encode("ascii", "ignore").decode().replace(":", "") for x in names]
+    assert text_mod.split_names(ascii_names) == [text_mod.split_name(x) for x in ascii_names]
