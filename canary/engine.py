@@ -118,6 +118,21 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
+LAST_STEPS = 10001  # a ``last`` pair packs as epoch µs × LAST_STEPS + value in 0.01 steps
+
+
+def unpack_last(packed: Any) -> tuple[datetime, float] | None:
+    """A ``last`` measure as engines compute it, one integer (so one cheap ``max()``
+    instead of a struct comparison): epoch microseconds × :data:`LAST_STEPS` plus the
+    value in 0.01 steps (a percent, 0…10000). Back to (time, value)."""
+    if packed is None:
+        return None
+    from datetime import UTC, timedelta
+
+    us, steps = divmod(int(packed), LAST_STEPS)
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us), steps / 100
+
+
 def exact_value(kind: str, op: str, value: Any) -> Any:
     """An engine's exact integer sum (:meth:`tooldisc.canary.sql.Dialect.exact_sum`) as
     the column's unit: an ``int`` column's sum an int, a ``number`` column's a Decimal

@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Any
 from tooldisc.canary.conditions import Any_, IsNull, IsTrue
 from tooldisc.canary.engine import (
     CONFLICT_REASON,
+    LAST_STEPS,
     AggregateQuery,
     AggregateResult,
     Duplicates,
     Measure,
     exact_value,
+    unpack_last,
 )
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
 from tooldisc.canary.ingest import DUP_FLAG, candidate_keys
@@ -243,10 +245,9 @@ class DuckDBEngine:
         if m.op in ("min", "max"):
             return f"{m.op}({col}){filt}"
         if m.op == "last":
-            # (max order, max value at it) packed into one HUGEINT: epoch µs × 10,001 + value
-            # in 0.01 steps (a percent), so one cheap max() replaces a struct comparison
+            # (max order, max value at it) packed into one HUGEINT (engine.unpack_last)
             o = D.ident(m.order_by or "ts")
-            return (f"max(epoch_us({o})::HUGEINT * 10001 + CAST(round({col} * 100) AS HUGEINT))"
+            return (f"max(epoch_us({o})::HUGEINT * {LAST_STEPS} + CAST(round({col} * 100) AS HUGEINT))"
                     f"{filt}")
         if m.op == "distinct":
             return f"list(DISTINCT {col} ORDER BY {col}){filt}"
@@ -360,12 +361,7 @@ def _plain(schema: RowSchema, m: Measure, v: Any) -> Any:
         assert m.column is not None
         return exact_value(schema.column(m.column).kind, m.op, v)
     if m.op == "last":
-        if v is None:
-            return None
-        from datetime import UTC, datetime, timedelta
-
-        us, pct = divmod(int(v), 10001)
-        return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us), pct / 100)
+        return unpack_last(v)
     if m.op == "distinct":
         return [str(x) for x in (v or [])]
     if m.op in ("count", "count_if", "count_nonnull"):

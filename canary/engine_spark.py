@@ -27,12 +27,14 @@ from typing import Any, ClassVar
 
 from tooldisc.canary.engine import (
     CONFLICT_REASON,
+    LAST_STEPS,
     AggregateQuery,
     AggregateResult,
     Duplicates,
     Measure,
     exact_value,
     total,
+    unpack_last,
 )
 from tooldisc.canary.events import INT_RE, ISO_TS, UUID_RE, Column, RowSchema
 from tooldisc.canary.spark_read import CORRUPT, LINE, Location, read_raw, reading
@@ -326,9 +328,14 @@ class SparkEngine:
         if m.op in ("min", "max"):
             return f"{m.op}({_orderable(self.schema, m.column)}){filt}"
         if m.op == "last":
-            # as DuckDB's: the value at the latest order, in 0.01 steps (a percent)
+            # as DuckDB's, packed into one decimal (engine.unpack_last): a max() of a
+            # decimal keeps the cells a hash aggregation, where a max() of a struct made
+            # them a sort aggregation (every row sorted by the group keys first). Valid
+            # rows only: a quarantined value may not convert, and nothing reads it.
             order = _orderable(self.schema, m.order_by or "ts")
-            return f"max(struct({order} AS o, CAST(round({col} * 100) AS BIGINT) AS v)){filt}"
+            packed = (f"CAST({order} AS DECIMAL(20,0)) * {LAST_STEPS} "
+                      f"+ CAST(round({col} * 100) AS DECIMAL(20,0))")
+            return f"max(CASE WHEN _reason IS NULL THEN {packed} END){filt}"
         if m.op == "distinct":
             return f"array_sort(collect_set({col}){filt})"
         raise ValueError(f"unknown measure op {m.op!r}")
@@ -338,9 +345,7 @@ class SparkEngine:
             assert m.column is not None
             return exact_value(self.schema.column(m.column).kind, m.op, v)
         if m.op == "last":
-            if v is None or v["o"] is None:
-                return None
-            return (self._from_orderable(m.order_by or "ts", v["o"]), int(v["v"]) / 100)
+            return unpack_last(v)
         if m.op in ("min", "max"):
             return self._from_orderable(m.column, v)
         if m.op == "distinct":

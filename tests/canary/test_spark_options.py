@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -78,14 +79,35 @@ def test_bad_engine_options(args: tuple[str, ...], needle: str) -> None:
     assert needle in one_line_exit_2(run_cli(*SIM, *args))
 
 
-@pytest.mark.parametrize("flag", ["--spark-master", "--spark-remote"])
-def test_unreachable_master_or_remote_fails_fast(pyspark_installed: None, flag: str) -> None:
+@dataclass(frozen=True)
+class Refused:
+    """The CLI against a closed port: what it printed, and how long it took."""
+
+    port: int
+    line: str
+    seconds: float
+
+
+def _refused(flag: str) -> Refused:
     port = closed_port()
     url = f"spark://127.0.0.1:{port}" if flag == "--spark-master" else f"sc://127.0.0.1:{port}"
     t0 = time.monotonic()
     line = one_line_exit_2(run_cli(*SIM, "--engine", "spark", flag, url, timeout=60))
-    assert time.monotonic() - t0 < 30
-    assert "is unreachable" in line and f"127.0.0.1:{port}" in line
+    return Refused(port, line, time.monotonic() - t0)
+
+
+@pytest.fixture(scope="module")
+def refused_remote(pyspark_installed: None) -> Refused:
+    """One run, shared: the unreachable-remote test checks it, and the silent-endpoint
+    test takes its time as the command's start-up cost at the current machine load."""
+    return _refused("--spark-remote")
+
+
+@pytest.mark.parametrize("flag", ["--spark-master", "--spark-remote"])
+def test_unreachable_master_or_remote_fails_fast(request: pytest.FixtureRequest, flag: str) -> None:
+    run = request.getfixturevalue("refused_remote") if flag == "--spark-remote" else _refused(flag)
+    assert run.seconds < 30
+    assert "is unreachable" in run.line and f"127.0.0.1:{run.port}" in run.line
 
 
 @pytest.fixture()
@@ -113,16 +135,22 @@ def hung_grpc_server() -> Iterator[int]:
 
 
 @pytest.mark.parametrize("server", ["silent_server", "hung_grpc_server"])
-def test_silent_connect_endpoint_is_bounded_by_the_timeout(pyspark_installed: None, server: str,
+def test_silent_connect_endpoint_is_bounded_by_the_timeout(refused_remote: Refused, server: str,
                                                             request: pytest.FixtureRequest) -> None:
     """A port that never speaks gRPC, and one that never answers a call: both end within
-    the timeout plus start-up, with one line (no hang in the client's exit hook)."""
+    the timeout plus start-up, with one line (no hang in the client's exit hook).
+
+    Start-up (Python, pyspark's import) is what the same command took against a closed
+    port in this sitting, so machine load stretches both sides alike; on top of it the
+    command may wait the 3 s timeout and then has 5 s to close its channel and exit (a
+    hang would take the subprocess timeout). It must also have waited the timeout out."""
     port = request.getfixturevalue(server)
     t0 = time.monotonic()
     line = one_line_exit_2(run_cli(*SIM, "--engine", "spark", "--spark-remote",
                                    f"sc://127.0.0.1:{port}", "--spark-timeout", "3",
-                                   timeout=30))
-    assert time.monotonic() - t0 < 15
+                                   timeout=60))
+    seconds = time.monotonic() - t0
+    assert 3 <= seconds < refused_remote.seconds + 3 + 5, (seconds, refused_remote.seconds)
     assert "did not answer within 3 s" in line
 
 
