@@ -58,7 +58,8 @@ class LinearModel:
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """Logistic link: the calibrated probability of the positive class."""
-        z = np.clip(self.decision(x), -60.0, 60.0)
+        # min/max, not np.clip: the same bits (NaN included) at half the fixed cost on a per-request row
+        z = np.minimum(np.maximum(self.decision(x), -60.0), 60.0)
         return 1.0 / (1.0 + np.exp(-z))
 
     def to_dict(self) -> dict[str, Any]:
