@@ -24,7 +24,7 @@ demo: install
 # their on-disk cache once, instead of in each test process that first calls them.
 test: install
 	$(MAKE) --no-print-directory bench-smoke
-	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
 lint: install
 	$(BIN)/ruff check .

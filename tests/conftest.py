@@ -13,17 +13,22 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
 
-# Files that take a minute or more under CI=true (Spark's JVM, the 5,000-example
-# property files), heaviest first. pytest-xdist's ``--dist loadfile`` hands out files in
-# collection order, so starting these first lets the two workers finish together
-# (longest-first scheduling) instead of one worker starting a long file near the end.
+# Files that take 20 s or more under CI=true (Spark's JVM, the 5,000-example property
+# files, the CLI round trips), heaviest first. `make test` runs pytest-xdist's `--dist
+# loadfile` with `--no-loadscope-reorder`, so files are handed out in collection order and
+# starting these first lets the two workers finish together (longest-first scheduling).
+# xdist's default reorder sends the files with the most tests first, which put these
+# one-test files last and left one worker running them alone for the final ~45 s.
 HEAVY_FIRST = (
     "canary/test_spark.py",
     "discovery/test_security_property.py",
     "discovery/test_security_property_more.py",
     "canary/test_spark_options.py",
+    "canary/test_cli.py",
+    "evaluation/test_cli.py",
     "discovery/test_security_property_session.py",
     "discovery/test_security_property_session_more.py",
+    "discovery/test_index_build.py",
 )
 
 
