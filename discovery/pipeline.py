@@ -99,8 +99,9 @@ def _vectors(tokens: list[str], ix: Index) -> tuple[Any, Any]:
     stop = stopwords()
     part = np.fromiter((t not in stop for t in tokens), dtype=np.uint8, count=len(tokens))
     n_content = int(part.sum())
-    qv, content = ix.ngram.query_vectors(tokens, part)
-    return qv, content if 0 < n_content < len(tokens) else None
+    if not 0 < n_content < len(tokens):  # the content words' vector would be discarded: not weighed at all
+        return ix.ngram.query_vector(tokens), None
+    return ix.ngram.query_vectors(tokens, part)
 
 
 def _ngram_of(indices: np.ndarray, tokens: list[str], ix: Index, qv: Any = None) -> np.ndarray | None:
