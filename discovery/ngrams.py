@@ -107,6 +107,7 @@ class NgramBuilder:
         used = np.flatnonzero(seen)  # compact token ids, in raw id order
         del seen
         grams = _token_grams([names[i] for i in used.tolist()], self.lo, self.hi)
+        release_memory(self.n)  # the windows' sort temporaries, before T's cells are sorted
         compact = np.zeros(len(names), dtype=np.int32)
         compact[used] = np.arange(len(used), dtype=np.int32)
         tool_ptr, tool_tokens, tool_counts = _tool_tokens(fields, compact, self.n, len(used))
@@ -201,15 +202,15 @@ def _tool_tokens(fields: list[tuple[np.ndarray, np.ndarray]], compact: np.ndarra
         part += compact[ids]
         at += len(ids)
     keys.sort()
-    new = np.ones(len(keys), dtype=bool)
-    np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    # each distinct cell's first occurrence, with an end mark: the distinct keys are taken (and the
+    # occurrences freed) before the run lengths exist, so no three arrays as long as the cells coexist
+    new = np.ones(len(keys) + 1, dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=new[1:-1])
+    keys = keys[new[:-1]]
+    counts = _small(np.diff(np.flatnonzero(new)))
     del new
-    counts = np.diff(np.append(starts, len(keys)))
-    keys = keys[starts]
-    del starts
     tool_ptr = _ptr(keys // max(n_tokens, 1), n)
-    return tool_ptr, (keys % max(n_tokens, 1)).astype(np.int32), _small(counts)
+    return tool_ptr, (keys % max(n_tokens, 1)).astype(np.int32), counts
 
 
 def _ptr(sorted_owner: np.ndarray, n: int) -> np.ndarray:
