@@ -195,12 +195,14 @@ def _tool_tokens(fields: list[tuple[np.ndarray, np.ndarray]], compact: np.ndarra
     total = sum(len(ids) for ids, _ in fields)
     keys = np.empty(total, dtype=np.int64)
     at = 0
+    part = keys[:0]
     for ids, ptr in fields:
         part = keys[at:at + len(ids)]
         part[:] = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
         part *= n_tokens
         part += compact[ids]
         at += len(ids)
+    del part  # a view: it would keep the occurrences alive after the distinct cells are taken
     keys.sort()
     # each distinct cell's first occurrence, with an end mark: the distinct keys are taken (and the
     # occurrences freed) before the run lengths exist, so no three arrays as long as the cells coexist
