@@ -175,7 +175,8 @@ class LexicalBuilder:
         lens = per_tool.astype(np.float64)
         with np.errstate(divide="ignore"):  # b = 1 and an empty field: that tool has no cell
             norm = weight / (1.0 - b + b * lens / (lens.sum() / n))  # the mean (np.mean adds the same way), without its overhead
-        offsets = np.zeros(n + 1, dtype=np.int64)
+        # 4-byte offsets while they fit: every field's are kept until the cells are built
+        offsets = np.zeros(n + 1, dtype=np.int32 if len(term_ids) < 2**31 else np.int64)
         np.cumsum(per_tool, out=offsets[1:])
         self.kept.append((term_ids, offsets, norm.astype(np.float32)))
 

@@ -96,7 +96,8 @@ class NgramBuilder:
     def add(self, ids: np.ndarray, ptr: np.ndarray) -> None:
         """One field's raw token ids (``ids[ptr[t]:ptr[t+1]]`` belong to tool t)."""
         if len(ids):  # an empty field holds no n-gram
-            self.fields.append((ids, ptr))
+            # kept until finish: 2 bytes an occurrence while the ids fit (the tokeniser's int32 array is freed)
+            self.fields.append((ids.astype(np.uint16) if int(ids.max()) < 1 << 16 else ids, ptr))
 
     def finish(self, names: Sequence[str]) -> NgramIndex:
         """``names[i]`` is raw token id i's text."""
