@@ -314,16 +314,15 @@ class SharedValues(dict[Any, Any]):
         return key
 
     def text(self, value: Any) -> Any:
-        """The shared string equal to ``value``; anything but a string (``None``) as it is."""
-        return self[value] if isinstance(value, str) else value
+        """The shared string equal to ``value``; anything but a plain string (``None``) as it is."""
+        return self[value] if type(value) is str else value
 
     def strings(self, values: Iterable[Any]) -> tuple[Any, ...]:
-        """The shared tuple of the shared strings equal to ``values`` (as a tuple)."""
+        """The shared tuple of the shared strings equal to ``values`` (as a tuple). A tuple holding
+        anything but plain strings (a record that skipped validation) is kept as it is: equal is
+        not the same there (``1 == 1.0 == True``)."""
         items = tuple(map(self.text, values))
-        try:
-            return self[items]
-        except TypeError:  # an unhashable item (a record that skipped validation): kept as it is
-            return items
+        return self[items] if all(type(x) is str for x in items) else items
 
 
 def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared: SharedValues | None = None) -> Tool:
