@@ -1,0 +1,277 @@
+"""The query loops compiled ahead of time: an extension module that needs neither numba nor LLVM to run.
+
+The compiled form of :mod:`.kernels` is numba's JIT, and numba's runtime (LLVM, ~270
+modules, a target refresh) costs a process ~100 MB and a second before its first query,
+where the loops' own machine code is under 1 MB. ``numba.pycc`` compiles the same
+``*_loop`` functions, at every argument type listed in :data:`SIGNATURES`, into a Python
+extension module once (``tooldisc kernels build``; ``make install`` runs it); a process
+then loads that module (a few hundred kB) and never imports numba. There is no second
+copy of any loop: the module is built from the functions in :mod:`.kernels`.
+
+The module is never stale: its name carries a SHA-256 key over what it is compiled from
+(the source of :mod:`.kernels`, the signatures, the target CPU, the numba, numpy and Python
+versions), and a process loads only the module whose name is the key it computes itself.
+Otherwise, and for a call whose argument types no exported signature covers, the loops run
+through numba's JIT as before (:mod:`.kernels`), with the same bits either way.
+
+It lives in one directory: ``$TOOLDISC_KERNELS_DIR`` when set, else
+``$XDG_CACHE_HOME/tooldisc/kernels`` (``~/.cache/tooldisc/kernels``): a per-user cache
+works for a read-only installed package as for an editable one, and processes with the
+same sources and versions (worktrees, venvs) share one build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+ENV_DIR = "TOOLDISC_KERNELS_DIR"
+TARGET_CPU = ""  # numba.pycc's default: the architecture's generic CPU (portable; see docs/kernels.md)
+
+# The argument types each loop is called with (inventoried from every call site: BM25F and n-gram
+# gathers, the indexed retrieval's candidates, shared counts and query n-grams, the learned features'
+# cell reads). An array argument lists its dtypes (C-contiguous, one dimension); every combination is
+# exported. "int" and "float" are scalars (int64, float64). Count arrays are uint8 or uint16 (a token
+# repeating one n-gram 256 times or more); index arrays are int32 (int64 only from 2^31 tools or cells:
+# those calls run through the JIT).
+COUNTS = ("uint8", "uint16")
+SIGNATURES: dict[str, tuple[tuple[str, ...], ...]] = {
+    # col_ptr, col_rows, col_data, ids, weights, n_rows
+    "gather_loop": (("int64",), ("int32",), ("float32",), ("int64",), ("float32", "float64"), ("int",)),
+    # lexical, allowed, ids, wq, gram_ptr, gram_tokens, gram_counts, table, token_ptr, token_tools,
+    # token_counts, divisors, side_effect, wanted, w_bm25, w_ngram, w_prior, n
+    "candidates_loop": (("float32",), ("bool",), ("int64",), ("float64",), ("int64",), ("int32",), COUNTS,
+                        ("float64",), ("int64",), ("int32",), COUNTS, ("float64",), ("int8",), ("int",),
+                        ("float",), ("float",), ("float",), ("int",)),
+    # tool_ptr, tool_tokens, tool_counts, gram_ptr, gram_tokens, gram_counts, n_tokens, indices, ids,
+    # table, idf, norms, w
+    "shared_loop": (("int64",), ("int32",), COUNTS, ("int64",), ("int32",), COUNTS, ("int",), ("int64",),
+                    ("int64",), ("float64",), ("float64",), ("float64",), ("float32",)),
+    # points, lengths, alphabet, codes, keys, bits, lo, hi, part
+    "query_grams_loop": (("uint32",), ("int64",), ("uint32",), ("int64",), ("int64",), ("int",), ("int",),
+                         ("int",), ("uint8",)),
+    # keys, data, n_rows, ids, weights, indices
+    "rows_loop": (("uint32", "int64"), ("float32", "float64"), ("int",), ("int64",), ("float64",), ("int64",)),
+}
+
+_SHORT = {"int64": "i8", "int32": "i4", "int8": "i1", "uint8": "u1", "uint16": "u2", "uint32": "u4",
+          "float32": "f4", "float64": "f8", "bool": "b1", "int": "n", "float": "x"}
+_SCALARS: dict[str, tuple[type, ...]] = {"int": (int, np.int64), "float": (float, np.float64)}
+_CONTIGUOUS_ALIGNED = 0x1 | 0x100  # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED (numpy's flags.num)
+
+
+def signatures(loop: str) -> Iterator[tuple[str, ...]]:
+    """Every combination of argument types exported for ``loop``."""
+    return itertools.product(*SIGNATURES[loop])
+
+
+def signature_count() -> int:
+    """How many loop signatures the module exports."""
+    return sum(1 for loop in SIGNATURES for _ in signatures(loop))
+
+
+def symbol(loop: str, types: tuple[str, ...]) -> str:
+    """The exported name of ``loop`` at ``types`` (e.g. ``gather_loop__i8_i4_f4_i8_f8_n``)."""
+    return f"{loop}__{'_'.join(_SHORT[t] for t in types)}"
+
+
+def key_parts() -> dict[str, bytes] | None:
+    """What the module is compiled from, by name; None when numba is not installed or the source unreadable.
+
+    The source of :mod:`.kernels` (all of it: a loop may call anything in it), the signatures,
+    the target CPU and the numba, numpy and Python versions. numba's version is read from its
+    installed metadata: computing the key never imports numba.
+    """
+    from importlib import metadata
+
+    try:
+        numba_version = metadata.version("numba")
+        source = Path(__file__).with_name("kernels.py").read_bytes()
+    except (metadata.PackageNotFoundError, OSError):
+        return None
+    return {"source": source, "signatures": repr(sorted(SIGNATURES.items())).encode(),
+            "target_cpu": TARGET_CPU.encode(), "numba": numba_version.encode(), "numpy": np.__version__.encode(),
+            "python": f"{sys.implementation.cache_tag} {sys.platform}".encode()}
+
+
+def digest(parts: dict[str, bytes]) -> str:
+    """The SHA-256 (hex) of ``parts``: each name and value length-prefixed, so no two inputs collide by shifting."""
+    h = hashlib.sha256()
+    for name, value in sorted(parts.items()):
+        for piece in (name.encode(), value):
+            h.update(len(piece).to_bytes(8, "little"))
+            h.update(piece)
+    return h.hexdigest()
+
+
+def key() -> str | None:
+    """The key of the module this process may load (:func:`key_parts`), or None (no module can match)."""
+    parts = key_parts()
+    return None if parts is None else digest(parts)
+
+
+def module_name(hexkey: str) -> str:
+    """The extension module's name for a key: its file name and init symbol both carry the key."""
+    return f"_tooldisc_kernels_{hexkey[:24]}"
+
+
+def directory() -> Path:
+    """Where the module is built and looked for (module docstring)."""
+    chosen = os.environ.get(ENV_DIR)
+    if chosen:
+        return Path(chosen)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "tooldisc" / "kernels"
+
+
+def module_path(hexkey: str, where: Path | None = None) -> Path:
+    """The file the module of key ``hexkey`` lives in."""
+    import sysconfig
+
+    return (where or directory()) / (module_name(hexkey) + str(sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+
+
+@dataclass(frozen=True)
+class Status:
+    """Which compiled form a process would run, and why (``tooldisc kernels``)."""
+
+    form: str  # "aot", "jit" (numba installed, no matching module) or "numpy" (no numba)
+    reason: str
+    key: str | None
+    path: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"form": self.form, "reason": self.reason, "key": self.key, "path": self.path,
+                "directory": str(directory())}
+
+
+def status() -> Status:
+    """What :func:`load` would find, without loading anything."""
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        return Status("numpy", "numba (the fast extra) is not installed", None, None)
+    hexkey = key()
+    if hexkey is None:
+        return Status("jit", f"the source of the loops ({Path(__file__).with_name('kernels.py')}) is not readable",
+                      None, None)
+    path = module_path(hexkey)
+    if not path.is_file():
+        return Status("jit", "no compiled module matches the loops' sources and versions; "
+                             "'tooldisc kernels build' compiles it", hexkey, str(path))
+    return Status("aot", "the compiled module matches the loops' sources and versions", hexkey, str(path))
+
+
+def load(where: Path | None = None) -> ModuleType | None:
+    """The compiled module whose key matches this process's, or None (then the JIT runs)."""
+    hexkey = key()
+    if hexkey is None:
+        return None
+    path = module_path(hexkey, where)
+    if not path.is_file():
+        return None
+    import importlib.machinery
+    import importlib.util
+
+    name = module_name(hexkey)
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
+    if spec is None:
+        return None
+    try:
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except ImportError:  # a damaged or foreign file under the right name: the JIT form runs
+        return None
+    return module
+
+
+def dispatch_table(module: ModuleType, loop: str) -> dict[tuple[Any, ...], Callable[..., Any]]:
+    """The exported forms of ``loop`` by the argument key :func:`argument_key` gives for a call."""
+    table: dict[tuple[Any, ...], Callable[..., Any]] = {}
+    for types in signatures(loop):
+        target = getattr(module, symbol(loop, types), None)
+        if target is None:
+            continue
+        for key_ in itertools.product(*(_SCALARS[t] if t in _SCALARS else (np.dtype(t),) for t in types)):
+            table[key_] = target
+    return table
+
+
+def argument_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A call's key in :func:`dispatch_table`: each one-dimensional C-contiguous aligned array's dtype,
+    each other argument's type (an array of any other shape or layout is keyed ``np.ndarray``, which no
+    table holds, so the JIT takes that call). One flags read per array: this runs on every call."""
+    return tuple([a.dtype if type(a) is np.ndarray and a.ndim == 1 and a.flags.num & _CONTIGUOUS_ALIGNED
+                  == _CONTIGUOUS_ALIGNED else type(a) for a in args])
+
+
+def build(where: Path | None = None, progress: Callable[[str], None] | None = None,
+          force: bool = False) -> tuple[Path, bool]:
+    """Compile the module into ``where`` (default :func:`directory`); (its path, whether it was compiled).
+
+    Nothing is compiled when the matching module is already there (unless ``force``). The file is
+    written to a temporary directory beside its place and renamed into it: a process loading it
+    meanwhile sees the whole file or none. Needs numba (the ``fast`` extra) and a C compiler.
+    """
+    import importlib.util
+    import shutil
+    import tempfile
+
+    from tooldisc.errors import MissingExtraError, ToolDiscError
+
+    if importlib.util.find_spec("numba") is None:
+        raise MissingExtraError("compiling the query loops", "fast", "numba")
+    hexkey = key()
+    if hexkey is None:
+        raise ToolDiscError("the source of the query loops is not readable", file=str(Path(__file__).with_name("kernels.py")))
+    target_dir = where or directory()
+    path = module_path(hexkey, target_dir)
+    if path.is_file() and not force:
+        return path, False
+    from numba.core import types as nbtypes
+    from numba.pycc import CC
+
+    from tooldisc.discovery import kernels
+
+    try:
+        target_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target_dir))
+    except OSError as exc:
+        raise ToolDiscError(f"cannot write the compiled query loops: {exc}", file=str(target_dir)) from exc
+    try:
+        cc = CC(module_name(hexkey), source_module=kernels)
+        cc.output_dir = str(tmp)
+        cc.target_cpu = TARGET_CPU
+        for loop in SIGNATURES:
+            for types in signatures(loop):  # argument types only: numba infers each return type
+                cc.export(symbol(loop, types), tuple(_numba_type(t, nbtypes) for t in types))(getattr(kernels, loop))
+        if progress:
+            progress(f"compiling {signature_count()} loop signatures into {path.name}")
+        try:
+            cc.compile()
+        except Exception as exc:  # numba's typing, the C compiler or the linker: one line, --debug for the rest
+            raise ToolDiscError(f"compiling the query loops failed ({type(exc).__name__}): {exc}") from exc
+        os.replace(tmp / path.name, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path, True
+
+
+def _numba_type(name: str, nbtypes: Any) -> Any:
+    """The numba type of one declared argument type (a C-contiguous 1-D array, or a scalar)."""
+    if name == "int":
+        return nbtypes.int64
+    if name == "float":
+        return nbtypes.float64
+    scalar = nbtypes.boolean if name == "bool" else getattr(nbtypes, name)
+    return nbtypes.Array(scalar, 1, "C")
