@@ -1,6 +1,6 @@
 """``tooldisc kernels``: which form of the compiled query loops a process runs, and building the ahead-of-time one.
 
-Thin glue over :mod:`tooldisc.discovery.kernels_aot`. ``tooldisc kernels`` (or ``status``)
+Thin glue over :mod:`tooldisc.discovery.kernels_aot` and :mod:`~tooldisc.discovery.kernels_build`. ``tooldisc kernels`` (or ``status``)
 says whether a query will run the ahead-of-time module, numba's JIT or numpy, and why;
 ``tooldisc kernels build`` compiles the module (numba and a C compiler needed, once per
 change of the loops or of the numba, numpy or Python versions; ``make install`` runs it).
@@ -54,7 +54,8 @@ def build_command(
     and Python versions is already there. The directory is $TOOLDISC_KERNELS_DIR, else
     $XDG_CACHE_HOME/tooldisc/kernels (~/.cache/tooldisc/kernels).
     """
-    from tooldisc.discovery.kernels_aot import build, key, signature_count
+    from tooldisc.discovery.kernels_aot import key, signature_count
+    from tooldisc.discovery.kernels_build import build
 
     out = resolve_format(fmt, json_, ("table", "json"))
     start = time.perf_counter()

@@ -4,9 +4,10 @@ The compiled form of :mod:`.kernels` is numba's JIT, and numba's runtime (LLVM, 
 modules, a target refresh) costs a process ~100 MB and a second before its first query,
 where the loops' own machine code is under 1 MB. ``numba.pycc`` compiles the same
 ``*_loop`` functions, at every argument type listed in :data:`SIGNATURES`, into a Python
-extension module once (``tooldisc kernels build``; ``make install`` runs it); a process
-then loads that module (a few hundred kB) and never imports numba. There is no second
-copy of any loop: the module is built from the functions in :mod:`.kernels`.
+extension module once (:mod:`.kernels_build`: ``tooldisc kernels build``; ``make install``
+runs it); a process then loads that module (under 1 MB) and never imports numba. There is
+no second copy of any loop: the module is built from the functions in :mod:`.kernels`.
+This module finds, checks and loads it, and imports neither numba nor :mod:`.kernels`.
 
 The module is never stale: its name carries a SHA-256 key over what it is compiled from
 (the source of :mod:`.kernels`, the signatures, the target CPU, the numba, numpy and Python
@@ -213,65 +214,3 @@ def argument_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
     table holds, so the JIT takes that call). One flags read per array: this runs on every call."""
     return tuple([a.dtype if type(a) is np.ndarray and a.ndim == 1 and a.flags.num & _CONTIGUOUS_ALIGNED
                   == _CONTIGUOUS_ALIGNED else type(a) for a in args])
-
-
-def build(where: Path | None = None, progress: Callable[[str], None] | None = None,
-          force: bool = False) -> tuple[Path, bool]:
-    """Compile the module into ``where`` (default :func:`directory`); (its path, whether it was compiled).
-
-    Nothing is compiled when the matching module is already there (unless ``force``). The file is
-    written to a temporary directory beside its place and renamed into it: a process loading it
-    meanwhile sees the whole file or none. Needs numba (the ``fast`` extra) and a C compiler.
-    """
-    import importlib.util
-    import shutil
-    import tempfile
-
-    from tooldisc.errors import MissingExtraError, ToolDiscError
-
-    if importlib.util.find_spec("numba") is None:
-        raise MissingExtraError("compiling the query loops", "fast", "numba")
-    hexkey = key()
-    if hexkey is None:
-        raise ToolDiscError("the source of the query loops is not readable", file=str(Path(__file__).with_name("kernels.py")))
-    target_dir = where or directory()
-    path = module_path(hexkey, target_dir)
-    if path.is_file() and not force:
-        return path, False
-    from numba.core import types as nbtypes
-    from numba.pycc import CC
-
-    from tooldisc.discovery import kernels
-
-    try:
-        target_dir.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target_dir))
-    except OSError as exc:
-        raise ToolDiscError(f"cannot write the compiled query loops: {exc}", file=str(target_dir)) from exc
-    try:
-        cc = CC(module_name(hexkey), source_module=kernels)
-        cc.output_dir = str(tmp)
-        cc.target_cpu = TARGET_CPU
-        for loop in SIGNATURES:
-            for types in signatures(loop):  # argument types only: numba infers each return type
-                cc.export(symbol(loop, types), tuple(_numba_type(t, nbtypes) for t in types))(getattr(kernels, loop))
-        if progress:
-            progress(f"compiling {signature_count()} loop signatures into {path.name}")
-        try:
-            cc.compile()
-        except Exception as exc:  # numba's typing, the C compiler or the linker: one line, --debug for the rest
-            raise ToolDiscError(f"compiling the query loops failed ({type(exc).__name__}): {exc}") from exc
-        os.replace(tmp / path.name, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return path, True
-
-
-def _numba_type(name: str, nbtypes: Any) -> Any:
-    """The numba type of one declared argument type (a C-contiguous 1-D array, or a scalar)."""
-    if name == "int":
-        return nbtypes.int64
-    if name == "float":
-        return nbtypes.float64
-    scalar = nbtypes.boolean if name == "bool" else getattr(nbtypes, name)
-    return nbtypes.Array(scalar, 1, "C")
