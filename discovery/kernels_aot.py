@@ -10,7 +10,7 @@ no second copy of any loop: the module is built from the functions in :mod:`.ker
 This module finds, checks and loads it, and imports neither numba nor :mod:`.kernels`.
 
 The module is never stale: its name carries a SHA-256 key over what it is compiled from
-(the source of :mod:`.kernels`, the signatures, the target CPU, the numba, numpy and Python
+(the source of :mod:`.kernels`, the signatures, the CPU, the numba, numpy and Python
 versions), and a process loads only the module whose name is the key it computes itself.
 Otherwise, and for a call whose argument types no exported signature covers, the loops run
 through numba's JIT as before (:mod:`.kernels`), with the same bits either way.
@@ -36,7 +36,10 @@ from typing import Any
 import numpy as np
 
 ENV_DIR = "TOOLDISC_KERNELS_DIR"
-TARGET_CPU = ""  # numba.pycc's default: the architecture's generic CPU (portable; see docs/kernels.md)
+# /proc/cpuinfo fields that name a CPU's model and instruction set (x86, then ARM); the rest (clock,
+# core ids, bogomips) varies from boot to boot or core to core
+_CPU_FIELDS = frozenset({"vendor_id", "cpu family", "model", "model name", "flags",
+                         "CPU implementer", "CPU architecture", "CPU variant", "CPU part", "Features"})
 
 # The argument types each loop is called with (inventoried from every call site: BM25F and n-gram
 # gathers, the indexed retrieval's candidates, shared counts and query n-grams, the learned features'
@@ -85,11 +88,40 @@ def symbol(loop: str, types: tuple[str, ...]) -> str:
     return f"{loop}__{'_'.join(_SHORT[t] for t in types)}"
 
 
+def host_cpu() -> str:
+    """This machine's CPU as the OS reports it (model and instruction-set flags), or "" where it does not.
+
+    The module is compiled for the host CPU only when this names it: the key then carries it, so a
+    module in a directory shared with another kind of CPU (whose instructions might be missing
+    there) is never loaded by it. Elsewhere the module targets the architecture's generic CPU.
+    Host code ran the queries 2-3% faster than generic code here (docs/kernels.md).
+    """
+    if not sys.platform.startswith("linux"):
+        return ""
+    fields = []
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:  # the first processor's block
+                if not line.strip():
+                    break
+                name, _, value = line.partition(":")
+                if name.strip() in _CPU_FIELDS:
+                    fields.append(f"{name.strip()}={' '.join(value.split())}")
+    except OSError:
+        return ""
+    return "\n".join(sorted(fields))
+
+
+def target_cpu(cpu: str) -> str:
+    """numba.pycc's ``target_cpu`` for a :func:`host_cpu` value: "host" when it names the CPU, else generic."""
+    return "host" if cpu else ""
+
+
 def key_parts() -> dict[str, bytes] | None:
     """What the module is compiled from, by name; None when numba is not installed or the source unreadable.
 
     The source of :mod:`.kernels` (all of it: a loop may call anything in it), the signatures,
-    the target CPU and the numba, numpy and Python versions. numba's version is read from its
+    the CPU compiled for (:func:`host_cpu`) and the numba, numpy and Python versions. numba's version is read from its
     installed metadata: computing the key never imports numba.
     """
     from importlib import metadata
@@ -100,7 +132,7 @@ def key_parts() -> dict[str, bytes] | None:
     except (metadata.PackageNotFoundError, OSError):
         return None
     return {"source": source, "signatures": repr(sorted(SIGNATURES.items())).encode(),
-            "target_cpu": TARGET_CPU.encode(), "numba": numba_version.encode(), "numpy": np.__version__.encode(),
+            "cpu": host_cpu().encode(), "numba": numba_version.encode(), "numpy": np.__version__.encode(),
             "python": f"{sys.implementation.cache_tag} {sys.platform}".encode()}
 
 
@@ -152,7 +184,7 @@ class Status:
 
     def to_dict(self) -> dict[str, Any]:
         return {"form": self.form, "reason": self.reason, "key": self.key, "path": self.path,
-                "directory": str(directory())}
+                "directory": str(directory()), "cpu": "host" if host_cpu() else "generic"}
 
 
 def status() -> Status:

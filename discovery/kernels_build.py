@@ -15,14 +15,15 @@ from typing import Any
 
 from tooldisc.discovery.kernels_aot import (
     SIGNATURES,
-    TARGET_CPU,
+    digest,
     directory,
-    key,
+    key_parts,
     module_name,
     module_path,
     signature_count,
     signatures,
     symbol,
+    target_cpu,
 )
 
 
@@ -42,9 +43,10 @@ def build(where: Path | None = None, progress: Callable[[str], None] | None = No
 
     if importlib.util.find_spec("numba") is None:
         raise MissingExtraError("compiling the query loops", "fast", "numba")
-    hexkey = key()
-    if hexkey is None:
+    parts = key_parts()
+    if parts is None:
         raise ToolDiscError("the source of the query loops is not readable", file=str(Path(__file__).with_name("kernels.py")))
+    hexkey = digest(parts)
     target_dir = where or directory()
     path = module_path(hexkey, target_dir)
     if path.is_file() and not force:
@@ -62,7 +64,7 @@ def build(where: Path | None = None, progress: Callable[[str], None] | None = No
     try:
         cc = CC(module_name(hexkey), source_module=kernels)
         cc.output_dir = str(tmp)
-        cc.target_cpu = TARGET_CPU
+        cc.target_cpu = target_cpu(parts["cpu"].decode())  # the key carries the CPU (kernels_aot.host_cpu)
         for loop in SIGNATURES:
             for types in signatures(loop):  # argument types only: numba infers each return type
                 cc.export(symbol(loop, types), tuple(_numba_type(t, nbtypes) for t in types))(getattr(kernels, loop))

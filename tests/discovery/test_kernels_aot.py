@@ -30,7 +30,11 @@ pytestmark = needs_numba
 
 def test_the_key_changes_with_every_input_and_names_the_file() -> None:
     parts = aot.key_parts()
-    assert parts is not None and set(parts) == {"source", "signatures", "target_cpu", "numba", "numpy", "python"}
+    assert parts is not None and set(parts) == {"source", "signatures", "cpu", "numba", "numpy", "python"}
+    assert parts["cpu"] == aot.host_cpu().encode() and aot.host_cpu() == aot.host_cpu()  # stable: no clock, no core id
+    if sys.platform.startswith("linux"):  # compiled for this CPU, and the key says which
+        assert aot.target_cpu(aot.host_cpu()) == "host" and ("flags=" in aot.host_cpu() or "Features=" in aot.host_cpu())
+    assert aot.target_cpu("") == ""  # no CPU named: numba.pycc's generic CPU
     base = aot.digest(parts)
     assert aot.key() == base and len(base) == 64
     seen = {base}
