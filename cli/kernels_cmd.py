@@ -39,8 +39,8 @@ def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> No
         return
     echo(f"form: {found.form} ({found.reason})")
     if found.path:
-        cpu = found.to_dict()["cpu"]
-        echo(f"module: {found.path} (compiled for {'this machine' if cpu == 'host' else 'the generic'} CPU)")
+        target = "this machine's CPU" if found.to_dict()["cpu"] == "host" else "the generic CPU"
+        echo(f"module: {found.path} (compiled for {target})")
 
 
 @kernels_app.command("build")
