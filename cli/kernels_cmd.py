@@ -15,8 +15,8 @@ import typer
 
 from tooldisc.cli.common import FormatOption, JsonOption, echo, note, print_json, resolve_format
 
-kernels_app = typer.Typer(name="kernels", help="The compiled query loops: which form runs, and building the "
-                          "ahead-of-time module (no numba at run time).",
+kernels_app = typer.Typer(name="kernels", help="The compiled query loops: which form runs (without a command: "
+                          "the status), and building the ahead-of-time module (no numba at run time).",
                           invoke_without_command=True, add_completion=False, rich_markup_mode=None)
 
 
