@@ -188,7 +188,8 @@ class Status:
 
 
 def status() -> Status:
-    """What :func:`load` would find, without loading anything."""
+    """Which form a process would run and why: it loads the module as :func:`load` does (a damaged
+    file is reported, not trusted for being there)."""
     import importlib.util
 
     if importlib.util.find_spec("numba") is None:
@@ -201,6 +202,10 @@ def status() -> Status:
     if not path.is_file():
         return Status("jit", "no compiled module matches the loops' sources and versions; "
                              "'tooldisc kernels build' compiles it", hexkey, str(path))
+    _, error = _load(hexkey, path)
+    if error:
+        return Status("jit", f"the compiled module does not load ({error}); 'tooldisc kernels build --force' "
+                             "compiles it again", hexkey, str(path))
     return Status("aot", "the compiled module matches the loops' sources and versions", hexkey, str(path))
 
 
@@ -212,6 +217,11 @@ def load(where: Path | None = None) -> ModuleType | None:
     path = module_path(hexkey, where)
     if not path.is_file():
         return None
+    return _load(hexkey, path)[0]
+
+
+def _load(hexkey: str, path: Path) -> tuple[ModuleType | None, str | None]:
+    """The extension module at ``path`` (its init symbol carries ``hexkey``), or None and why it did not load."""
     import importlib.machinery
     import importlib.util
 
@@ -219,13 +229,13 @@ def load(where: Path | None = None) -> ModuleType | None:
     loader = importlib.machinery.ExtensionFileLoader(name, str(path))
     spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
     if spec is None:
-        return None
+        return None, "no import spec"
     try:
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
-    except ImportError:  # a damaged or foreign file under the right name: the JIT form runs
-        return None
-    return module
+    except (ImportError, OSError, RuntimeError, SystemError) as exc:  # damaged, foreign or of another ABI
+        return None, f"{type(exc).__name__}: {exc}"
+    return module, None
 
 
 def dispatch_table(module: ModuleType, loop: str) -> dict[tuple[Any, ...], Callable[..., Any]]:

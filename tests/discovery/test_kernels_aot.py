@@ -61,10 +61,13 @@ def test_a_module_of_other_sources_is_not_loaded(monkeypatch: pytest.MonkeyPatch
     assert k.numba_kernels(aot.load()).form == "jit"
 
 
-def test_a_damaged_file_under_the_right_name_is_not_loaded(tmp_path: Path) -> None:
+def test_a_damaged_file_under_the_right_name_is_not_loaded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     path = aot.module_path(aot.key() or "", tmp_path)
     path.write_bytes(b"\x7fELF not really")
     assert aot.load(tmp_path) is None
+    monkeypatch.setenv(aot.ENV_DIR, str(tmp_path))
+    found = aot.status()  # said, not trusted for being there
+    assert found.form == "jit" and "does not load" in found.reason and "--force" in found.reason
 
 
 def test_calls_the_module_does_not_cover_go_to_the_jit_with_the_same_bits() -> None:
