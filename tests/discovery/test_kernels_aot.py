@@ -103,6 +103,42 @@ def test_every_declared_signature_is_exported() -> None:
     assert set(aot.SIGNATURES) == {name for name in dir(k) if name.endswith("_loop")}  # every loop, no other
 
 
+def test_the_signatures_name_every_argument_of_every_loop() -> None:
+    """Edit a loop's arguments and this fails here, not as a compile error in 'make install'."""
+    for loop, types in aot.SIGNATURES.items():
+        code = getattr(k, loop).__code__
+        assert len(types) == code.co_argcount, loop
+        assert all(t in aot._SHORT for choices in types for t in choices)
+
+
+def test_every_call_of_the_bench_queries_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inventory of argument types is complete: on the bench's catalog and queries (indexed retrieval
+    with and without the abstention model, and ranked whole; a request long enough to be merge-sorted) no
+    call falls back to the JIT. A dtype changed at a call site fails here instead of silently loading numba."""
+    from tooldisc.discovery.config import config_from_mapping, load_config
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
+    from tooldisc.evaluation.bench import BenchOptions, load_inputs
+
+    aot_module()
+    fell_back: list[str] = []
+    jit_call = k._Loaded.__call__
+    monkeypatch.setattr(k._Loaded, "__call__", lambda self, *args: fell_back.append(self.name) or jit_call(self, *args))
+    opts = BenchOptions()
+    base, base_queries, _ = load_inputs(opts)
+    catalog = synthetic_catalog(base, 600, opts.seed)
+    queries = synthetic_queries(catalog, base_queries, 40, opts.seed, base_names=frozenset(t.name for t in base.tools))
+    requests = [(q.query, tuple(q.history)) for q in queries] + [(" ".join(q.query for q in queries[:12]), ())]
+    ran: list[str] = []
+    indexed = {"retrieval": {"min_tools": 100}}
+    for overlay in (indexed, {**indexed, "abstain": {"model": True}}, {}):  # {}: ranked whole (n-gram columns)
+        with numba_form("aot"):
+            engine = Discoverer(catalog, config_from_mapping(overlay, base=load_config()), backend="numba")
+        ran += [engine.discover(query, None, "auto", history).retrieval for query, history in requests]
+    assert ran.count("indexed") == 2 * len(requests) and ran.count("full") == len(requests)
+    assert fell_back == []
+
+
 def test_a_discover_with_the_compiled_module_never_imports_numba() -> None:
     """The whole point: the query loops run compiled, and numba (with LLVM, ~100 MB) stays out of the process."""
     aot_module()
