@@ -697,7 +697,7 @@ def _compiled() -> Kernels | None:
 
     Availability is a look-up of the installed package (no import of numba). When the compiled
     module of these very sources and versions exists (:func:`.kernels_aot.load`) it is loaded
-    here (a few hundred kB, no numba): ``form`` says "aot". Otherwise, and for any call whose
+    here (under 1 MB, no numba): ``form`` says "aot". Otherwise, and for any call whose
     argument types the module lacks, each loop imports numba and loads (or compiles) its machine
     code on its first call (:class:`_Loaded`); ``tooldisc bench`` reports that first-query cost on
     its own (``first_query``).
@@ -747,8 +747,9 @@ def kernels(backend: str = "auto", large: bool = True) -> Kernels:
     """The kernels for ``backend``: ``numba`` (the ``fast`` extra), ``numpy``, or ``auto``.
 
     ``auto`` is numba when it is installed and the index is ``large`` (big enough for indexed
-    retrieval): loading the compiled loops costs about a second per process, which a small
-    catalog's queries, a fraction of a millisecond faster each, never earn back.
+    retrieval): loading numba's JIT loops costs about a second per process, which a small
+    catalog's queries, a fraction of a millisecond faster each, never earn back (the rule
+    predates the ahead-of-time module, which loads in milliseconds: it is kept as it was).
     """
     check_backend(backend)
     if backend == "numpy" or (backend == "auto" and not large):
