@@ -94,7 +94,7 @@ def host_cpu() -> str:
     The module is compiled for the host CPU only when this names it: the key then carries it, so a
     module in a directory shared with another kind of CPU (whose instructions might be missing
     there) is never loaded by it. Elsewhere the module targets the architecture's generic CPU.
-    Host code ran the queries 2-3% faster than generic code here (docs/kernels.md).
+    Host code ran the queries 1-3% faster than generic code here (docs/kernels.md).
     """
     if not sys.platform.startswith("linux"):
         return ""
