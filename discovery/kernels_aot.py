@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from tooldisc.errors import ToolDiscError
+
 ENV_DIR = "TOOLDISC_KERNELS_DIR"
 # /proc/cpuinfo fields that name a CPU's model and instruction set (x86, then ARM); the rest (clock,
 # core ids, bogomips) varies from boot to boot or core to core
@@ -158,11 +160,19 @@ def module_name(hexkey: str) -> str:
 
 
 def directory() -> Path:
-    """Where the module is built and looked for (module docstring)."""
+    """Where the module is built and looked for (module docstring); a usage error without a home directory
+    (then a process runs the JIT: :func:`load`)."""
     chosen = os.environ.get(ENV_DIR)
     if chosen:
         return Path(chosen)
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    cache = os.environ.get("XDG_CACHE_HOME")
+    if not cache:
+        try:
+            cache = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError) as exc:
+            from tooldisc.errors import UsageError
+
+            raise UsageError(f"no home directory for the compiled query loops ({exc}): set {ENV_DIR}") from exc
     return Path(cache) / "tooldisc" / "kernels"
 
 
@@ -183,8 +193,12 @@ class Status:
     path: str | None
 
     def to_dict(self) -> dict[str, Any]:
+        try:
+            where: str | None = str(directory())
+        except ToolDiscError:
+            where = None
         return {"form": self.form, "reason": self.reason, "key": self.key, "path": self.path,
-                "directory": str(directory()), "cpu": "host" if host_cpu() else "generic"}
+                "directory": where, "cpu": "host" if host_cpu() else "generic"}
 
 
 def status() -> Status:
@@ -198,7 +212,10 @@ def status() -> Status:
     if hexkey is None:
         return Status("jit", f"the source of the loops ({Path(__file__).with_name('kernels.py')}) is not readable",
                       None, None)
-    path = module_path(hexkey)
+    try:
+        path = module_path(hexkey)
+    except ToolDiscError as exc:
+        return Status("jit", exc.message, hexkey, None)
     if not path.is_file():
         return Status("jit", "no compiled module matches the loops' sources and versions; "
                              "'tooldisc kernels build' compiles it", hexkey, str(path))
@@ -214,7 +231,10 @@ def load(where: Path | None = None) -> ModuleType | None:
     hexkey = key()
     if hexkey is None:
         return None
-    path = module_path(hexkey, where)
+    try:
+        path = module_path(hexkey, where)
+    except ToolDiscError:  # no home directory: the JIT runs (``tooldisc kernels`` says why)
+        return None
     if not path.is_file():
         return None
     return _load(hexkey, path)[0]

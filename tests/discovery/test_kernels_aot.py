@@ -70,6 +70,23 @@ def test_a_damaged_file_under_the_right_name_is_not_loaded(monkeypatch: pytest.M
     assert found.form == "jit" and "does not load" in found.reason and "--force" in found.reason
 
 
+def test_without_a_home_directory_the_jit_runs_and_the_build_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tooldisc.discovery.kernels_build import build
+    from tooldisc.errors import UsageError
+
+    def homeless() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    for name in (aot.ENV_DIR, "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(homeless))
+    assert aot.load() is None
+    found = aot.status()
+    assert found.form == "jit" and aot.ENV_DIR in found.reason and found.to_dict()["directory"] is None
+    with pytest.raises(UsageError, match=aot.ENV_DIR):
+        build()
+
+
 def test_calls_the_module_does_not_cover_go_to_the_jit_with_the_same_bits() -> None:
     """Another dtype, a view, a 2-D array, a numpy scalar of another width: never the compiled form."""
     module = aot_module()
