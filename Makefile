@@ -15,7 +15,10 @@ $(BIN)/tooldisc: pyproject.toml
 	$(BIN)/python -m compileall -q $(PACKAGE_DIRS)
 	touch $(BIN)/tooldisc
 
+# The query loops compiled ahead of time (docs/kernels.md): a no-op when the module matching the
+# loops' sources and the numba, numpy and Python versions exists, so it runs on every install.
 install: $(BIN)/tooldisc
+	$(BIN)/tooldisc kernels build
 
 demo: install
 	$(BIN)/tooldisc eval --k 15
