@@ -58,6 +58,7 @@ def _register() -> None:
         "tune_cmd",
         "learn_cmd",
         "bench_cmd",
+        "kernels_cmd",
         "canary_cmd",
         "plan_cmd",
         "serve_cmd",

@@ -157,7 +157,7 @@ def render_table(result: dict[str, Any]) -> None:
                       + ", ".join(refused) + ".")
     console.print("p95 vs tooldisc: the baseline's p95 divided by tooldisc's (above 1: tooldisc is faster). "
                   "Peak memory: the whole process's peak from the first build to the last timed query (the "
-                  "first query loads numba and the compiled loops when they run); memory for the build: the "
+                  "first query loads numba and the JIT's loops when they run); memory for the build: the "
                   "first build's peak minus the memory in use just before it.")
     console.print(kernels_line(result["sizes"]))
     env = result["environment"]
@@ -172,7 +172,10 @@ def kernels_line(sizes: list[dict[str, Any]]) -> str:
     """Which form of the query loops each size ran (never a silent difference between runs)."""
     ran: dict[str, list[str]] = {}
     for size in sizes:
-        name = size["engines"]["tooldisc"].get("kernels", "numpy")
+        engine = size["engines"]["tooldisc"]
+        name = engine.get("kernels", "numpy")
+        form = engine.get("kernels_form")
+        name = f"{name} ({'ahead of time' if form == 'aot' else 'JIT'})" if name == "numba" and form else name
         ran.setdefault(name, []).append(f"{size['n_tools']:,}")
     parts = [f"{name} at {', '.join(n)} tools" for name, n in ran.items()]
     line = "Query loops (kernels): " + "; ".join(parts) + "."
@@ -180,10 +183,10 @@ def kernels_line(sizes: list[dict[str, Any]]) -> str:
     cold = [f"{f['ms']:,.0f} ms, +{f['rss_growth_mb'] or 0:,.0f} MB (process peak {_mb(f['process_peak_mb'])} MB) "
             f"at {n:,}" for n, f in first if f]
     if cold:
-        line += (" First query of the process (not in the build; with numba it loads the compiled loops): "
+        line += (" First query of the process (not in the build; with numba's JIT it loads numba and the loops): "
                  + "; ".join(cold) + ".")
-    if "numba" not in ran:
-        line += " The compiled loops need the fast extra (pip install 'tooldisc[fast]') and a catalog of at least retrieval.min_tools tools, or --backend numba."
+    if not any(name.startswith("numba") for name in ran):
+        line += " The compiled loops need the fast extra (pip install 'tooldisc[fast]') and a catalog of at least retrieval.min_tools tools, or --backend numba; 'tooldisc kernels build' compiles them ahead of time (no numba at run time)."
     return line
 
 

@@ -9,9 +9,13 @@ transcendental is computed in compiled code (``1 + ln(count)`` comes from a tabl
 numpy code built). :class:`Kernels` holds one form of each job; an index carries the
 one it was built with, so callers never branch on the backend.
 
-``numba`` is imported only when a compiled loop is first called (the first query that
-needs it, never an index build); ``import tooldisc`` never imports it. The compiled functions are cached on disk (``cache=True``: beside this
-module, or numba's per-user cache directory when the package is read-only).
+The loops are compiled in one of two ways, with the same bits. Ahead of time
+(:mod:`.kernels_aot`, ``tooldisc kernels build``): an extension module built from these very
+functions, loaded when the index is built, and numba is never imported. Otherwise by numba's
+JIT: ``numba`` is imported only when a compiled loop is first called (the first query that
+needs it, never an index build); ``import tooldisc`` never imports it. The JIT's functions are
+cached on disk (``cache=True``: beside this module, or numba's per-user cache directory when
+the package is read-only).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from types import ModuleType
 
 import numpy as np
 
@@ -631,6 +636,7 @@ class Kernels:
     shared: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]]
     query_grams: Callable[..., tuple[np.ndarray, np.ndarray, int, np.ndarray, int]]
     rows: Callable[..., np.ndarray]  # the learned features' cell reads
+    form: str = "numpy"  # how the numba loops were loaded: "aot" (a compiled module, :mod:`.kernels_aot`) or "jit"
 
 
 NUMPY = Kernels("numpy", gather_numpy, candidates_numpy, shared_numpy, query_grams_numpy, rows_numpy)
@@ -654,6 +660,23 @@ class _Loaded:
         return target(*args)
 
 
+class _Aot:
+    """A loop's ahead-of-time forms (:mod:`.kernels_aot`), chosen by the call's argument types; a call
+    no exported signature covers goes to the JIT form. The match is exact: a compiled form reads an
+    array's memory as the dtype it was compiled for, so a near miss must never reach it."""
+
+    __slots__ = ("fallback", "key", "table")
+
+    def __init__(self, table: dict[tuple[object, ...], Callable[..., object]], fallback: Callable[..., object],
+                 key: Callable[[tuple[object, ...]], tuple[object, ...]]):
+        self.table = table
+        self.fallback = fallback
+        self.key = key
+
+    def __call__(self, *args: object) -> object:
+        return self.table.get(self.key(args), self.fallback)(*args)
+
+
 @cache
 def _jitted(name: str) -> Callable[..., object]:
     """The numba dispatcher of the loop ``name`` (one per process; cached machine code loads on first call).
@@ -670,18 +693,36 @@ def _jitted(name: str) -> Callable[..., object]:
 
 @lru_cache(maxsize=1)
 def _compiled() -> Kernels | None:
-    """The numba forms, or None without numba; nothing is imported or loaded until a loop is first called.
+    """The numba forms, or None without numba: the ahead-of-time module when one matches, else the JIT.
 
-    Availability is a look-up of the installed package (no import): choosing a backend at
-    index build time costs nothing. Each loop imports numba and loads (or compiles) its
-    machine code on its first call (:class:`_Loaded`); ``tooldisc bench`` reports that
-    first-query cost on its own (``first_query``).
+    Availability is a look-up of the installed package (no import of numba). When the compiled
+    module of these very sources and versions exists (:func:`.kernels_aot.load`) it is loaded
+    here (under 1 MB, no numba): ``form`` says "aot". Otherwise, and for any call whose
+    argument types the module lacks, each loop imports numba and loads (or compiles) its machine
+    code on its first call (:class:`_Loaded`); ``tooldisc bench`` reports that first-query cost on
+    its own (``first_query``).
     """
     import importlib.util
 
     if importlib.util.find_spec("numba") is None:
         return None
-    grams = _Loaded("query_grams_loop")
+    from tooldisc.discovery.kernels_aot import load
+
+    return numba_kernels(load())
+
+
+def numba_kernels(module: ModuleType | None) -> Kernels:
+    """The numba forms: ``module``'s compiled loops (:mod:`.kernels_aot`), each falling back to the JIT
+    for argument types it lacks, or the JIT alone when ``module`` is None."""
+    from tooldisc.discovery import kernels_aot
+
+    def loop(name: str) -> Callable[..., object]:
+        jit = _Loaded(name)
+        if module is None:
+            return jit
+        return _Aot(kernels_aot.dispatch_table(module, name), jit, kernels_aot.argument_key)
+
+    grams = loop("query_grams_loop")
 
     def query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
                     keys: np.ndarray, bits: int, lo: int, hi: int,
@@ -690,8 +731,8 @@ def _compiled() -> Kernels | None:
             return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi, part)
         return grams(points, lengths, alphabet, codes, keys, bits, lo, hi, part)  # type: ignore[return-value]
 
-    return Kernels("numba", _Loaded("gather_loop"), _Loaded("candidates_loop"), _Loaded("shared_loop"),
-                   query_grams, _Loaded("rows_loop"))
+    return Kernels("numba", loop("gather_loop"), loop("candidates_loop"), loop("shared_loop"), query_grams,
+                   loop("rows_loop"), "jit" if module is None else "aot")
 
 
 def check_backend(backend: str) -> None:
@@ -706,8 +747,9 @@ def kernels(backend: str = "auto", large: bool = True) -> Kernels:
     """The kernels for ``backend``: ``numba`` (the ``fast`` extra), ``numpy``, or ``auto``.
 
     ``auto`` is numba when it is installed and the index is ``large`` (big enough for indexed
-    retrieval): loading the compiled loops costs about a second per process, which a small
-    catalog's queries, a fraction of a millisecond faster each, never earn back.
+    retrieval): loading numba's JIT loops costs about a second per process, which a small
+    catalog's queries, a fraction of a millisecond faster each, never earn back (the rule
+    predates the ahead-of-time module, which loads in milliseconds: it is kept as it was).
     """
     check_backend(backend)
     if backend == "numpy" or (backend == "auto" and not large):

@@ -99,6 +99,7 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
         "available": True,
         "what": "Discoverer(catalog, config) build; discover(query, default context, k) per query",
         "kernels": engine.index.kernels.name,  # which form of the query loops ran (tooldisc.discovery.kernels)
+        "kernels_form": engine.index.kernels.form,  # numba's loops: "aot" (compiled module) or "jit"; else "numpy"
         "build_s": summary_s(builds),
         "rss_mb": rss,
         "first_query": first,

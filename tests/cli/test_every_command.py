@@ -15,7 +15,7 @@ COMMANDS = [
     "discover", "eval", "sweep", "compare", "gate", "tune", "bench",
     "catalog validate", "catalog stats", "catalog convert", "catalog diff",
     "canary assign", "canary simulate", "canary synth", "canary ingest", "canary verdict",
-    "plan validate", "gold validate", "gold stats", "gold split", "gold qrels",
+    "plan validate", "gold validate", "gold stats", "gold split", "gold qrels", "kernels status", "kernels build",
 ]
 
 

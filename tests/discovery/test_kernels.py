@@ -1,14 +1,15 @@
 """The two forms of the query loops (discovery/kernels.py) give the same offers, bit for bit.
 
-Every comparison runs both backends on the same inputs; the numba half skips (with its
-reason) when the ``fast`` extra is absent. Kept lean: one bench-sized catalog at a small
-size and hypothesis-drawn tiny catalogs ranked through the indexed path.
+Every comparison runs both backends on the same inputs, the numba one in each of its forms
+(compiled ahead of time, and by the JIT: kernel_forms.py); the numba half skips (with its
+reason) when the ``fast`` extra is absent, the ahead-of-time half when its module is not
+built (it fails under CI=true). Kept lean: one bench-sized catalog at a small size and
+hypothesis-drawn tiny catalogs ranked through the indexed path.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import subprocess
 import sys
 
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.discovery.kernel_forms import FORMS, needs_numba, numba_form
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.config import config_from_mapping, load_config
 from tooldisc.discovery.index import build_index
@@ -24,8 +26,6 @@ from tooldisc.discovery.kernels import NUMPY, kernels, top_positive
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.pipeline import Discoverer
 
-needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
-                                 reason="the fast extra (numba) is not installed")
 # indexed retrieval on any catalog: the candidate, shared-count and query n-gram kernels all run
 INDEXED = config_from_mapping({"retrieval": {"min_tools": 1, "candidates": 8}}, base=load_config())
 
@@ -34,10 +34,11 @@ def _offer(o: object) -> dict:
     return {k: v for k, v in o.__dict__.items() if k != "timings"}
 
 
-def _same_offers(catalog: object, config: object, queries: list[tuple[str, tuple[str, ...]]]) -> int:
+def _same_offers(catalog: object, config: object, queries: list[tuple[str, tuple[str, ...]]], form: str) -> int:
     a = Discoverer(catalog, config, backend="numpy")
-    b = Discoverer(catalog, config, backend="numba")
-    assert a.index.kernels.name == "numpy" and b.index.kernels.name == "numba"
+    with numba_form(form):
+        b = Discoverer(catalog, config, backend="numba")
+    assert a.index.kernels.name == "numpy" and b.index.kernels.name == "numba" and b.index.kernels.form == form
     for query, history in queries:
         for k in (15, "auto"):
             assert _offer(a.discover(query, None, k, history)) == _offer(b.discover(query, None, k, history)), query
@@ -45,7 +46,8 @@ def _same_offers(catalog: object, config: object, queries: list[tuple[str, tuple
 
 
 @needs_numba
-def test_backends_offer_the_same_on_bench_queries() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_backends_offer_the_same_on_bench_queries(form: str) -> None:
     """The bench's own catalog and queries (small size, indexed retrieval) and the shipped catalog ranked whole."""
     from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
     from tooldisc.evaluation.bench import BenchOptions, load_inputs
@@ -55,8 +57,8 @@ def test_backends_offer_the_same_on_bench_queries() -> None:
     catalog = synthetic_catalog(base, 600, opts.seed)
     queries = synthetic_queries(catalog, base_queries, 40, opts.seed, base_names=frozenset(t.name for t in base.tools))
     indexed = config_from_mapping({"retrieval": {"min_tools": 100}}, base=load_config())
-    assert _same_offers(catalog, indexed, [(q.query, tuple(q.history)) for q in queries]) == 40
-    assert _same_offers(base, load_config(), [(q.query, tuple(q.history)) for q in queries[:20]]) == 20
+    assert _same_offers(catalog, indexed, [(q.query, tuple(q.history)) for q in queries], form) == 40
+    assert _same_offers(base, load_config(), [(q.query, tuple(q.history)) for q in queries[:20]], form) == 20
     assert Discoverer(catalog, indexed).discover(queries[0].query).retrieval == "indexed"
 
 
@@ -77,19 +79,21 @@ def tiny_catalogs(draw: st.DrawFn) -> tuple[object, list[str]]:
 
 
 @needs_numba
+@pytest.mark.parametrize("form", FORMS)
 @settings(max_examples=15, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(tiny_catalogs())
-def test_backends_offer_the_same_on_tiny_catalogs(drawn: tuple[object, list[str]]) -> None:
+def test_backends_offer_the_same_on_tiny_catalogs(form: str, drawn: tuple[object, list[str]]) -> None:
     catalog, queries = drawn
-    _same_offers(catalog, INDEXED, [(q, ()) for q in queries])
+    _same_offers(catalog, INDEXED, [(q, ()) for q in queries], form)
 
 
 @needs_numba
+@pytest.mark.parametrize("form", FORMS)
 @settings(max_examples=20, deadline=None, database=None, derandomize=True)
 @given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0]), min_size=1, max_size=60), st.integers(1, 12),
        st.integers(0, 4))
-def test_candidate_kernels_break_ties_alike(values: list[float], n: int, wanted: int) -> None:
+def test_candidate_kernels_break_ties_alike(form: str, values: list[float], n: int, wanted: int) -> None:
     """Many equal scores at the cut: both forms keep the lowest indices (argpartition alone picks any)."""
     ix = build_index(catalog_from_tools([Tool(name=f"t{i}", description="invoice report") for i in range(len(values))]),
                      INDEXED, backend="numpy").ngram
@@ -101,11 +105,13 @@ def test_candidate_kernels_break_ties_alike(values: list[float], n: int, wanted:
     side = (np.arange(size) % 5).astype(np.int8)
     args = (lexical, allowed, ids, w * ix.idf[ids], ix.gram_ptr, ix.gram_tokens, ix.gram_counts, ix.count_table,
             ix.token_ptr, ix.token_tools, ix.token_counts, ix.divisors, side, wanted, 0.5, 0.25, 0.1, n)
-    np.testing.assert_array_equal(NUMPY.candidates(*args), kernels("numba").candidates(*args))
+    with numba_form(form) as compiled:
+        np.testing.assert_array_equal(NUMPY.candidates(*args), compiled.candidates(*args))
 
 
 @needs_numba
-def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_table() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_table(form: str) -> None:
     """Kernel level, both forms: a request of hundreds of n-grams (merge-sorted in the loop form) with a
     content-word part, and shared counts past the logarithm table (NaN there, filled by the caller)."""
     from tooldisc.discovery.fields import stopwords
@@ -114,13 +120,15 @@ def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_tab
     long_word = "a" * 300  # "aaa" 298 times in one token: a count past the 256-entry table
     tools = [Tool(name=f"t{i}", description=f"{w} invoice report of the customer {long_word if i % 2 else ''}")
              for i, w in enumerate(WORDS)]
-    ng = build_index(catalog_from_tools(tools), INDEXED, backend="numba").ngram
+    with numba_form(form) as compiled:
+        ng = build_index(catalog_from_tools(tools), INDEXED, backend="numba").ngram
+    assert ng.kernels is compiled
     stop = stopwords()
     query = [*WORDS, "invocie", "the", "zzzq", "ab" * 30] * 2
     part = np.array([t not in stop for t in query], dtype=np.uint8)
     points, lengths = _code_points(query)
     args = (points, lengths, *ng.alphabet_codes, ng.keys, ng.bits, ng.lo, ng.hi, part)
-    a, b = NUMPY.query_grams(*args), kernels("numba").query_grams(*args)
+    a, b = NUMPY.query_grams(*args), compiled.query_grams(*args)
     assert len(a[0]) > 32 and 0 < a[4] < a[2] and int(a[3].sum()) < int(a[1].sum())
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
@@ -129,7 +137,7 @@ def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_tab
     indices = np.arange(len(tools), dtype=np.int64)[::-1].copy()
     shared = (ng.tool_ptr, ng.tool_tokens, ng.tool_counts, ng.gram_ptr, ng.gram_tokens, ng.gram_counts,
               len(ng.token_ptr) - 1, indices, ids, ng.count_table, ng.idf, ng.norms, w)
-    a, b = NUMPY.shared(*shared), kernels("numba").shared(*shared)
+    a, b = NUMPY.shared(*shared), compiled.shared(*shared)
     assert a[4] > 0 and np.isnan(a[3]).sum() == a[4]  # counts past the table
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
