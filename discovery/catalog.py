@@ -298,17 +298,49 @@ def _as_str(value: Any) -> str | None:
     return str(value)
 
 
-def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None) -> Tool:
-    """A validated raw record → :class:`Tool`, defaults filled, untrusted text sanitised."""
+class SharedValues(dict[Any, Any]):
+    """One object for each distinct string, and each distinct tuple of strings, of the records built with it.
+
+    A JSON parser (or a generator) makes a new object for every occurrence of a value: 100,000
+    tools with the same two roles hold 100,000 equal tuples and 200,000 equal strings, about
+    18 MB of headers for what is 30 bytes of text. Built through one table, equal values are one
+    object. They are immutable and compare by value, so nothing but memory changes. Share values
+    as the records are created: records rebuilt afterwards would leave the old ones' holes beside
+    the kept ones (freed memory the process keeps).
+    """
+
+    def __missing__(self, key: Any) -> Any:
+        self[key] = key
+        return key
+
+    def text(self, value: Any) -> Any:
+        """The shared string equal to ``value``; anything but a plain string (``None``) as it is."""
+        return self[value] if type(value) is str else value
+
+    def strings(self, values: Iterable[Any]) -> tuple[Any, ...]:
+        """The shared tuple of the shared strings equal to ``values`` (as a tuple). A tuple holding
+        anything but plain strings (a record that skipped validation) is kept as it is: equal is
+        not the same there (``1 == 1.0 == True``)."""
+        items = tuple(map(self.text, values))
+        return self[items] if all(type(x) is str for x in items) else items
+
+
+def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared: SharedValues | None = None) -> Tool:
+    """A validated raw record → :class:`Tool`, defaults filled, untrusted text sanitised.
+
+    ``shared``: the table the catalog's records share their strings and lists through
+    (:func:`build_catalog` passes one; without it the record holds its own).
+    """
+    share = SharedValues() if shared is None else shared
     kwargs: dict[str, Any] = {"name": raw["name"]}
-    kwargs["description"] = sanitize(raw.get("description") or "")
+    kwargs["description"] = share.text(sanitize(raw.get("description") or ""))
     for key in ("namespace", "capability", "risk_level", "replacement"):
-        kwargs[key] = _as_str(raw.get(key))
-    kwargs["version"] = _as_str(raw.get("version"))
-    kwargs["schema_version"] = _as_str(raw.get("schema_version")) or "1"
+        kwargs[key] = share.text(_as_str(raw.get(key)))
+    kwargs["version"] = share.text(_as_str(raw.get("version")))
+    kwargs["schema_version"] = share.text(_as_str(raw.get("schema_version")) or "1")
     for key in ("parameters", "compact_parameters", "output_schema"):
         kwargs[key] = raw.get(key)
-    kwargs["side_effect"] = raw.get("side_effect")
+    kwargs["side_effect"] = share.text(raw.get("side_effect"))
     for key, default in _BOOL_DEFAULTS.items():
         value = raw.get(key)
         kwargs[key] = default if value is None else bool(value)
@@ -316,7 +348,7 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None) -> Too
         items = raw.get(key) or ()
         if key in _UNTRUSTED_LISTS:
             items = [sanitize(x, 500) for x in items]
-        kwargs[key] = tuple(items)
+        kwargs[key] = share.strings(items)
     tool = Tool(**kwargs)
     return replace(tool, definition_hash=definition_hash(tool), quarantine=quarantine)
 
@@ -337,7 +369,9 @@ def build_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] 
         if issue.level == "quarantine":
             i = int(issue.path.split("]")[0].split("[")[1])
             quarantined.setdefault(i, f"{issue.path}: {issue.message}")
-    tools = tuple(tool_from_dict(raw, quarantined.get(i)) for i, raw in enumerate(data["tools"]))
+    shared = SharedValues()  # equal strings and lists of the catalog's tools: one object each
+    tools = tuple(tool_from_dict(raw, quarantined.get(i), shared) for i, raw in enumerate(data["tools"]))
+    del shared
     version = _as_str(data.get("catalog_version"))
     warnings = tuple(i for i in issues if i.level != "error")
     return Catalog(tools=tools, version=version, source=source, warnings=warnings, notes=tuple(notes))

@@ -175,12 +175,14 @@ def _text_indexes(columns: TextColumns, cfg: RankerConfig) -> tuple[LexicalIndex
     per_pass = max(1, CHUNK_TEXTS // max(n, 1))  # fields tokenised together: one chunk of texts in all
     for at in range(0, len(names), per_pass):
         batch = names[at:at + per_pass]
-        for name, (ids, ptr) in zip(batch, columns_token_ids([columns.pieces(f) for f in batch], table), strict=True):
+        tokens = columns_token_ids([columns.pieces(f) for f in batch], table)
+        release_memory(n)  # the tokeniser's garbage (pieces, token strings) back to the OS before the cells grow
+        for name, (ids, ptr) in zip(batch, tokens, strict=True):
             if name in weights:
                 lexical.add(weights[name], ids, ptr, table)
             if ngram is not None and name in ngram_fields:
                 ngram.add(ids, ptr)
-        del ids, ptr
+        del ids, ptr, tokens
         release_memory(n)
     raw = table.names() if ngram is not None else []
     del table

@@ -98,6 +98,28 @@ _STOP, _UNSEEN = -1, -2  # raw_term marks: a stop word, a token no field has sho
 _STOP16 = 0xFFFF  # the stop mark in uint16 term ids
 
 
+_COUNT_TOOLS = 8192  # tools per segment sum in _segment_counts
+
+
+def _segment_counts(flags: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """``flags[ptr[t]:ptr[t + 1]].sum()`` of each tool t (int64); ``flags`` ends in a False sentinel.
+
+    ``reduceat`` casts its whole input to the sum's type first: over a whole field that is an
+    int64 copy of every occurrence's flag (32 MB for the descriptions of 100k tools, the build's
+    peak). Over a block of tools it is that block's.
+    """
+    n = len(ptr) - 1
+    out = np.zeros(n, dtype=np.int64)
+    for lo in range(0, n, _COUNT_TOOLS):
+        hi = min(lo + _COUNT_TOOLS, n)
+        s, e = int(ptr[lo]), int(ptr[hi])
+        sums = np.add.reduceat(flags[s:e + 1], ptr[lo:hi] - s, dtype=np.int64)
+        sums[-1] -= int(flags[e])  # the last segment runs to the slice's end, one flag past the block
+        sums[ptr[lo:hi] == ptr[lo + 1:hi + 1]] = 0  # reduceat gives an empty segment its start element
+        out[lo:hi] = sums
+    return out
+
+
 class LexicalBuilder:
     """Takes a field's raw token ids at a time (in config field order), then builds the :class:`LexicalIndex`.
 
@@ -139,15 +161,13 @@ class LexicalBuilder:
         lookup = np.where(raw_term < 0, _STOP16, raw_term).astype(np.uint16) if small else raw_term
         term_ids = lookup[ids]
         del lookup
-        # Kept tokens per tool by a segment sum over the flags: no int64 array as long
-        # as the field's occurrences (32 MB for the descriptions of 100k tools) at the peak.
+        # Kept tokens per tool by a segment sum over the flags, block by block (see _segment_counts).
         keep = np.zeros(len(term_ids) + 1, dtype=bool)  # a False sentinel: every segment start is in range
         if small:
             np.less(term_ids, _STOP16, out=keep[:-1])
         else:
             np.greater_equal(term_ids, 0, out=keep[:-1])
-        per_tool = np.add.reduceat(keep, ptr[:-1], dtype=np.int64) if n else np.zeros(0, np.int64)
-        per_tool[ptr[:-1] == ptr[1:]] = 0  # reduceat gives an empty segment its start element
+        per_tool = _segment_counts(keep, ptr)
         term_ids = term_ids[keep[:-1]]
         del keep
         if not len(term_ids):
@@ -155,7 +175,8 @@ class LexicalBuilder:
         lens = per_tool.astype(np.float64)
         with np.errstate(divide="ignore"):  # b = 1 and an empty field: that tool has no cell
             norm = weight / (1.0 - b + b * lens / (lens.sum() / n))  # the mean (np.mean adds the same way), without its overhead
-        offsets = np.zeros(n + 1, dtype=np.int64)
+        # 4-byte offsets while they fit: every field's are kept until the cells are built
+        offsets = np.zeros(n + 1, dtype=np.int32 if len(term_ids) < 2**31 else np.int64)
         np.cumsum(per_tool, out=offsets[1:])
         self.kept.append((term_ids, offsets, norm.astype(np.float32)))
 

@@ -96,7 +96,8 @@ class NgramBuilder:
     def add(self, ids: np.ndarray, ptr: np.ndarray) -> None:
         """One field's raw token ids (``ids[ptr[t]:ptr[t+1]]`` belong to tool t)."""
         if len(ids):  # an empty field holds no n-gram
-            self.fields.append((ids, ptr))
+            # kept until finish: 2 bytes an occurrence while the ids fit (the tokeniser's int32 array is freed)
+            self.fields.append((ids.astype(np.uint16) if int(ids.max()) < 1 << 16 else ids, ptr))
 
     def finish(self, names: Sequence[str]) -> NgramIndex:
         """``names[i]`` is raw token id i's text."""
@@ -107,6 +108,7 @@ class NgramBuilder:
         used = np.flatnonzero(seen)  # compact token ids, in raw id order
         del seen
         grams = _token_grams([names[i] for i in used.tolist()], self.lo, self.hi)
+        release_memory(self.n)  # the windows' sort temporaries, before T's cells are sorted
         compact = np.zeros(len(names), dtype=np.int32)
         compact[used] = np.arange(len(used), dtype=np.int32)
         tool_ptr, tool_tokens, tool_counts = _tool_tokens(fields, compact, self.n, len(used))
@@ -194,22 +196,24 @@ def _tool_tokens(fields: list[tuple[np.ndarray, np.ndarray]], compact: np.ndarra
     total = sum(len(ids) for ids, _ in fields)
     keys = np.empty(total, dtype=np.int64)
     at = 0
+    part = keys[:0]
     for ids, ptr in fields:
         part = keys[at:at + len(ids)]
         part[:] = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
         part *= n_tokens
         part += compact[ids]
         at += len(ids)
+    del part  # a view: it would keep the occurrences alive after the distinct cells are taken
     keys.sort()
-    new = np.ones(len(keys), dtype=bool)
-    np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    # each distinct cell's first occurrence, with an end mark: the distinct keys are taken (and the
+    # occurrences freed) before the run lengths exist, so no three arrays as long as the cells coexist
+    new = np.ones(len(keys) + 1, dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=new[1:-1])
+    keys = keys[new[:-1]]
+    counts = _small(np.diff(np.flatnonzero(new)))
     del new
-    counts = np.diff(np.append(starts, len(keys)))
-    keys = keys[starts]
-    del starts
     tool_ptr = _ptr(keys // max(n_tokens, 1), n)
-    return tool_ptr, (keys % max(n_tokens, 1)).astype(np.int32), _small(counts)
+    return tool_ptr, (keys % max(n_tokens, 1)).astype(np.int32), counts
 
 
 def _ptr(sorted_owner: np.ndarray, n: int) -> np.ndarray:

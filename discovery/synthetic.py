@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from tooldisc.discovery.catalog import Catalog, catalog_from_tools, definition_hash
+from tooldisc.discovery.catalog import Catalog, SharedValues, catalog_from_tools, definition_hash
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import tokenize
 
@@ -88,10 +88,12 @@ def synthetic_catalog(base: Catalog, n: int, seed: int = 0) -> Catalog:
     extra = []
     order = list(range(len(tools)))
     rng.shuffle(order)
+    shared = SharedValues()  # variants repeat aliases, keyword and domain lists: one object each
     for j in range(n - len(tools)):
         b = order[j % len(order)]
         other = rng.randrange(len(tools))
-        extra.append(_variant(tools[b], sentences[b], sentences[other], words, taken, rng))
+        extra.append(_variant(tools[b], sentences[b], sentences[other], words, taken, rng, shared))
+    del shared
     return catalog_from_tools((*tools, *extra), version=version, source=base.source)
 
 
@@ -164,7 +166,7 @@ def _sentences(text: str) -> list[str]:
 
 
 def _variant(base: Tool, own: list[str], other: list[str], words: _Words, taken: set[str],
-             rng: random.Random) -> Tool:
+             rng: random.Random, shared: SharedValues) -> Tool:
     """One synthetic tool: a base tool's policy under new, varied text."""
     entity = _zipf(words.entities, words.cum_entities, rng)
     qualifier = _zipf(words.entities, words.cum_entities, rng)
@@ -185,8 +187,9 @@ def _variant(base: Tool, own: list[str], other: list[str], words: _Words, taken:
     domains = (*base.domains, ns) if rng.random() < 0.5 else base.domains
     examples = tuple(f"{e} {entity_fa if _is_persian(e) else entity}" for e in _some(base.examples, 1, rng))
     tool = replace(
-        base, name=name, namespace=ns, description=description, aliases=tuple(aliases),
-        keywords=keywords, domains=domains, examples=examples, is_core=False, companion_tools=(),
+        base, name=name, namespace=ns, description=description, aliases=shared.strings(aliases),
+        keywords=shared.strings(keywords), domains=shared.strings(domains), examples=shared.strings(examples),
+        is_core=False, companion_tools=(),
         definition_hash="",
     )
     # Hashed here, not by catalog_from_tools: the unhashed record dies at once instead of

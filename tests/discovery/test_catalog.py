@@ -49,6 +49,22 @@ def test_defaults_are_filled() -> None:
     assert tool.risk_level is None and tool.capability is None and tool.compact_parameters is None
 
 
+def test_equal_strings_and_lists_of_a_catalog_are_one_object() -> None:
+    """A parsed document holds a new object per occurrence; the records share equal values
+    (memory at 100,000 tools), and the records and hashes are what each tool alone gives."""
+    raw = [dict(INVOICE, name=f"t{i}", roles=["accountant", "auditor"], domains=["sales"], namespace="fin",
+                keywords=["invoice", f"k{i}"]) for i in range(3)]
+    doc = json.loads(json.dumps(_doc(*raw)))  # as a file gives it: equal values, distinct objects
+    assert doc["tools"][0]["roles"][0] is not doc["tools"][1]["roles"][0]
+    tools = build_catalog(doc).tools
+    assert tools[0].roles is tools[1].roles is tools[2].roles
+    assert tools[0].domains is tools[2].domains and tools[0].namespace is tools[2].namespace
+    assert tools[0].keywords[0] is tools[1].keywords[0] and tools[0].keywords != tools[1].keywords
+    alone = [build_catalog(json.loads(json.dumps(_doc(r)))).tools[0] for r in raw]
+    assert list(tools) == alone
+    assert [t.definition_hash for t in tools] == [t.definition_hash for t in alone]
+
+
 def test_explicit_null_equals_absent() -> None:
     a = build_catalog(_doc({"name": "t", "side_effect": "none"}))
     b = build_catalog(_doc({"name": "t", "side_effect": "none", "enabled": None, "roles": None,

@@ -282,13 +282,15 @@ def test_ngram_blocks_kept_or_recomputed_give_the_same_bits(monkeypatch: pytest.
 
 
 def test_lexical_blocks_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Document frequencies by a plain sort per block (``term_df``) and cells block by block equal
+    """Document frequencies by a plain sort per block (``term_df``), cells block by block and kept
+    tokens counted per block of tools (``_segment_counts``; fields some tools leave empty) equal
     the one-block build (checked against the reference above) bit for bit."""
     from tooldisc.discovery import lexical
 
     tools, cfg = shipped().tools, load_config()
     whole = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
     monkeypatch.setattr(lexical, "BLOCK_TOOLS", 7)  # 23 blocks, the last one short
+    monkeypatch.setattr(lexical, "_COUNT_TOOLS", 5)
     blocks = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
     assert list(blocks.vocab.items()) == list(whole.vocab.items())
     np.testing.assert_array_equal(blocks.indptr, whole.indptr)
