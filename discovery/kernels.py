@@ -314,6 +314,9 @@ def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.
     return row, col, count, weight, n_big, cos
 
 
+_SHARED_SLACK = 1 << 14  # output entries (28 bytes each) shared_loop may allocate without counting them first
+
+
 def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
                 gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray, n_tokens: int,
                 indices: np.ndarray, ids: np.ndarray, table: np.ndarray, idf: np.ndarray, norms: np.ndarray,
@@ -344,13 +347,17 @@ def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.n
             h += 1
             head[k] = h
             held[k] += 1
-    bound = 0  # entries out: at most one per hit of a tool's token, and at most nq per tool
-    for r in range(len(indices)):
-        t = indices[r]
-        here = 0
-        for p in range(tool_ptr[t], tool_ptr[t + 1]):
-            here += held[tool_tokens[p]]
-        bound += min(here, nq)
+    # entries out: at most nq per tool; a pass over the tools' tokens bounds them closer (at most one per
+    # hit of a tool's token) only when that product is large (a whole block of tools: its memory counts)
+    bound = len(indices) * nq
+    if bound > _SHARED_SLACK:
+        bound = 0
+        for r in range(len(indices)):
+            t = indices[r]
+            here = 0
+            for p in range(tool_ptr[t], tool_ptr[t + 1]):
+                here += held[tool_tokens[p]]
+            bound += min(here, nq)
     rows = np.empty(bound, dtype=np.int64)
     cols = np.empty(bound, dtype=np.int64)
     counts = np.empty(bound, dtype=np.float64)
