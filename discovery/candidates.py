@@ -49,7 +49,7 @@ def index_candidates(authorized: np.ndarray, tokens: list[str], lexical: np.ndar
     wq = w[keep] * ng.idf[ids]
     w_prior = cfg.weight("prior") if mutation is not None else 0.0
     wanted = side_effect_code(WANTED_SIDE_EFFECT[mutation]) if mutation is not None else -1
-    return ng.kernels.candidates(lexical, allowed, ids, wq, ng.gram_ptr, ng.gram_tokens, ng.gram_counts,
-                                 ng.count_table, ng.token_ptr, ng.token_tools, ng.token_counts, ng.divisors,
-                                 ix.security.side_effect, wanted, cfg.weight("bm25"), cfg.weight("ngram"),
-                                 w_prior, n)
+    return ng.loops["candidates"](lexical, allowed, ids, wq, ng.gram_ptr, ng.gram_tokens, ng.gram_counts,
+                                  ng.count_table, ng.token_ptr, ng.token_tools, ng.token_counts, ng.divisors,
+                                  ix.security.side_effect, wanted, cfg.weight("bm25"), cfg.weight("ngram"),
+                                  w_prior, n)

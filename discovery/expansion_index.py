@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from operator import itemgetter
 
 import numpy as np
 
 from tooldisc.discovery.fields import TextColumns, terms_of_tokens
-from tooldisc.discovery.kernels import rows_numpy
+from tooldisc.discovery.kernels import F8, I8, bind, rows_numpy
 from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.sparse import gather_columns, stable_argsort
@@ -65,6 +66,11 @@ class ExpansionIndex:
         rescaled = LexicalIndex(local.vocab, local.indptr, local.rows, data.astype(np.float32), n, stem)
         return cls(rescaled, main, idf, n, cell_keys(local.indptr, local.rows, n), cells)
 
+    @cached_property
+    def _cells(self) -> Callable[..., np.ndarray]:
+        """The cell reads' form for these arrays, chosen once (:meth:`.kernels.Kernels.bind`)."""
+        return bind(self.cells, self.keys, self.index.data, self.n_docs, I8, F8, I8)
+
     def mass(self, tokens: Sequence[str]) -> float:
         """Σ catalog-wide IDF of the query's terms (a term found nowhere has the largest IDF)."""
         return self._mass_of(terms_of_tokens(list(tokens), self.index.stem))
@@ -96,7 +102,7 @@ class ExpansionIndex:
                 j = self.index.vocab.get(term)
                 if j is not None:
                     counts[j] = counts.get(j, 0) + 1
-            raw = self.cells(self.keys, self.index.data, self.n_docs,
+            raw = self._cells(self.keys, self.index.data, self.n_docs,
                             np.fromiter(counts, dtype=np.int64, count=len(counts)),
                             np.fromiter(counts.values(), dtype=np.float64, count=len(counts)),
                             indices).astype(np.float32)
@@ -206,6 +212,11 @@ class AffinityIndex:
         return cls(vocab, indptr, rows, data[order], len(tools), temperature, cell_keys(indptr, rows, len(tools)),
                    cells)
 
+    @cached_property
+    def _cells(self) -> Callable[..., np.ndarray]:
+        """The cell reads' form for these arrays, chosen once (:meth:`.kernels.Kernels.bind`)."""
+        return bind(self.cells, self.keys, self.data, self.n_docs, I8, F8, I8)
+
     def evidence(self, query: str, indices: np.ndarray | None = None) -> np.ndarray:
         """Every tool's summed phrase weights for ``query``, over √(phrases found); or those of ``indices`` (ascending)."""
         from tooldisc.discovery.phrases import phrases
@@ -217,7 +228,7 @@ class AffinityIndex:
             summed = gather_columns(self.indptr, self.rows, self.data, np.asarray(ids, dtype=np.int64),
                                     np.ones(len(ids)), self.n_docs)
         else:
-            summed = self.cells(self.keys, self.data, self.n_docs, np.asarray(ids, dtype=np.int64),
+            summed = self._cells(self.keys, self.data, self.n_docs, np.asarray(ids, dtype=np.int64),
                                 np.ones(len(ids)), indices).astype(np.float32)
         return summed.astype(np.float64) / np.sqrt(len(ids))
 

@@ -24,8 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from types import ModuleType
+from typing import Any
 
 import numpy as np
+
+from tooldisc.discovery.kernels_aot import CONTIGUOUS_ALIGNED, SCALARS
 
 BACKENDS = ("auto", "numpy", "numba")
 
@@ -313,6 +316,9 @@ def shared_numpy(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.
     return row, col, count, weight, n_big, cos
 
 
+_SHARED_SLACK = 1 << 14  # output entries (28 bytes each) shared_loop may allocate without counting them first
+
+
 def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
                 gram_ptr: np.ndarray, gram_tokens: np.ndarray, gram_counts: np.ndarray, n_tokens: int,
                 indices: np.ndarray, ids: np.ndarray, table: np.ndarray, idf: np.ndarray, norms: np.ndarray,
@@ -343,13 +349,17 @@ def shared_loop(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.n
             h += 1
             head[k] = h
             held[k] += 1
-    bound = 0  # entries out: at most one per hit of a tool's token, and at most nq per tool
-    for r in range(len(indices)):
-        t = indices[r]
-        here = 0
-        for p in range(tool_ptr[t], tool_ptr[t + 1]):
-            here += held[tool_tokens[p]]
-        bound += min(here, nq)
+    # entries out: at most nq per tool; a pass over the tools' tokens bounds them closer (at most one per
+    # hit of a tool's token) only when that product is large (a whole block of tools: its memory counts)
+    bound = len(indices) * nq
+    if bound > _SHARED_SLACK:
+        bound = 0
+        for r in range(len(indices)):
+            t = indices[r]
+            here = 0
+            for p in range(tool_ptr[t], tool_ptr[t + 1]):
+                here += held[tool_tokens[p]]
+            bound += min(here, nq)
     rows = np.empty(bound, dtype=np.int64)
     cols = np.empty(bound, dtype=np.int64)
     counts = np.empty(bound, dtype=np.float64)
@@ -638,6 +648,27 @@ class Kernels:
     rows: Callable[..., np.ndarray]  # the learned features' cell reads
     form: str = "numpy"  # how the numba loops were loaded: "aot" (a compiled module, :mod:`.kernels_aot`) or "jit"
 
+    def bind(self, job: str, *template: object) -> Callable[..., Any]:
+        """The form of ``job`` for an index's calls, chosen once instead of on every call.
+
+        ``template`` has one entry per argument: the index's own arrays and scalars (fixed for
+        its life: their types are read here), and, for what a query supplies, its dtype
+        (``np.dtype``) or scalar type (``int``, ``float``). The compiled module's export for
+        exactly those types is returned, guarded by a check of the query's arguments only
+        (another dtype or layout goes to the JIT form, as an unbound call would); the JIT and
+        numpy forms are returned as they are. Call it with the same arguments as the job.
+        """
+        return bind(getattr(self, job), *template)
+
+
+def bind(form: Callable[..., Any], *template: object) -> Callable[..., Any]:
+    """:meth:`Kernels.bind` of one job's form (as an index holds it, e.g. ``Kernels.rows``)."""
+    binder = getattr(form, "bind", None)
+    return form if binder is None else binder(template)
+
+
+# the dtypes of a query's arrays, for :meth:`Kernels.bind` templates (numpy's canonical instances)
+I1, I8, F4, F8, U1, U4, B1 = (np.dtype(t) for t in ("int8", "int64", "float32", "float64", "uint8", "uint32", "bool"))
 
 NUMPY = Kernels("numpy", gather_numpy, candidates_numpy, shared_numpy, query_grams_numpy, rows_numpy)
 
@@ -675,6 +706,52 @@ class _Aot:
 
     def __call__(self, *args: object) -> object:
         return self.table.get(self.key(args), self.fallback)(*args)
+
+    def bind(self, template: tuple[object, ...]) -> Callable[..., object]:
+        """The export for ``template``'s types (:meth:`Kernels.bind`), or the JIT form when none matches."""
+        key: list[object] = []
+        arrays: list[tuple[int, np.dtype]] = []
+        scalars: list[tuple[int, tuple[type, ...]]] = []
+        for i, a in enumerate(template):
+            if isinstance(a, np.dtype):  # a query's array: checked on each call
+                key.append(a)
+                arrays.append((i, a))
+            elif a is int or a is float:  # a query's scalar: the types an unbound call would key alike
+                key.append(a)
+                scalars.append((i, _SCALAR_TYPES[a]))
+            else:  # the index's own: read once
+                key.append(self.key((a,))[0])
+        target = self.table.get(tuple(key))
+        if target is None:
+            return self.fallback
+        return _Bound(target, self.fallback, tuple(arrays), tuple(scalars))
+
+
+_SCALAR_TYPES: dict[type, tuple[type, ...]] = {int: SCALARS["int"], float: SCALARS["float"]}
+
+
+class _Bound:
+    """An exported loop bound to an index's types: only the query's arguments are checked on a call
+    (exact dtype, one dimension, C-contiguous and aligned; scalar types), any other goes to the JIT form."""
+
+    __slots__ = ("arrays", "fallback", "scalars", "target")
+
+    def __init__(self, target: Callable[..., object], fallback: Callable[..., object],
+                 arrays: tuple[tuple[int, np.dtype], ...], scalars: tuple[tuple[int, tuple[type, ...]], ...]):
+        self.target = target
+        self.fallback = fallback
+        self.arrays = arrays
+        self.scalars = scalars
+
+    def __call__(self, *args: object, _array: type = np.ndarray, _flags: int = CONTIGUOUS_ALIGNED) -> object:
+        for i, dtype in self.arrays:
+            a: Any = args[i]
+            if type(a) is not _array or a.dtype != dtype or a.ndim != 1 or a.flags.num & _flags != _flags:
+                return self.fallback(*args)
+        for i, kinds in self.scalars:
+            if type(args[i]) not in kinds:
+                return self.fallback(*args)
+        return self.target(*args)
 
 
 @cache
@@ -722,17 +799,31 @@ def numba_kernels(module: ModuleType | None) -> Kernels:
             return jit
         return _Aot(kernels_aot.dispatch_table(module, name), jit, kernels_aot.argument_key)
 
-    grams = loop("query_grams_loop")
+    return Kernels("numba", loop("gather_loop"), loop("candidates_loop"), loop("shared_loop"),
+                   _QueryGrams(loop("query_grams_loop")), loop("rows_loop"), "jit" if module is None else "aot")
 
-    def query_grams(points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
-                    keys: np.ndarray, bits: int, lo: int, hi: int,
-                    part: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, int]:
-        if keys.dtype != np.int64:  # keys wider than 63 bits are Python ints: only the numpy form reads them
+
+class _QueryGrams:
+    """The compiled query n-grams for int64 keys; keys wider than 63 bits are Python ints (an object
+    array) that only the numpy form reads."""
+
+    __slots__ = ("grams",)
+
+    def __init__(self, grams: Callable[..., object]):
+        self.grams = grams
+
+    def __call__(self, points: np.ndarray, lengths: np.ndarray, alphabet: np.ndarray, codes: np.ndarray,
+                 keys: np.ndarray, bits: int, lo: int, hi: int, part: np.ndarray) -> object:
+        if keys.dtype != np.int64:
             return query_grams_numpy(points, lengths, alphabet, codes, keys, bits, lo, hi, part)
-        return grams(points, lengths, alphabet, codes, keys, bits, lo, hi, part)  # type: ignore[return-value]
+        return self.grams(points, lengths, alphabet, codes, keys, bits, lo, hi, part)
 
-    return Kernels("numba", loop("gather_loop"), loop("candidates_loop"), loop("shared_loop"), query_grams,
-                   loop("rows_loop"), "jit" if module is None else "aot")
+    def bind(self, template: tuple[object, ...]) -> Callable[..., object]:
+        keys: Any = template[4]
+        if keys.dtype != np.int64:
+            return query_grams_numpy
+        bind = getattr(self.grams, "bind", None)
+        return self.grams if bind is None else bind(template)
 
 
 def check_backend(backend: str) -> None:

@@ -71,8 +71,9 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], ...]] = {
 
 _SHORT = {"int64": "i8", "int32": "i4", "int8": "i1", "uint8": "u1", "uint16": "u2", "uint32": "u4",
           "float32": "f4", "float64": "f8", "bool": "b1", "int": "n", "float": "x"}
-_SCALARS: dict[str, tuple[type, ...]] = {"int": (int, np.int64), "float": (float, np.float64)}
-_CONTIGUOUS_ALIGNED = 0x1 | 0x100  # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED (numpy's flags.num)
+# the Python and numpy types a scalar argument may have (one exported form takes both)
+SCALARS: dict[str, tuple[type, ...]] = {"int": (int, np.int64), "float": (float, np.float64)}
+CONTIGUOUS_ALIGNED = 0x1 | 0x100  # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED (numpy's flags.num)
 
 
 def signatures(loop: str) -> Iterator[tuple[str, ...]]:
@@ -265,15 +266,15 @@ def dispatch_table(module: ModuleType, loop: str) -> dict[tuple[Any, ...], Calla
         target = getattr(module, symbol(loop, types), None)
         if target is None:
             continue
-        for key_ in itertools.product(*(_SCALARS[t] if t in _SCALARS else (np.dtype(t),) for t in types)):
+        for key_ in itertools.product(*(SCALARS[t] if t in SCALARS else (np.dtype(t),) for t in types)):
             table[key_] = target
     return table
 
 
-def argument_key(args: tuple[Any, ...], _array: type = np.ndarray, _flags: int = _CONTIGUOUS_ALIGNED) -> tuple[Any, ...]:
+def argument_key(args: tuple[Any, ...], _array: type = np.ndarray, _flags: int = CONTIGUOUS_ALIGNED) -> tuple[Any, ...]:
     """A call's key in :func:`dispatch_table`: each one-dimensional C-contiguous aligned array's dtype,
     each other argument's type (an array of any other shape or layout is keyed ``np.ndarray``, which no
-    table holds, so the JIT takes that call). It runs on every call (~1.6 µs for 18 arguments): one
-    flags read per array, and the names it reads are locals."""
+    table holds, so the JIT takes that call). An unbound call runs it over every argument (~1.6 µs for
+    18); an index binds its loops once (:meth:`.kernels.Kernels.bind`) and keys only its own arrays with it."""
     return tuple([a.dtype if type(a) is _array and a.ndim == 1 and a.flags.num & _flags == _flags else type(a)
                   for a in args])

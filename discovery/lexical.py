@@ -10,8 +10,9 @@ the layout and its gather from :mod:`.sparse`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from tooldisc.discovery.fields import (
     terms_of_tokens,
     terms_of_words,
 )
-from tooldisc.discovery.kernels import NUMPY, Kernels
+from tooldisc.discovery.kernels import F8, I8, NUMPY, Kernels
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.sparse import BLOCK_TOOLS, csc, ranges, term_cells, term_df
 
@@ -81,7 +82,12 @@ class LexicalIndex:
         qt = self.query_terms(text)
         ids = np.fromiter(qt.keys(), dtype=np.int64, count=len(qt))
         counts = np.fromiter(qt.values(), dtype=np.float64, count=len(qt))
-        return self.kernels.gather(self.indptr, self.rows, self.data, ids, counts, self.n_docs)
+        return self._gather(self.indptr, self.rows, self.data, ids, counts, self.n_docs)
+
+    @cached_property
+    def _gather(self) -> Callable[..., np.ndarray]:
+        """The gather's form for these arrays, chosen once (:meth:`.kernels.Kernels.bind`)."""
+        return self.kernels.bind("gather", self.indptr, self.rows, self.data, I8, F8, self.n_docs)
 
     def matched_terms(self, text: str, doc: int) -> list[str]:
         """Query terms that occur in tool ``doc`` (for ``--explain``)."""

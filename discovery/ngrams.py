@@ -26,7 +26,7 @@ import numpy as np
 
 from tooldisc.discovery.columns import RawTokens, gc_paused, release_memory, token_ids
 from tooldisc.discovery.fields import TextColumns, as_columns
-from tooldisc.discovery.kernels import NUMPY, Kernels
+from tooldisc.discovery.kernels import B1, F4, F8, I1, I8, NUMPY, U1, U4, Kernels
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.sparse import ranges, stable_argsort
 
@@ -434,6 +434,27 @@ class NgramIndex:
         items = sorted((ord(ch), code) for ch, code in self.alphabet.items())
         return (np.array([p for p, _ in items], dtype=np.uint32), np.array([c for _, c in items], dtype=np.int64))
 
+    @cached_property
+    def loops(self) -> dict[str, Any]:
+        """The query loops' forms for these arrays, chosen once (:meth:`.kernels.Kernels.bind`).
+
+        The query's arrays have these dtypes by construction: code points uint32, lengths, ids and
+        indices int64, weights float32 (the BM25F scores too), the estimate's weights float64, masks bool.
+        """
+        k, text = self.kernels, self.alphabet_codes
+        forms = {
+            "query_grams": k.bind("query_grams", U4, I8, *text, self.keys, self.bits, self.lo, self.hi, U1),
+            "shared": k.bind("shared", self.tool_ptr, self.tool_tokens, self.tool_counts, self.gram_ptr,
+                             self.gram_tokens, self.gram_counts, len(self.token_ptr) - 1, I8, I8, self.count_table,
+                             self.idf, self.norms, F4),
+            "candidates": k.bind("candidates", F4, B1, I8, F8, self.gram_ptr, self.gram_tokens, self.gram_counts,
+                                 self.count_table, self.token_ptr, self.token_tools, self.token_counts,
+                                 self.divisors, I1, int, float, float, float, int),
+        }
+        if self.columns is not None:
+            forms["gather"] = k.bind("gather", *self.columns, I8, F4, self.n_docs)
+        return forms
+
     def query_vector(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(sorted n-gram ids, L2-normalised TF-IDF weights) of the query's known n-grams.
 
@@ -448,7 +469,7 @@ class NgramIndex:
 
         The second has the bits ``query_vector`` gives those tokens alone: the same counts and totals."""
         points, lengths = _code_points(tokens)
-        ids, tf, total, tf_part, total_part = self.kernels.query_grams(
+        ids, tf, total, tf_part, total_part = self.loops["query_grams"](
             points, lengths, *self.alphabet_codes, self.keys, self.bits, self.lo, self.hi, part)
         inside = np.flatnonzero(tf_part) if len(tf_part) else tf_part
         return self._weights(ids, tf, total), self._weights(ids[inside], tf_part[inside], total_part)
@@ -495,7 +516,7 @@ class NgramIndex:
         found: list[tuple[np.ndarray, ...]] = []
         table, n_big, cos = self.count_table, 0, []
         for lo in range(0, len(indices), _BLOCK):  # blocks bound the temporaries when scoring many tools
-            row, col, count, weight, big, part = self.kernels.shared(
+            row, col, count, weight, big, part = self.loops["shared"](
                 self.tool_ptr, self.tool_tokens, self.tool_counts, self.gram_ptr, self.gram_tokens, self.gram_counts,
                 len(self.token_ptr) - 1, indices[lo:lo + _BLOCK], ids, table, self.idf, self.norms, w)
             cos.append(part)
@@ -527,7 +548,7 @@ class NgramIndex:
         if self.columns is None:
             return self.scores_subset(tokens, np.arange(self.n_docs), qv)
         ids, w = qv if qv is not None else self.query_vector(tokens)
-        return self.kernels.gather(*self.columns, ids, w, self.n_docs)
+        return self.loops["gather"](*self.columns, ids, w, self.n_docs)
 
     def scores_of(self, tokens: Sequence[str], indices: np.ndarray,
                   qv: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:

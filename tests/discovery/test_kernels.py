@@ -141,6 +141,15 @@ def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_tab
     assert a[4] > 0 and np.isnan(a[3]).sum() == a[4]  # counts past the table
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
+    # a block of tools whose output the loop counts before allocating it (past _SHARED_SLACK), and one it does not
+    from tooldisc.discovery.kernels import _SHARED_SLACK
+
+    many = np.tile(indices, _SHARED_SLACK // (len(indices) * len(ids)) + 1)
+    assert len(many) * len(ids) > _SHARED_SLACK >= len(indices[:3]) * len(ids)
+    for some in (many, indices[:3]):
+        wide = (*shared[:7], some, *shared[8:])
+        for x, y in zip(NUMPY.shared(*wide), compiled.shared(*wide), strict=True):
+            np.testing.assert_array_equal(x, y)
     counts, cos = ng.shared_cosines(indices, ids, w)  # the caller's logarithm for those: the reference bits
     assert not np.isnan(counts.weight).any() and not np.isnan(cos).any()
     reference = ((1.0 + np.log(counts.count)) * ng.idf[ids][counts.col] / ng.norms[indices[counts.row]])

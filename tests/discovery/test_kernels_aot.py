@@ -113,6 +113,44 @@ def test_calls_the_module_does_not_cover_go_to_the_jit_with_the_same_bits() -> N
             assert compiled.gather(*args).tobytes() == k.gather_numpy(*args).tobytes()
 
 
+def test_a_bound_form_checks_the_query_arguments_and_sends_others_to_the_jit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bound once to an index's arrays (Kernels.bind), a loop still never reads a query's array of another
+    dtype or layout, nor a scalar of another type, as the compiled types: those calls go to the JIT form."""
+    aot_module()
+    ptr = np.array([0, 2, 3, 5], dtype=np.int64)
+    rows = np.array([0, 2, 1, 1, 2], dtype=np.int32)
+    data = np.array([1.5, 2.0, 3.25, 0.5, 4.0], dtype=np.float32)
+    ids = np.array([0, 2], dtype=np.int64)
+    weights = np.array([0.5, 2.0])
+    fell_back: list[str] = []
+    jit_call = k._Loaded.__call__
+    monkeypatch.setattr(k._Loaded, "__call__", lambda self, *args: fell_back.append(self.name) or jit_call(self, *args))
+    with numba_form("aot") as compiled:
+        form = compiled.bind("gather", ptr, rows, data, k.I8, k.F8, 3)
+        assert isinstance(form, k._Bound)
+        assert form.target is aot_module().gather_loop__i8_i4_f4_i8_f8_n
+        assert form(ptr, rows, data, ids, weights, 3).tobytes() == k.gather_numpy(ptr, rows, data, ids, weights, 3).tobytes()
+        assert fell_back == []
+        others = [(ptr, rows, data, ids.astype(np.int32), weights, 3),  # another dtype
+                  (ptr, rows, data, np.array([0, 9, 2], dtype=np.int64)[::2], weights, 3),  # a strided view
+                  (ptr, rows, data, ids, weights.astype(np.float32), 3)]  # exported, but not the bound types
+        for args in others:
+            assert form(*args).tobytes() == k.gather_numpy(*args).tobytes()
+        assert fell_back == ["gather_loop"] * len(others)
+        sized = compiled.bind("gather", ptr, rows, data, k.I8, k.F8, int)  # a query's scalar: its type is checked
+        assert sized(ptr, rows, data, ids, weights, np.int64(3)).tobytes() == form(ptr, rows, data, ids, weights, 3).tobytes()
+        assert len(fell_back) == len(others)
+        assert sized(ptr, rows, data, ids, weights, np.int32(3)).tobytes() == form(ptr, rows, data, ids, weights, 3).tobytes()
+        assert len(fell_back) == len(others) + 1
+        with pytest.raises(Exception, match=">f8"):  # another byte order: the JIT's to refuse, never read as <f8
+            form(ptr, rows, data, ids, weights.astype(">f8"), 3)
+        # an index array without an export binds the JIT form itself; numpy's forms are their own
+        fell_back.clear()
+        assert compiled.bind("gather", ptr, rows, data.astype(np.float64), k.I8, k.F8, 3) is compiled.gather.fallback
+        assert k.NUMPY.bind("gather", ptr, rows, data, k.I8, k.F8, 3) is k.gather_numpy
+    assert fell_back == []
+
+
 def test_every_declared_signature_is_exported() -> None:
     module = aot_module()
     names = {aot.symbol(loop, types) for loop in aot.SIGNATURES for types in aot.signatures(loop)}
@@ -152,6 +190,9 @@ def test_every_call_of_the_bench_queries_runs_compiled(monkeypatch: pytest.Monke
         with numba_form("aot"):
             engine = Discoverer(catalog, config_from_mapping(overlay, base=load_config()), backend="numba")
         ran += [engine.discover(query, None, "auto", history).retrieval for query, history in requests]
+        # each index bound its loops to exported forms once (no per-call choice, no JIT form)
+        bound = [engine.index.lexical._gather, *engine.index.ngram.loops.values()]
+        assert all(isinstance(form, k._Bound) for form in bound)
     assert ran.count("indexed") == 2 * len(requests) and ran.count("full") == len(requests)
     assert fell_back == []
 
