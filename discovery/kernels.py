@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from tooldisc.discovery.kernels_aot import CONTIGUOUS_ALIGNED, SCALARS
+from tooldisc.discovery import kernels_aot
+from tooldisc.discovery.kernels_aot import CONTIGUOUS_ALIGNED, SCALARS, argument_key
 
 BACKENDS = ("auto", "numpy", "numba")
 
@@ -696,16 +697,14 @@ class _Aot:
     no exported signature covers goes to the JIT form. The match is exact: a compiled form reads an
     array's memory as the dtype it was compiled for, so a near miss must never reach it."""
 
-    __slots__ = ("fallback", "key", "table")
+    __slots__ = ("fallback", "table")
 
-    def __init__(self, table: dict[tuple[object, ...], Callable[..., object]], fallback: Callable[..., object],
-                 key: Callable[[tuple[object, ...]], tuple[object, ...]]):
+    def __init__(self, table: dict[tuple[object, ...], Callable[..., object]], fallback: Callable[..., object]):
         self.table = table
         self.fallback = fallback
-        self.key = key
 
     def __call__(self, *args: object) -> object:
-        return self.table.get(self.key(args), self.fallback)(*args)
+        return self.table.get(argument_key(args), self.fallback)(*args)
 
     def bind(self, template: tuple[object, ...]) -> Callable[..., object]:
         """The export for ``template``'s types (:meth:`Kernels.bind`), or the JIT form when none matches."""
@@ -720,7 +719,7 @@ class _Aot:
                 key.append(a)
                 scalars.append((i, _SCALAR_TYPES[a]))
             else:  # the index's own: read once
-                key.append(self.key((a,))[0])
+                key.append(argument_key((a,))[0])
         target = self.table.get(tuple(key))
         if target is None:
             return self.fallback
@@ -783,21 +782,18 @@ def _compiled() -> Kernels | None:
 
     if importlib.util.find_spec("numba") is None:
         return None
-    from tooldisc.discovery.kernels_aot import load
-
-    return numba_kernels(load())
+    return numba_kernels(kernels_aot.load())
 
 
 def numba_kernels(module: ModuleType | None) -> Kernels:
     """The numba forms: ``module``'s compiled loops (:mod:`.kernels_aot`), each falling back to the JIT
     for argument types it lacks, or the JIT alone when ``module`` is None."""
-    from tooldisc.discovery import kernels_aot
 
     def loop(name: str) -> Callable[..., object]:
         jit = _Loaded(name)
         if module is None:
             return jit
-        return _Aot(kernels_aot.dispatch_table(module, name), jit, kernels_aot.argument_key)
+        return _Aot(kernels_aot.dispatch_table(module, name), jit)
 
     return Kernels("numba", loop("gather_loop"), loop("candidates_loop"), loop("shared_loop"),
                    _QueryGrams(loop("query_grams_loop")), loop("rows_loop"), "jit" if module is None else "aot")
@@ -822,8 +818,7 @@ class _QueryGrams:
         keys: Any = template[4]
         if keys.dtype != np.int64:
             return query_grams_numpy
-        bind = getattr(self.grams, "bind", None)
-        return self.grams if bind is None else bind(template)
+        return bind(self.grams, *template)
 
 
 def check_backend(backend: str) -> None:
