@@ -6,7 +6,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # uncompiled, so install compiles them once, as pip does for every other installed package.
 PACKAGE_DIRS := tooldisc cli discovery metrics gold reports canary agent evaluation
 
-.PHONY: install demo test lint bench bench-smoke clean
+.PHONY: install demo test lint bench bench-smoke fuzz clean
 
 $(BIN)/tooldisc: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,6 +29,10 @@ demo: install
 test: install
 	$(MAKE) --no-print-directory bench-smoke
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15
+
+# The fuzz properties (marked `fuzz`) at their large counts (tests/fuzzing.py).
+fuzz: install
+	TOOLDISC_FUZZ=1 $(BIN)/python -m pytest -m fuzz -n 2 --dist loadfile -q
 
 lint: install
 	$(BIN)/ruff check .
