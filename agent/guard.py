@@ -30,6 +30,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooldisc import values
 from tooldisc.agent.search_tools import ToolSession
 from tooldisc.discovery.catalog import Catalog, canonical_json
 from tooldisc.discovery.model import Context, Offer
@@ -60,6 +61,13 @@ class ToolCall:
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     approval: str | None = None  # an approval token (see :func:`approval_key`)
+
+    def __post_init__(self) -> None:
+        """Fields of the types the guard compares: a name string (an unknown one is refused by
+        the guard as ``unknown_tool``), a mapping of arguments, an approval token string or None."""
+        values.string("ToolCall", "name", self.name, empty=True)
+        values.mapping("ToolCall", "arguments", self.arguments)
+        values.string("ToolCall", "approval", self.approval, optional=True, empty=True)
 
 
 @dataclass(frozen=True)

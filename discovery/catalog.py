@@ -403,6 +403,10 @@ def catalog_from_tools(tools: Iterable[Tool], version: str | None = None, source
     names = [t.name for t in fixed]
     if len(set(names)) != len(names):
         raise DataError("duplicate tool names", file=source)
+    reserved = next((n for n in names if is_reserved(n)), None)
+    if reserved is not None:
+        raise DataError(f"the name {reserved!r} is reserved for tooldisc's meta-tool search_tools; rename the tool",
+                        file=source)
     return Catalog(tools=fixed, version=version, source=source)
 
 
