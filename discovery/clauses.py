@@ -105,9 +105,9 @@ def fuse(whole: Ranked, clause_ranks: list[Ranked], weight: float, depth: int) -
     val = np.fromiter(share.values(), dtype=np.float64, count=len(share))
     best_value = float(val.max())
     if best_value <= 0.0:
-        # weight 1 and no clause that any tool fits (every clause's P(no tool) is 1, e.g. under an
-        # abstention threshold of 1.0): nothing to fuse, so the whole request's ranking stands
-        # rather than a division by zero.
+        # weight 1 leaves the whole request no share, and no clause holds evidence (none matched a
+        # tool, or each one's P(no tool) is 1; an abstention threshold of 1.0 lets such a request
+        # be ranked): nothing to fuse, so the whole request's ranking stands, not a division by zero.
         return whole.order, whole.scores
     return idx, val * (top / best_value)
 
