@@ -177,7 +177,7 @@ def test_gates_file_is_closed_and_bounded(tmp_path: Path) -> None:
         parse_gates({"shadow": {"min_elligible_turns": 3}}, "g")
     with pytest.raises(ConfigError, match="min_requests_per_arm: must be an integer in"):
         parse_gates({"min_requests_per_arm": 10**30}, "g")
-    with pytest.raises(ConfigError, match="margins.latency: must be a number > 0 and < 60000"):
+    with pytest.raises(ConfigError, match=r"margins\.latency: must be a number > 0 and < 60000"):
         parse_gates({"margins": {"latency": {"absolute": 1e308}}}, "g")
 
 

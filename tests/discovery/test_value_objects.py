@@ -13,7 +13,13 @@ import pytest
 
 import tooldisc
 from tooldisc.agent.guard import ToolCall
-from tooldisc.discovery.config import AdaptiveSection, Bm25Section, ClausesSection, RankerConfig, TextSection
+from tooldisc.discovery.config import (
+    AdaptiveSection,
+    Bm25Section,
+    ClausesSection,
+    RankerConfig,
+    TextSection,
+)
 from tooldisc.discovery.learned import Abstention, Expansions, Learned, LinearModel, MutationModel
 
 
@@ -53,7 +59,7 @@ def test_a_valid_context_takes_any_collection_as_its_frozenset() -> None:
                            mode="analyzer")
     assert ctx.roles == frozenset({"owner"}) and ctx.permissions == frozenset({"a.read"})
     assert ctx.forced == frozenset({"x"}) and hash(ctx) == hash(dataclasses.replace(ctx))
-    with pytest.raises(ValueError, match="Context.mode"):
+    with pytest.raises(ValueError, match=r"Context\.mode"):
         dataclasses.replace(ctx, mode="god")  # replace builds through the same check
 
 
