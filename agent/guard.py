@@ -63,10 +63,12 @@ class ToolCall:
     approval: str | None = None  # an approval token (see :func:`approval_key`)
 
     def __post_init__(self) -> None:
-        """Fields of the types the guard compares: a name string (an unknown one is refused by
-        the guard as ``unknown_tool``), a mapping of arguments, an approval token string or None."""
+        """The fields the guard compares have their types: a name string (an unknown one is refused
+        by the guard as ``unknown_tool``) and an approval token that is a string or None.
+        ``arguments`` are what the model sent, untrusted data the guard's ``validate`` step judges:
+        a model's non-object arguments are an ``invalid_arguments`` refusal the model is shown,
+        never an exception in the host."""
         values.string("ToolCall", "name", self.name, empty=True)
-        values.mapping("ToolCall", "arguments", self.arguments)
         values.string("ToolCall", "approval", self.approval, optional=True, empty=True)
 
 
