@@ -30,6 +30,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooldisc import values
 from tooldisc.agent.search_tools import ToolSession
 from tooldisc.discovery.catalog import Catalog, canonical_json
 from tooldisc.discovery.model import Context, Offer
@@ -60,6 +61,15 @@ class ToolCall:
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     approval: str | None = None  # an approval token (see :func:`approval_key`)
+
+    def __post_init__(self) -> None:
+        """The fields the guard compares have their types: a name string (an unknown one is refused
+        by the guard as ``unknown_tool``) and an approval token that is a string or None.
+        ``arguments`` are what the model sent, untrusted data the guard's ``validate`` step judges:
+        a model's non-object arguments are an ``invalid_arguments`` refusal the model is shown,
+        never an exception in the host."""
+        values.string("ToolCall", "name", self.name, empty=True)
+        values.string("ToolCall", "approval", self.approval, optional=True, empty=True)
 
 
 @dataclass(frozen=True)

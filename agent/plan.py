@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tooldisc.closed_schema import check_keys
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import Tool
 from tooldisc.errors import DataError
@@ -54,6 +55,8 @@ STRING_PREFIX = "$from:"
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["decision", "actions"],
+    "patternProperties": {"^x-": {}},
+    "additionalProperties": False,
     "properties": {
         "decision": {"enum": list(DECISIONS)},
         "actions": {
@@ -62,6 +65,8 @@ PLAN_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "required": ["id", "tool"],
+                "patternProperties": {"^x-": {}},
+                "additionalProperties": False,
                 "properties": {
                     "id": {"type": "string", "pattern": _ID.pattern},
                     "tool": {"type": "string", "minLength": 1},
@@ -117,10 +122,25 @@ class PlanReport:
         return {"valid": self.valid, "findings": [f.to_dict() for f in self.findings], "checks": list(CHECKS)}
 
 
+PLAN_FIELDS: tuple[str, ...] = ("decision", "actions")
+ACTION_FIELDS: tuple[str, ...] = ("id", "tool", "arguments", "depends_on")
+
+
 def parse_plan(data: Any, *, file: str | None = None) -> Plan:
-    """A raw plan document → :class:`Plan`; a malformed shape is a :class:`DataError` (exit 2)."""
+    """A raw plan document → :class:`Plan`; a malformed shape is a :class:`DataError` (exit 2).
+
+    Closed (tooldisc.closed_schema): an unknown key of the plan or of an action is an error
+    naming the nearest known one (checked first: ``Actions`` is a misspelling, not a missing
+    field); ``x-`` keys are extension data and never read. ``arguments`` are the tool's own.
+    """
     import jsonschema
 
+    if isinstance(data, Mapping):
+        check_keys(data, PLAN_FIELDS, file=file)
+        actions = data.get("actions")
+        for i, action in enumerate(actions if isinstance(actions, list) else ()):
+            if isinstance(action, Mapping):
+                check_keys(action, ACTION_FIELDS, where=f"actions[{i}]", file=file)
     errors = sorted(jsonschema.Draft202012Validator(PLAN_SCHEMA).iter_errors(data),
                     key=lambda e: [str(p) for p in e.absolute_path])
     if errors:

@@ -2,7 +2,10 @@
 
 A gates file is parsed with a safe loader and checked key by key; an unknown key or a
 bad value is a :class:`~tooldisc.errors.ConfigError` naming the file and the key, so a
-typo can never silently fall back to a default.
+typo can never silently fall back to a default. The schema is closed (tooldisc.closed_schema):
+an unknown key names the nearest known one, ``x-`` keys are extension data and never read.
+Every number is bounded: counts at most :data:`MAX_COUNT`, an absolute latency margin at most
+:data:`MAX_LATENCY_MARGIN_MS`.
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from typing import Any
 
+from tooldisc.closed_schema import check_keys, without_extensions
 from tooldisc.errors import ConfigError
 
 MAX_CONFIG_BYTES = 1 << 20
+MAX_COUNT = 10**9  # min_requests_per_arm, sequential_tuning_requests and the shadow counts
+MAX_LATENCY_MARGIN_MS = 60_000.0  # an absolute latency margin: a minute
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,7 @@ class GateConfig:
 
 
 def _int_min(value: Any, lo: int) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= lo else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and lo <= value <= MAX_COUNT else None
 
 
 def _unit(value: Any, closed_low: bool = False) -> float | None:
@@ -72,7 +78,7 @@ def _unit(value: Any, closed_low: bool = False) -> float | None:
 
 
 _RULES: dict[str, tuple[str, Any]] = {
-    "min_requests_per_arm": ("an integer >= 1", lambda v: _int_min(v, 1)),
+    "min_requests_per_arm": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
     "sample_ratio_alpha": ("a number in (0, 1)", _unit),
     "confidence": ("a number in (0, 1)", _unit),
     "fallback_max_lower_bound": ("a number in (0, 1)", _unit),
@@ -81,7 +87,7 @@ _RULES: dict[str, tuple[str, Any]] = {
     "non_inferiority_alpha": ("a number in (0, 1)", _unit),
     "worse_alpha": ("a number in (0, 1)", _unit),
     "power": ("a number in (0, 1)", _unit),
-    "sequential_tuning_requests": ("an integer >= 1", lambda v: _int_min(v, 1)),
+    "sequential_tuning_requests": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
 }
 
 def _basis_point(value: Any) -> float | None:
@@ -105,26 +111,28 @@ def _margins(value: Any, file: str) -> dict[str, Margin]:
         raise ConfigError("must be a mapping of metric: {absolute: x} or {relative: x}",
                           file=file, where="margins")
     out = dict(DEFAULT_MARGINS)
+    check_keys(value, DEFAULT_MARGINS, where="margins", file=file, error=ConfigError)
+    value = without_extensions(value)
     for metric in sorted(value, key=str):
         where = f"margins.{metric}"
-        if metric not in DEFAULT_MARGINS:
-            raise ConfigError(f"unknown metric; expected one of {', '.join(DEFAULT_MARGINS)}",
-                              file=file, where=where)
         item = value[metric]
-        if (not isinstance(item, dict) or len(item) != 1
-                or next(iter(item)) not in ("absolute", "relative")):
+        if isinstance(item, dict):
+            check_keys(item, ("absolute", "relative"), where=where, file=file, error=ConfigError)
+            item = without_extensions(item)
+        if not isinstance(item, dict) or len(item) != 1:
             raise ConfigError(f"must be {{absolute: x}} or {{relative: x}}; got {item!r}",
                               file=file, where=where)
         kind, number = next(iter(item.items()))
-        if isinstance(number, bool) or not isinstance(number, int | float) or not 0 < number < (
-                1 if kind == "relative" or metric != "latency" else float("inf")):
-            raise ConfigError(f"must be a number > 0 (and < 1 for a rate or a relative margin); "
-                              f"got {number!r}", file=file, where=where)
+        high = 1 if kind == "relative" or metric != "latency" else MAX_LATENCY_MARGIN_MS
+        if isinstance(number, bool) or not isinstance(number, int | float) or not 0 < number < high:
+            raise ConfigError(f"must be a number > 0 and < {high:g} (1 for a rate or a relative margin, "
+                              f"{MAX_LATENCY_MARGIN_MS:g} ms for absolute latency); got {number!r}",
+                              file=file, where=where)
         out[metric] = Margin(kind, float(number))
     return out
 _SHADOW_RULES: dict[str, tuple[str, Any]] = {
-    "min_eligible_turns": ("an integer >= 1", lambda v: _int_min(v, 1)),
-    "min_labelled_insufficient_cases": ("an integer >= 0", lambda v: _int_min(v, 0)),
+    "min_eligible_turns": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
+    "min_labelled_insufficient_cases": (f"an integer in [0, {MAX_COUNT:g}]", lambda v: _int_min(v, 0)),
 }
 
 
@@ -147,12 +155,11 @@ def parse_gates(data: Any, file: str) -> GateConfig:
         raise ConfigError("must be a mapping of gate settings", file=file)
     cfg = GateConfig()
     known = {f.name for f in fields(GateConfig)}
+    check_keys(data, known, file=file, error=ConfigError)
+    data = without_extensions(data)
     changes: dict[str, Any] = {}
     for key in sorted(data, key=str):
         value = data[key]
-        if key not in known:
-            raise ConfigError(f"unknown key; expected one of {', '.join(sorted(known))}",
-                              file=file, where=str(key))
         if key == "ladder":
             steps = _ladder(value)
             if steps is None:
@@ -189,13 +196,12 @@ def _parse_shadow(value: Any, file: str) -> ShadowGateConfig:
     if not isinstance(value, dict):
         raise ConfigError("must be a mapping", file=file, where="shadow")
     known = {f.name for f in fields(ShadowGateConfig)}
+    check_keys(value, known, where="shadow", file=file, error=ConfigError)
+    value = without_extensions(value)
     changes: dict[str, Any] = {}
     for key in sorted(value, key=str):
         where = f"shadow.{key}"
         item = value[key]
-        if key not in known:
-            raise ConfigError(f"unknown key; expected one of {', '.join(sorted(known))}",
-                              file=file, where=where)
         if key == "required_golden_scenarios":
             if not isinstance(item, list) or not all(isinstance(s, str) and s for s in item):
                 raise ConfigError(f"must be a list of scenario names; got {item!r}",

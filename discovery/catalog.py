@@ -14,14 +14,16 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
+from functools import cache, cached_property
 from importlib import resources
 from itertools import chain
 from operator import attrgetter
 from typing import Any
 
+from tooldisc import values
+from tooldisc.closed_schema import key_problems
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
-from tooldisc.discovery.names import RESERVED_NAMES
+from tooldisc.discovery.names import is_reserved
 from tooldisc.discovery.text import sanitize
 from tooldisc.errors import MAX_ERROR_LINE, DataError
 from tooldisc.terminal import clip, escape, is_clean
@@ -41,6 +43,11 @@ _UNTRUSTED_LISTS = ("aliases", "keywords", "examples")
 _IDENTIFIER_FIELDS = ("name", "namespace", "replacement")
 _IDENTIFIER_LISTS = ("roles", "permissions", "companion_tools")
 TOOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Tool) if f.name not in ("definition_hash", "quarantine"))
+CATALOG_FIELDS: tuple[str, ...] = ("catalog_version", "tools")
+# Fields that decide who may reach a tool (DESIGN §4, and the plan's read-only rule): never
+# allowed inside extension data, where they would be silently not read (tooldisc.closed_schema).
+POLICY_FIELDS: tuple[str, ...] = ("side_effect", "roles", "permissions", "tenant_required", "enabled",
+                                  "requires_approval", "always_confirm", "risk_level")
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,14 @@ def _catalog_schema() -> dict[str, Any]:
     return json.loads(text)
 
 
+@cache
+def _catalog_validator() -> Any:
+    """The catalog schema's validator, built once per process (reading and compiling it cost ~1.5 ms a load)."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(_catalog_schema())
+
+
 def _json_path(parts: Iterable[Any]) -> str:
     out = ""
     for p in parts:
@@ -193,19 +208,22 @@ def _json_path(parts: Iterable[Any]) -> str:
 
 def validate_catalog_data(data: Any) -> list[Issue]:
     """Every problem in a raw catalog document, errors before warnings, in file order."""
-    import jsonschema
 
     if not isinstance(data, Mapping):
         return [Issue("error", "(root)", f"a catalog must be an object with 'tools'; got {'an empty document' if data is None else type(data).__name__}")]
-    validator = jsonschema.Draft202012Validator(_catalog_schema())
+    validator = _catalog_validator()
+    # The closed-schema rule is worded by tooldisc.closed_schema (the nearest known key), not by
+    # jsonschema's additionalProperties, which the schema file states for other validators.
     issues = [
         Issue("error", _json_path(e.absolute_path), clip(_schema_message(e), MAX_ERROR_LINE))
         for e in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+        if e.validator != "additionalProperties"
     ]
+    issues.extend(Issue("error", at, message) for at, message in key_problems(data, CATALOG_FIELDS))
     tools = data.get("tools")
     if not isinstance(tools, list):
         return issues
-    known = set(TOOL_FIELDS)
+    known = frozenset(TOOL_FIELDS)
     seen: dict[str, int] = {}
     for i, raw in enumerate(tools):
         if not isinstance(raw, Mapping):
@@ -217,14 +235,13 @@ def validate_catalog_data(data: Any) -> list[Issue]:
                 issues.append(Issue("error", f"{where}.name", f"duplicate tool name {name!r} (first at tools[{seen[name]}])"))
             else:
                 seen[name] = i
-            if name in RESERVED_NAMES:
+            if is_reserved(name):
                 issues.append(Issue("error", f"{where}.name", f"the name {name!r} is reserved for tooldisc's "
-                                    "meta-tool (it would be offered twice); rename the tool"))
+                                    "meta-tool search_tools (a name that folds to it would be offered beside "
+                                    "it); rename the tool"))
         issues.extend(_identifier_issues(raw, where))
         issues.extend(_tool_schema_issues(raw, where, name))
-        for key in raw:
-            if key not in known:
-                issues.append(Issue("warning", f"{where}.{key}", "unknown field, ignored"))
+        issues.extend(Issue("error", at, message) for at, message in key_problems(raw, known, where, POLICY_FIELDS))
     rank = {"error": 0, "quarantine": 1, "warning": 2}
     return sorted(issues, key=lambda x: rank[x.level])
 
@@ -349,8 +366,18 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared
         if key in _UNTRUSTED_LISTS:
             items = [sanitize(x, 500) for x in items]
         kwargs[key] = share.strings(items)
-    tool = Tool(**kwargs)
-    return replace(tool, definition_hash=definition_hash(tool), quarantine=quarantine)
+    return with_hash(Tool(**kwargs), quarantine)
+
+
+def with_hash(tool: Tool, quarantine: str | None = None) -> Tool:
+    """``tool`` (just built by the caller, seen by no one else) with its definition hash and
+    quarantine set in place: what ``replace`` would return, without building and validating the
+    record a second time (the catalog and benchmark loops build 100,000)."""
+    object.__setattr__(tool, "definition_hash", definition_hash(tool))
+    if quarantine is not None:
+        values.string("Tool", "quarantine", quarantine)
+        object.__setattr__(tool, "quarantine", quarantine)
+    return tool
 
 
 def build_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] = ()) -> Catalog:
@@ -383,6 +410,10 @@ def catalog_from_tools(tools: Iterable[Tool], version: str | None = None, source
     names = [t.name for t in fixed]
     if len(set(names)) != len(names):
         raise DataError("duplicate tool names", file=source)
+    reserved = next((n for n in names if is_reserved(n)), None)
+    if reserved is not None:
+        raise DataError(f"the name {reserved!r} is reserved for tooldisc's meta-tool search_tools; rename the tool",
+                        file=source)
     return Catalog(tools=fixed, version=version, source=source)
 
 

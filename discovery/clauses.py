@@ -83,9 +83,12 @@ def fuse(whole: Ranked, clause_ranks: list[Ranked], weight: float, depth: int) -
     abstention model, so "Can you help me with that?" adds nothing. The fused value is
     ``(1 − weight)·whole + weight·clause``, rescaled so the best tool keeps the whole
     request's top score (adaptive K and the offer's scores keep their scale). Only the
-    top ``depth`` of each clause ranking take part.
+    top ``depth`` of each clause ranking take part. With nothing to fuse (the whole request's
+    top score is not positive, or weight 1 and no clause evidence) the whole ranking stands.
     """
     top = float(whole.scores[0])
+    if top <= 0.0:  # no whole-request evidence to keep the scale of: the step adds nothing
+        return whole.order, whole.scores
     share: dict[int, float] = dict(zip(whole.order.tolist(), ((1.0 - weight) / top * whole.scores).tolist(),
                                        strict=True))
     best: dict[int, float] = {}
@@ -100,7 +103,13 @@ def fuse(whole: Ranked, clause_ranks: list[Ranked], weight: float, depth: int) -
         share[i] = share.get(i, 0.0) + weight * s
     idx = np.fromiter(share, dtype=np.int64, count=len(share))
     val = np.fromiter(share.values(), dtype=np.float64, count=len(share))
-    return idx, val * (top / float(val.max()))
+    best_value = float(val.max())
+    if best_value <= 0.0:
+        # weight 1 leaves the whole request no share, and no clause holds evidence (none matched a
+        # tool, or each one's P(no tool) is 1; an abstention threshold of 1.0 lets such a request
+        # be ranked): nothing to fuse, so the whole request's ranking stands, not a division by zero.
+        return whole.order, whole.scores
+    return idx, val * (top / best_value)
 
 
 def clause_rankings(ranked: Ranked, clauses: Sequence[str], ix: Index,

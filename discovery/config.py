@@ -23,6 +23,7 @@ from functools import cached_property
 from importlib import resources
 from typing import Any, ClassVar
 
+from tooldisc.closed_schema import check_keys, unknown_field, without_extensions
 from tooldisc.errors import ConfigError
 
 # BM25F fields a ``fields`` weight may name (what :mod:`.fields` can build a column for).
@@ -33,24 +34,41 @@ FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "cor
 
 
 # --- constraints (data, checked in one place) ----------------------------------------
+#
+# Each rule says what a key may hold. ``problem`` returns the exception class (TypeError for a
+# wrong type, ValueError for a bad value) and a message naming the key, or None: a file loader
+# raises it as a ConfigError (exit 2, the file named), a constructor of the Python API as the
+# class itself (:func:`validate_section`), so both refuse exactly the same values.
+
+Problem = tuple[type[Exception], str]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
 class Interval:
-    """An int or a number in ``[low, high]``."""
+    """An int or a number in ``[low, high]`` (finite bounds: NaN and infinities never pass)."""
 
     kind: type
     low: float
     high: float
 
+    def describe(self) -> str:
+        return f"{'an int' if self.kind is int else 'a number'} in the range [{self.low:g}, {self.high:g}]"
+
+    def problem(self, value: Any, path: str) -> Problem | None:
+        ok_type = _is_number(value) and (self.kind is float or float(value).is_integer())
+        if ok_type and value == value and self.low <= value <= self.high:
+            return None
+        return (ValueError if ok_type else TypeError,
+                f"The {path!r} parameter must be {self.describe()}. Got {value!r} instead.")
+
     def check(self, value: Any, path: str, file: str | None) -> Any:
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and value == value
-        if self.kind is int:
-            ok = ok and float(value).is_integer()
-        if not ok or not (self.low <= value <= self.high):
-            what = "an int" if self.kind is int else "a number"
-            raise ConfigError(f"The {path!r} parameter must be {what} in the range "
-                              f"[{self.low:g}, {self.high:g}]. Got {value!r} instead.", file=file, where=path)
+        found = self.problem(value, path)
+        if found is not None:
+            raise ConfigError(found[1], file=file, where=path)
         return self.kind(value)
 
 
@@ -60,10 +78,16 @@ class OneOf:
 
     options: tuple[str, ...]
 
+    def problem(self, value: Any, path: str) -> Problem | None:
+        if isinstance(value, str) and value in self.options:
+            return None
+        return (ValueError if isinstance(value, str) else TypeError,
+                f"The {path!r} parameter must be one of {', '.join(self.options)}. Got {value!r} instead.")
+
     def check(self, value: Any, path: str, file: str | None) -> str:
-        if value not in self.options:
-            raise ConfigError(f"The {path!r} parameter must be one of {', '.join(self.options)}. "
-                              f"Got {value!r} instead.", file=file, where=path)
+        found = self.problem(value, path)
+        if found is not None:
+            raise ConfigError(found[1], file=file, where=path)
         return value
 
 
@@ -71,36 +95,74 @@ class OneOf:
 class Flag:
     """true or false."""
 
+    def problem(self, value: Any, path: str) -> Problem | None:
+        if isinstance(value, bool):
+            return None
+        return TypeError, f"The {path!r} parameter must be true or false. Got {value!r} instead."
+
     def check(self, value: Any, path: str, file: str | None) -> bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"The {path!r} parameter must be true or false. Got {value!r} instead.",
-                              file=file, where=path)
+        found = self.problem(value, path)
+        if found is not None:
+            raise ConfigError(found[1], file=file, where=path)
         return value
 
 
 @dataclass(frozen=True)
 class NumberMap:
-    """A mapping of known names to numbers; a file overlays only the names it sets."""
+    """A mapping of known names to numbers in ``values``; a file overlays only the names it sets."""
 
     names: tuple[str, ...]
+    values: Interval
+
+    def entry_problem(self, name: Any, w: Any, path: str) -> Problem | None:
+        if name not in self.names:
+            return ValueError, f"{path}.{name}: {unknown_field(name, self.names)}"
+        return self.values.problem(w, f"{path}.{name}")
+
+    def problem(self, value: Any, path: str) -> Problem | None:
+        if not isinstance(value, Mapping):
+            return TypeError, f"The {path!r} parameter must be a mapping of name → number. Got {value!r} instead."
+        for name, w in value.items():
+            found = self.entry_problem(name, w, path)
+            if found is not None:
+                return found
+        return None
 
     def check(self, value: Any, path: str, file: str | None, base: Mapping[str, float]) -> dict[str, float]:
         if value is None:
             value = {}
         if not isinstance(value, Mapping):
             raise ConfigError(f"{path} must be a mapping of name → number", file=file, where=path)
+        check_keys(value, self.names, where=path, file=file, error=ConfigError)
         out = dict(base)
-        for name, w in value.items():
-            if name not in self.names:
-                raise ConfigError(f"unknown {path} entry {name!r}; allowed: {', '.join(self.names)}",
-                                  file=file, where=f"{path}.{name}")
-            if not isinstance(w, int | float) or isinstance(w, bool) or w != w:
-                raise ConfigError(f"must be a number; got {w!r}", file=file, where=f"{path}.{name}")
-            out[str(name)] = float(w)
+        for name, w in without_extensions(value).items():
+            out[str(name)] = float(self.values.check(w, f"{path}.{name}", file))
         return out
 
 
 Rule = Interval | OneOf | Flag | NumberMap
+
+
+# --- ranges: one table for every bounded number of a config or a learned file ------------
+#
+# A learned file's parts are checked against the same entries as the config keys they stand
+# for (learned_read): its ranker's coefficients and its expansion/affinity weights are
+# feature weights, its clauses weight is ``clauses.weight``. Every bound is finite, so a
+# weight of 1e308 (whose products overflow to inf and then NaN) is refused at load.
+
+RANGES: dict[str, Interval] = {
+    # a ranking feature's weight (weights.*, a learned ranker's coefficients, a learned file's
+    # expansion and affinity weights) and a BM25F field's term-frequency multiplier (fields.*)
+    "weight": Interval(float, 0.0, 1000.0),
+    # the share of the clauses step in the fused score (clauses.weight, a learned clauses part)
+    "share": Interval(float, 0.0, 1.0),
+    # a learned probability threshold or target rate (abstention, mutation)
+    "probability": Interval(float, 0.0, 1.0),
+    # a coefficient or intercept of a learned logistic model (abstention, mutation)
+    "coefficient": Interval(float, -1e6, 1e6),
+    # the softmax temperature of learned phrase weights (a learned file's affinity part)
+    "affinity_temperature": Interval(float, 1e-3, 1e3),
+}
 
 
 def key(default: Any, rule: Rule) -> Any:
@@ -115,17 +177,32 @@ def key(default: Any, rule: Rule) -> Any:
 
 @dataclass(frozen=True)
 class TextSection:
+    SECTION: ClassVar[str] = "text"
+
+    def __post_init__(self) -> None:
+        validate_section(self, self.SECTION)
+
     stem: bool = key(True, Flag())  # Snowball stems on both sides; false folds English plurals only
 
 
 @dataclass(frozen=True)
 class Bm25Section:
+    SECTION: ClassVar[str] = "bm25"
+
+    def __post_init__(self) -> None:
+        validate_section(self, self.SECTION)
+
     k1: float = key(1.2, Interval(float, 0.0, 100.0))
     b: float = key(0.75, Interval(float, 0.0, 1.0))
 
 
 @dataclass(frozen=True)
 class HistorySection:
+    SECTION: ClassVar[str] = "history"
+
+    def __post_init__(self) -> None:
+        validate_section(self, self.SECTION)
+
     turns: int = key(3, Interval(int, 0, 100))
     decay: float = key(0.5, Interval(float, 0.0, 1.0))
     cap: float = key(1.0, Interval(float, 0.0, 100.0))
@@ -133,6 +210,11 @@ class HistorySection:
 
 @dataclass(frozen=True)
 class AdaptiveSection:
+    SECTION: ClassVar[str] = "adaptive"
+
+    def __post_init__(self) -> None:
+        validate_section(self, self.SECTION)
+
     ORDERED: ClassVar[tuple[tuple[str, str], ...]] = (("min_k", "max_k"),)
 
     policy: str = key("ratio", OneOf(("ratio", "gap", "confidence", "mass")))
@@ -145,6 +227,11 @@ class AdaptiveSection:
 
 @dataclass(frozen=True)
 class AbstainSection:
+    SECTION: ClassVar[str] = "abstain"
+
+    def __post_init__(self) -> None:
+        validate_section(self, self.SECTION)
+
     # true: a calibrated model (the shipped default, or a learned file's) decides, and the floors below are unused
     model: bool = key(False, Flag())
     min_bm25: float = key(0.0, Interval(float, 0.0, 1e9))
@@ -154,6 +241,11 @@ class AbstainSection:
 
 @dataclass(frozen=True)
 class NgramSection:
+    SECTION: ClassVar[str] = "ngram"
+
+    def __post_init__(self) -> None:
+        validate_section(self, self.SECTION)
+
     ORDERED: ClassVar[tuple[tuple[str, str], ...]] = (("lo", "hi"),)
 
     lo: int = key(3, Interval(int, 1, 10))
@@ -163,14 +255,24 @@ class NgramSection:
 
 @dataclass(frozen=True)
 class RetrievalSection:
+    SECTION: ClassVar[str] = "retrieval"
+
+    def __post_init__(self) -> None:
+        validate_section(self, self.SECTION)
+
     min_tools: int = key(5000, Interval(int, 1, 10**9))
     candidates: int = key(100, Interval(int, 1, 10**6))
 
 
 @dataclass(frozen=True)
 class ClausesSection:
+    SECTION: ClassVar[str] = "clauses"
+
+    def __post_init__(self) -> None:
+        validate_section(self, self.SECTION)
+
     # weight 0 turns the step off; a multi-step request's ranking is (1 − weight)·whole + weight·clauses
-    weight: float = key(0.0, Interval(float, 0.0, 1.0))
+    weight: float = key(0.0, RANGES["share"])
     min_tokens: int = key(2, Interval(int, 1, 100))  # a shorter piece joins its neighbour
     max_clauses: int = key(8, Interval(int, 2, 64))  # bounds the step's cost (one rank per clause)
 
@@ -182,8 +284,8 @@ class RankerConfig:
     k: int = key(15, Interval(int, 1, 1000))
     text: TextSection = field(default_factory=TextSection)
     bm25: Bm25Section = field(default_factory=Bm25Section)
-    fields: Mapping[str, float] = key({}, NumberMap(FIELDS))
-    weights: Mapping[str, float] = key({}, NumberMap(FEATURE_NAMES))
+    fields: Mapping[str, float] = key({}, NumberMap(FIELDS, RANGES["weight"]))
+    weights: Mapping[str, float] = key({}, NumberMap(FEATURE_NAMES, RANGES["weight"]))
     history: HistorySection = field(default_factory=HistorySection)
     adaptive: AdaptiveSection = field(default_factory=AdaptiveSection)
     abstain: AbstainSection = field(default_factory=AbstainSection)
@@ -191,6 +293,16 @@ class RankerConfig:
     retrieval: RetrievalSection = field(default_factory=RetrievalSection)
     clauses: ClausesSection = field(default_factory=ClausesSection)
     source: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        for f in _keys(RankerConfig):
+            kind = f.default_factory if f.default_factory is not dataclasses.MISSING else None
+            if isinstance(kind, type) and dataclasses.is_dataclass(kind) and type(getattr(self, f.name)) is not kind:
+                raise TypeError(f"The {f.name!r} parameter must be a {kind.__name__}. "
+                                f"Got {getattr(self, f.name)!r} instead.")
+        if self.source is not None and not isinstance(self.source, str):
+            raise TypeError(f"The 'source' parameter must be a str or None. Got {self.source!r} instead.")
+        validate_section(self, "")
 
     def weight(self, feature: str) -> float:
         return float(self.weights.get(feature, 0.0))
@@ -233,6 +345,35 @@ LATE_SECTIONS = ("clauses",)
 def _keys(cls: type) -> tuple[dataclasses.Field[Any], ...]:
     """The schema fields of a section or of the config (``source`` is not a key)."""
     return tuple(f for f in dataclasses.fields(cls) if f.name != "source")
+
+
+def validate_section(obj: Any, prefix: str) -> None:
+    """The constructor's check of a section (or the config's own keys) against the rules a file
+    is read with: TypeError for a wrong type, ValueError for a bad value, the key named.
+
+    An accepted int where a float is declared is stored as a float, and a weights mapping as a
+    dict of floats, so equal configs hash alike however they were built.
+    """
+    for f in _keys(type(obj)):
+        rule = f.metadata.get("rule")
+        if rule is None:
+            continue
+        value = getattr(obj, f.name)
+        path = f"{prefix}.{f.name}" if prefix else f.name
+        found = rule.problem(value, path)
+        if found is not None:
+            raise found[0](found[1])
+        if isinstance(rule, Interval) and type(value) is not rule.kind:
+            object.__setattr__(obj, f.name, rule.kind(value))
+        elif isinstance(rule, NumberMap):
+            object.__setattr__(obj, f.name, {str(n): float(w) for n, w in value.items()})
+    for lo, hi in getattr(type(obj), "ORDERED", ()):
+        if getattr(obj, lo) > getattr(obj, hi):
+            raise ValueError(_order_message(prefix, lo, hi, getattr(obj, lo), getattr(obj, hi)))
+
+
+def _order_message(name: str, lo: str, hi: str, low: Any, high: Any) -> str:
+    return f"{name}.{lo} ({low}) must not exceed {name}.{hi} ({high})"
 
 
 def schema() -> Iterator[tuple[str, Rule]]:
@@ -278,7 +419,9 @@ _REMOVED = {"features": "the 'features' section was never read by any ranking st
 def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig | None = None) -> RankerConfig:
     """Validate a mapping (from YAML) into a :class:`RankerConfig`, over ``base`` (neutral defaults if None).
 
-    Only the keys ``raw`` sets change; every value is checked against its rule.
+    Only the keys ``raw`` sets change; every value is checked against its rule. Closed
+    (tooldisc.closed_schema): an unknown key or section is an error naming the nearest known
+    one; ``x-`` keys, at any level, are extension data and never read.
     """
     if raw is None:
         raw = {}
@@ -288,11 +431,10 @@ def config_from_mapping(raw: Any, *, file: str | None = None, base: RankerConfig
     for name in raw:
         if name in _REMOVED:
             raise ConfigError(_REMOVED[name], file=file, where=str(name))
-        if name not in top:
-            raise ConfigError(f"unknown key {name!r}; allowed: {', '.join(sorted(top))}", file=file, where=str(name))
+    check_keys(raw, top, file=file, error=ConfigError)
     b = base or RankerConfig()
     changes: dict[str, Any] = {"source": file or b.source}
-    for name, value in raw.items():
+    for name, value in without_extensions(raw).items():
         f = top[name]
         current = getattr(b, name)
         if dataclasses.is_dataclass(current):
@@ -310,18 +452,14 @@ def _section(current: Any, raw: Any, name: str, file: str | None) -> Any:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{name} must be a mapping", file=file, where=name)
     keys = {g.name: g for g in _keys(type(current))}
-    changes = {}
-    for sub, value in raw.items():
-        if sub not in keys:
-            raise ConfigError(f"unknown key {sub!r} in {name}; allowed: {', '.join(keys)}",
-                              file=file, where=f"{name}.{sub}")
-        changes[sub] = keys[sub].metadata["rule"].check(value, f"{name}.{sub}", file)
-    out = dataclasses.replace(current, **changes)
-    for lo, hi in getattr(type(out), "ORDERED", ()):
-        if getattr(out, lo) > getattr(out, hi):
-            raise ConfigError(f"{name}.{lo} ({getattr(out, lo)}) must not exceed {name}.{hi} ({getattr(out, hi)})",
-                              file=file, where=name)
-    return out
+    check_keys(raw, keys, where=name, file=file, error=ConfigError)
+    changes = {sub: keys[sub].metadata["rule"].check(value, f"{name}.{sub}", file)
+               for sub, value in without_extensions(raw).items()}
+    merged = {g: changes.get(g, getattr(current, g)) for g in keys}
+    for lo, hi in getattr(type(current), "ORDERED", ()):
+        if merged[lo] > merged[hi]:
+            raise ConfigError(_order_message(name, lo, hi, merged[lo], merged[hi]), file=file, where=name)
+    return dataclasses.replace(current, **changes)
 
 
 def default_config() -> RankerConfig:

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tooldisc.closed_schema import check_keys
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import MODES, Context
 from tooldisc.errors import ConfigError
@@ -28,22 +29,24 @@ def default_context(catalog: Catalog) -> Context:
 
 
 def _str_list(value: Any, key: str, file: str | None) -> frozenset[str]:
+    """A list of non-empty strings. A bare string is refused, as :class:`Context` refuses it:
+    a collection of names is never one string (``forced: abc`` is not ``[abc]``)."""
     if value is None:
         return frozenset()
-    if isinstance(value, str):
-        value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ConfigError(f"{key} must be a list of non-empty strings; got {value!r}", file=file, where=key)
     return frozenset(value)
 
 
 def context_from_mapping(data: Any, *, file: str | None = None) -> Context:
-    """A context file's content (tenant, roles, permissions, mode, forced) → Context."""
+    """A context file's content (tenant, roles, permissions, mode, forced) → Context.
+
+    Closed (tooldisc.closed_schema): an unknown key is an error naming the nearest known
+    one, ``x-`` keys are extension data, and no context key may hide inside one.
+    """
     if not isinstance(data, Mapping):
         raise ConfigError("a context must be a mapping with tenant, roles, permissions, mode, forced", file=file)
-    for key in data:
-        if key not in _KEYS:
-            raise ConfigError(f"unknown key {key!r}; allowed: {', '.join(_KEYS)}", file=file, where=str(key))
+    check_keys(data, _KEYS, file=file, error=ConfigError, policy=_KEYS)
     tenant = data.get("tenant")
     if tenant is not None and (not isinstance(tenant, str | int) or isinstance(tenant, bool) or str(tenant) == ""):
         raise ConfigError(f"tenant must be a non-empty string; got {tenant!r}", file=file, where="tenant")

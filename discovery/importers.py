@@ -205,6 +205,20 @@ def _from_mcp(tool: Any, i: int, side_effect: str | None, file: str | None) -> d
     return out
 
 
+def _policy_lookalike(key: Any) -> str | None:
+    """The policy field a tools.jsonl key is a variant of (``Roles``, ``permission``, ``disabled``), or None.
+
+    The format ignores unknown keys (benchmarks carry many), but one that spells a policy field
+    another way would be a policy the reader silently drops: refused like the field itself.
+    """
+    from tooldisc.closed_schema import nearest
+    from tooldisc.discovery.catalog import POLICY_FIELDS
+
+    if not isinstance(key, str) or key in _SHARED_FIELDS:
+        return None
+    return nearest(key, POLICY_FIELDS, 0.85)
+
+
 def _from_rows(rows: Sequence[Any], side_effect: str | None, file: str | None) -> dict[str, Any]:
     """Benchmark ``tools.jsonl``: name, description, parameters; nothing else is policy.
 
@@ -212,6 +226,7 @@ def _from_rows(rows: Sequence[Any], side_effect: str | None, file: str | None) -
     silently stripped of it: such a file is a tooldisc catalog in the wrong format.
     """
     ours = _tooldisc_fields()
+    looks: dict[str, str | None] = {}  # key → the policy field it passes for (keys repeat on every row)
     tools = []
     for line, row in rows:
         where = f"line {line}"
@@ -220,6 +235,13 @@ def _from_rows(rows: Sequence[Any], side_effect: str | None, file: str | None) -
             raise DataError(f"tooldisc field {mixed!r} in a tools.jsonl, which carries no policy; "
                             "a catalog is exactly one format: write it as a tooldisc YAML/JSON catalog",
                             file=file, where=where)
+        for key in row if isinstance(row, Mapping) else ():
+            if key not in looks:
+                looks[key] = _policy_lookalike(key)
+            if looks[key] is not None:
+                raise DataError(f"{key!r} reads as the tooldisc policy field {looks[key]!r}, and a tools.jsonl "
+                                "carries no policy (its other keys are ignored); write a tooldisc catalog",
+                                file=file, where=where)
         name = _need(row, "name", where, file)
         if not isinstance(name, str) or not name:
             raise DataError("'name' must be a non-empty string", file=file, where=where)

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tooldisc import values
+
 if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
 
@@ -42,6 +44,15 @@ VERSION = 1
 MAX_LEARNED_BYTES = 64 * 1024 * 1024
 MUTATION_CLASSES = ("WRITE", "DESTRUCTIVE", "EXPORT", "EXECUTE")
 _MAX_PHRASE_CHARS = 200
+MAX_COUNT = 10**9  # the largest count a learned file may hold (min_requests, max_phrases, a phrase's requests)
+
+
+def _range(owner: str, name: str, value: Any, bounds: str) -> None:
+    """``value`` within the named entry of the one range table a config is checked with."""
+    from tooldisc.discovery.config import RANGES
+
+    r = RANGES[bounds]
+    values.number(owner, name, value, r.low, r.high)
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,26 @@ class LinearModel:
     features: tuple[str, ...]
     coef: np.ndarray
     intercept: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Distinct feature names, one finite coefficient each (a list is taken as its array), all
+        within the coefficient range; a part's own range is checked by :class:`Learned`."""
+        names = values.strings("LinearModel", "features", self.features)
+        if not names or len(set(names)) != len(names):
+            raise values.value_error("LinearModel", "features", "a non-empty collection of distinct names", names)
+        object.__setattr__(self, "features", names)
+        coef = self.coef
+        if not isinstance(coef, np.ndarray):
+            if not isinstance(coef, list | tuple) or not all(
+                    isinstance(c, int | float) and not isinstance(c, bool) for c in coef):
+                raise values.type_error("LinearModel", "coef", "an array or list of numbers", coef)
+            coef = np.array(coef, dtype=np.float64)
+        if coef.ndim != 1 or coef.dtype.kind not in "fiu" or len(coef) != len(names):
+            raise values.value_error("LinearModel", "coef", f"{len(names)} numbers, one per feature", coef)
+        for i, c in enumerate(coef.tolist()):
+            _range("LinearModel", f"coef[{i}]", c, "coefficient")
+        object.__setattr__(self, "coef", coef.astype(np.float64, copy=False))
+        _range("LinearModel", "intercept", self.intercept, "coefficient")
 
     def decision(self, x: np.ndarray) -> np.ndarray:
         """Linear score of each row of ``x`` (columns in ``features`` order)."""
@@ -82,6 +113,45 @@ class Expansions:
     affinity: Mapping[str, Mapping[str, float]] | None = None
     affinity_weight: float = 0.0  # the affinity feature's weight when no learned ranker gives one
     temperature: float = 0.1  # of the softmax that turns summed phrase weights into the feature
+
+    def __post_init__(self) -> None:
+        """The reader's rules (k-anonymity included) for expansions built in Python. A phrase list
+        shared by many tools (a grown bench catalog) is checked once."""
+        owner = "Expansions"
+        values.number(owner, "min_requests", self.min_requests, 2, MAX_COUNT, integer=True)
+        values.number(owner, "max_phrases", self.max_phrases, 1, MAX_COUNT, integer=True)
+        _range(owner, "weight", self.weight, "weight")
+        _range(owner, "affinity_weight", self.affinity_weight, "weight")
+        _range(owner, "temperature", self.temperature, "affinity_temperature")
+        values.mapping(owner, "tools", self.tools)
+        checked: set[int] = set()
+        for name, entry in self.tools.items():
+            values.string(owner, "tools (a key)", name)
+            if type(entry) is not tuple or len(entry) != 2 or type(entry[0]) is not str or type(entry[1]) is not tuple:
+                raise values.type_error(owner, f"tools[{name!r}]", "a (definition hash, phrases tuple) pair", entry)
+            if id(entry[1]) not in checked:
+                self._check_phrases(name, entry[1])
+                checked.add(id(entry[1]))
+        values.mapping(owner, "affinity", self.affinity, optional=True)
+        for name, weights in (self.affinity or {}).items():
+            values.mapping(owner, f"affinity[{name!r}]", weights)
+            if id(weights) not in checked:
+                for phrase, w in weights.items():
+                    values.string(owner, f"affinity[{name!r}] (a phrase)", phrase)
+                    _range(owner, f"affinity[{name!r}][{phrase!r}]", w, "weight")
+                checked.add(id(weights))
+
+    def _check_phrases(self, name: str, phrases: tuple[Any, ...]) -> None:
+        at = f"tools[{name!r}].phrases"
+        if len(phrases) > self.max_phrases:
+            raise values.value_error("Expansions", at, f"at most max_phrases ({self.max_phrases}) phrases",
+                                     len(phrases))
+        for pair in phrases:
+            if type(pair) is not tuple or len(pair) != 2 or not isinstance(pair[0], str):
+                raise values.type_error("Expansions", at, "(phrase, count) pairs", pair)
+            if not pair[0].strip() or len(pair[0]) > _MAX_PHRASE_CHARS:
+                raise values.value_error("Expansions", at, f"phrases of 1–{_MAX_PHRASE_CHARS} characters", pair[0])
+            values.number("Expansions", f"{at} (a count)", pair[1], self.min_requests, MAX_COUNT, integer=True)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -135,6 +205,19 @@ class Abstention:
     # (the shipped model under ``abstain.model: false``). Never stored in a file.
     decides: bool = True
 
+    def __post_init__(self) -> None:
+        from tooldisc.discovery.learned_features import ABSTENTION_FEATURES
+
+        if not isinstance(self.model, LinearModel):
+            raise values.type_error("Abstention", "model", "a LinearModel", self.model)
+        unknown = [f for f in self.model.features if f not in ABSTENTION_FEATURES]
+        if unknown:
+            raise values.value_error("Abstention", "model.features", f"names among {', '.join(sorted(ABSTENTION_FEATURES))}",
+                                     unknown[0])
+        _range("Abstention", "threshold", self.threshold, "probability")
+        _range("Abstention", "target_false_abstention", self.target_false_abstention, "probability")
+        values.flag("Abstention", "decides", self.decides)
+
     def to_dict(self) -> dict[str, Any]:
         return {**self.model.to_dict(), "threshold": _num(self.threshold),
                 "target_false_abstention": _num(self.target_false_abstention)}
@@ -152,6 +235,19 @@ class MutationModel:
     rules: Mapping[str, float]
     intercept: float
     threshold: float
+
+    def __post_init__(self) -> None:
+        owner = "MutationModel"
+        values.mapping(owner, "terms", self.terms)
+        for term, c in self.terms.items():
+            values.string(owner, "terms (a key)", term)
+            _range(owner, f"terms[{term!r}]", c, "coefficient")
+        values.mapping(owner, "rules", self.rules)
+        for rule, c in self.rules.items():
+            values.choice(owner, "rules (a key)", rule, MUTATION_CLASSES)
+            _range(owner, f"rules[{rule!r}]", c, "coefficient")
+        _range(owner, "intercept", self.intercept, "coefficient")
+        _range(owner, "threshold", self.threshold, "probability")
 
     def to_dict(self) -> dict[str, Any]:
         return {"terms": {t: _num(c) for t, c in sorted(self.terms.items())},
@@ -171,6 +267,30 @@ class Learned:
     report: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
     clauses: float | None = None  # the clauses step's weight (discovery/clauses.py), when learn kept it
+
+    def __post_init__(self) -> None:
+        """Each part of its record type and within the ranges a config's keys have (RANGES): the
+        ranker's coefficients are feature weights, the clauses part is ``clauses.weight``."""
+        from tooldisc.discovery.learned_features import RANKER_FEATURES
+
+        owner = "Learned"
+        values.string(owner, "catalog_hash", self.catalog_hash)
+        for name, kind in (("expansions", Expansions), ("ranker", LinearModel), ("abstention", Abstention),
+                           ("mutation", MutationModel)):
+            part = getattr(self, name)
+            if part is not None and not isinstance(part, kind):
+                raise values.type_error(owner, name, f"a {kind.__name__} or None", part)
+        if self.ranker is not None:
+            unknown = [f for f in self.ranker.features if f not in RANKER_FEATURES]
+            if unknown:
+                raise values.value_error(owner, "ranker.features", f"names among {', '.join(sorted(RANKER_FEATURES))}",
+                                         unknown[0])
+            for i, c in enumerate(self.ranker.coef.tolist()):
+                _range(owner, f"ranker.coef[{i}]", c, "weight")
+        if self.clauses is not None:
+            _range(owner, "clauses", self.clauses, "share")
+        values.mapping(owner, "report", self.report)
+        values.string(owner, "source", self.source, optional=True)
 
     @property
     def parts(self) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ def learned_config(config: RankerConfig, learned: Learned | None) -> RankerConfi
         config = dataclasses.replace(config, clauses=dataclasses.replace(config.clauses, weight=learned.clauses))
     if learned is None or (learned.ranker is None and learned.expansions is None):
         return config
-    from tooldisc.discovery.config import FEATURE_NAMES
+    from tooldisc.discovery.config import FEATURE_NAMES, RANGES
     from tooldisc.discovery.features import TIE_BREAKERS
 
     weights = dict(config.weights)
@@ -49,6 +49,11 @@ def learned_config(config: RankerConfig, learned: Learned | None) -> RankerConfi
     new = sum(w for n, w in weights.items() if n not in TIE_BREAKERS)
     if own > 0 and new > 0:
         weights = {n: (w * own / new if n not in TIE_BREAKERS else w) for n, w in weights.items()}
+        # Never past the weight range (RANGES["weight"]): a config summing above it cannot hand one
+        # learned feature more than the range allows. A common positive factor: the same ranking.
+        cap, top = RANGES["weight"].high, max(w for n, w in weights.items() if n not in TIE_BREAKERS)
+        if top > cap:
+            weights = {n: (w * cap / top if n not in TIE_BREAKERS else w) for n, w in weights.items()}
     return dataclasses.replace(config, weights={n: round(w, 10) for n, w in weights.items()})
 
 

@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from tooldisc.closed_schema import check_keys, without_extensions
 from tooldisc.discovery.learned import (
     _MAX_PHRASE_CHARS,
     FORMAT,
+    MAX_COUNT,
     MAX_LEARNED_BYTES,
     MUTATION_CLASSES,
     VERSION,
@@ -59,10 +61,7 @@ def parse_learned(text: str, file: str | None = None) -> Learned:
     if version != VERSION:
         raise DataError(f"learned file version {version!r} is not supported; this tooldisc reads version {VERSION}",
                         file=file, where="version")
-    allowed = {"format", "version", "catalog_hash", "parts", "report", "sha256"}
-    extra = sorted(set(doc) - allowed)
-    if extra:
-        raise DataError(f"unknown key {extra[0]!r}; allowed: {', '.join(sorted(allowed))}", file=file, where=extra[0])
+    check_keys(doc, ("format", "version", "catalog_hash", "parts", "report", "sha256"), file=file)
     claimed = doc.get("sha256")
     if not isinstance(claimed, str):
         raise DataError("missing its sha256 checksum", file=file, where="sha256")
@@ -83,30 +82,35 @@ def _str(value: Any, file: str | None, where: str) -> str:
     return value
 
 
-def _number(value: Any, file: str | None, where: str, low: float = -1e6, high: float = 1e6) -> float:
+def _number(value: Any, file: str | None, where: str, bounds: str = "coefficient") -> float:
+    """A finite number in the named range of :data:`~tooldisc.discovery.config.RANGES` (the table a
+    config's keys are checked with too)."""
+    from tooldisc.discovery.config import RANGES
+
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _fail(f"must be a finite number; got {_short(value)}", file, where)
+    low, high = RANGES[bounds].low, RANGES[bounds].high
     if not low <= value <= high:
-        raise _fail(f"must be in [{low:g}, {high:g}]; got {value!r}", file, where)
+        raise _fail(f"must be in [{low:g}, {high:g}] ({bounds}); got {value!r}", file, where)
     return float(value)
 
 
-def _int(value: Any, file: str | None, where: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise _fail(f"must be an integer ≥ {low}; got {_short(value)}", file, where)
+def _int(value: Any, file: str | None, where: str, low: int = 1, high: int = MAX_COUNT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _fail(f"must be an integer in [{low}, {high:g}]; got {_short(value)}", file, where)
     return value
 
 
 def _mapping(value: Any, file: str | None, where: str, keys: Sequence[str], optional: Sequence[str] = ()) -> dict:
+    """An object with ``keys`` (and maybe ``optional``), closed (tooldisc.closed_schema): any other key
+    is an error naming the nearest known one; ``x-`` keys are extension data, left out."""
     if not isinstance(value, dict):
         raise _fail(f"must be an object; got {_short(value)}", file, where)
     for k in keys:
         if k not in value:
             raise _fail(f"missing key {k!r}", file, where)
-    extra = sorted(set(value) - set(keys) - set(optional))
-    if extra:
-        raise _fail(f"unknown key {extra[0]!r}", file, f"{where}.{extra[0]}")
-    return value
+    check_keys(value, (*keys, *optional), where=where, file=file)
+    return without_extensions(value)
 
 
 def _short(value: Any) -> str:
@@ -115,7 +119,8 @@ def _short(value: Any) -> str:
 
 
 def _linear(raw: Any, file: str | None, where: str, known: frozenset[str] | None,
-            optional: Sequence[str] = ()) -> LinearModel:
+            optional: Sequence[str] = (), bounds: str = "coefficient") -> LinearModel:
+    """``bounds``: the range of the coefficients (a ranker's are feature weights, as in a config)."""
     m = _mapping(raw, file, where, ("features", "coef", "intercept"), optional)
     feats = m["features"]
     if not isinstance(feats, list) or not feats:
@@ -131,7 +136,7 @@ def _linear(raw: Any, file: str | None, where: str, known: frozenset[str] | None
     coef = m["coef"]
     if not isinstance(coef, list) or len(coef) != len(names):
         raise _fail(f"must be a list of {len(names)} numbers, one per feature", file, f"{where}.coef")
-    values = np.array([_number(c, file, f"{where}.coef[{i}]") for i, c in enumerate(coef)], dtype=np.float64)
+    values = np.array([_number(c, file, f"{where}.coef[{i}]", bounds) for i, c in enumerate(coef)], dtype=np.float64)
     return LinearModel(names, values, _number(m["intercept"], file, f"{where}.intercept"))
 
 
@@ -147,10 +152,10 @@ def _from_body(doc: Mapping[str, Any], file: str | None) -> Learned:
     if parts.get("expansions") is not None:
         expansions = _expansions(parts["expansions"], file)
     if parts.get("ranker") is not None:
-        ranker = _linear(parts["ranker"], file, "parts.ranker", RANKER_FEATURES)
+        ranker = _linear(parts["ranker"], file, "parts.ranker", RANKER_FEATURES, bounds="weight")
     if parts.get("clauses") is not None:
         raw = _mapping(parts["clauses"], file, "parts.clauses", ("weight",))
-        clauses = _number(raw["weight"], file, "parts.clauses.weight", 0.0, 1.0)
+        clauses = _number(raw["weight"], file, "parts.clauses.weight", "share")
     if parts.get("abstention") is not None:
         abstention = parse_abstention(parts["abstention"], file, "parts.abstention")
     if parts.get("mutation") is not None:
@@ -172,8 +177,8 @@ def parse_abstention(raw: Any, file: str | None, where: str = "abstention") -> A
     m = _mapping(raw, file, where, ("features", "coef", "intercept", "threshold", "target_false_abstention"),
                  ("fitted_on",))
     model = _linear({k: m[k] for k in ("features", "coef", "intercept")}, file, where, ABSTENTION_FEATURES)
-    return Abstention(model, _number(m["threshold"], file, f"{where}.threshold", 0.0, 1.0),
-                      _number(m["target_false_abstention"], file, f"{where}.target_false_abstention", 0.0, 1.0))
+    return Abstention(model, _number(m["threshold"], file, f"{where}.threshold", "probability"),
+                      _number(m["target_false_abstention"], file, f"{where}.target_false_abstention", "probability"))
 
 
 def _expansions(raw: Any, file: str | None) -> Expansions:
@@ -182,8 +187,8 @@ def _expansions(raw: Any, file: str | None) -> Expansions:
     aff_spec = None
     if m.get("affinity") is not None:
         a = _mapping(m["affinity"], file, f"{where}.affinity", ("weight", "temperature"))
-        aff_spec = (_number(a["weight"], file, f"{where}.affinity.weight", 0.0, 1e3),
-                    _number(a["temperature"], file, f"{where}.affinity.temperature", 1e-3, 1e3))
+        aff_spec = (_number(a["weight"], file, f"{where}.affinity.weight", "weight"),
+                    _number(a["temperature"], file, f"{where}.affinity.temperature", "affinity_temperature"))
     affinity: dict[str, dict[str, float]] = {}
     k = _int(m["min_requests"], file, f"{where}.min_requests", 2)
     cap = _int(m["max_phrases"], file, f"{where}.max_phrases", 1)
@@ -208,7 +213,7 @@ def _expansions(raw: Any, file: str | None) -> Expansions:
                             f"got {_short(pair)}", file, f"{at}.phrases[{i}]")
             count = _int(pair[1], file, f"{at}.phrases[{i}][1]", 1)
             if aff_spec is not None:
-                w = _number(pair[2], file, f"{at}.phrases[{i}][2]", 0.0, 1e3)
+                w = _number(pair[2], file, f"{at}.phrases[{i}][2]", "weight")
                 if w > 0:
                     affinity.setdefault(name, {})[pair[0]] = w
             if count < k:
@@ -216,7 +221,7 @@ def _expansions(raw: Any, file: str | None) -> Expansions:
                             file, f"{at}.phrases[{i}]")
             items.append((pair[0], count))
         out[name] = (definition, tuple(items))
-    weight = _number(m["weight"], file, f"{where}.weight", 0.0, 1e3)
+    weight = _number(m["weight"], file, f"{where}.weight", "weight")
     if aff_spec is None:
         return Expansions(k, cap, out, weight)
     return Expansions(k, cap, out, weight, affinity, aff_spec[0], aff_spec[1])
@@ -232,4 +237,4 @@ def _mutation(raw: Any, file: str | None) -> MutationModel:
     rules = _mapping(m["rules"], file, f"{where}.rules", (), MUTATION_CLASSES)
     rule_coefs = {r: _number(c, file, f"{where}.rules.{r}") for r, c in rules.items()}
     return MutationModel(coefs, rule_coefs, _number(m["intercept"], file, f"{where}.intercept"),
-                         _number(m["threshold"], file, f"{where}.threshold", 0.0, 1.0))
+                         _number(m["threshold"], file, f"{where}.threshold", "probability"))

@@ -19,6 +19,34 @@ RESERVED_NAMES = frozenset({"search_tools"})
 """Provider names tooldisc itself issues (the meta-tool): a catalog may not use them (an
 error at load), and no other name is ever mapped onto one (``search.tools`` becomes
 ``search_tools_<hash>``); given as itself, a reserved name maps to itself."""
+# Cyrillic and Greek letters that print as the Latin ones of the reserved names; NFKC already
+# folds full-width and compatibility forms. Enough to catch "ѕearch_tools" (Cyrillic dze), not a
+# general confusables table: a name is refused only when it would pass for a reserved one.
+_LOOKALIKES = str.maketrans({
+    "а": "a", "с": "c", "е": "e", "һ": "h", "і": "i", "ј": "j", "к": "k", "м": "m", "о": "o", "р": "p",
+    "ѕ": "s", "т": "t", "у": "y", "х": "x", "ԁ": "d", "ӏ": "l", "ԛ": "q", "ԝ": "w",
+    "α": "a", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
+    "ⅼ": "l", "ı": "i",
+})
+
+
+def reserved_fold(name: str) -> str:
+    """The form a name is compared in against :data:`RESERVED_NAMES`: NFKC, case folded,
+    surrounding space stripped, Cyrillic/Greek look-alikes read as Latin letters."""
+    from tooldisc.closed_schema import fold
+
+    return fold(name).translate(_LOOKALIKES)
+
+
+_RESERVED_FOLDED = frozenset(reserved_fold(n) for n in RESERVED_NAMES)
+
+
+def is_reserved(name: str) -> bool:
+    """Whether a catalog tool name is, or would pass for, a name tooldisc issues itself
+    (``Search_Tools``, ``search_tools `` and ``ѕearch_tools`` all are)."""
+    return reserved_fold(name) in _RESERVED_FOLDED
+
+
 MAX_PROVIDER_NAME = 64
 _DISALLOWED = re.compile(r"[^a-zA-Z0-9_-]")
 _HASH_CHARS = 8

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from tooldisc.discovery.catalog import Catalog, SharedValues, catalog_from_tools, definition_hash
+from tooldisc.discovery.catalog import Catalog, SharedValues, catalog_from_tools, with_hash
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.text import tokenize
 
@@ -192,9 +192,9 @@ def _variant(base: Tool, own: list[str], other: list[str], words: _Words, taken:
         is_core=False, companion_tools=(),
         definition_hash="",
     )
-    # Hashed here, not by catalog_from_tools: the unhashed record dies at once instead of
-    # after all n variants, which would leave a hole beside every kept tool (~35 MB at 100k).
-    return replace(tool, definition_hash=definition_hash(tool))
+    # Hashed here, in place, not by catalog_from_tools: no unhashed record lives on beside the
+    # kept one after all n variants, which would leave a hole beside every kept tool (~35 MB at 100k).
+    return with_hash(tool)
 
 
 def _some(items: Sequence[str], k: int, rng: random.Random) -> list[str]:

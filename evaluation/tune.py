@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from tooldisc.closed_schema import unknown_field
 from tooldisc.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def validate_space(space: Space, *, file: str | None = None,
     for key in sorted(space, key=str):
         spec = space[key]
         if key not in allowed:
-            raise ConfigError(f"unknown key {key!r}; allowed: {', '.join(sorted(allowed))}", file=file, where=str(key))
+            raise ConfigError(unknown_field(key, allowed, extensions=False), file=file, where=str(key))
         if isinstance(spec, Mapping):
             if set(spec) != {"low", "high"}:
                 raise ConfigError("a range must be a mapping with exactly 'low' and 'high'", file=file, where=key)

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tooldisc.closed_schema import unknown_field
 from tooldisc.errors import DataError
 from tooldisc.gold.model import GoldQuery, GoldSet
 
@@ -348,7 +349,7 @@ def _message(error: Any, record: Sequence[Any]) -> str:
         patterns = list(error.schema.get("patternProperties", {}))
         extra = sorted(k for k in value if k not in known and not any(re.search(p, k) for p in patterns))
         where = "" if at_record else f"{field}: "
-        return f"{where}unknown field {extra[0]!r} (allowed: {', '.join(sorted(known))})"
+        return f"{where}{extra[0]}: {unknown_field(extra[0], known, extensions=False)}"
     if kind == "uniqueItems":
         return f"{field} names a tool more than once"
     if kind == "minLength":

@@ -117,7 +117,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     gates.write_text("min_requests_per_arm: 500\nconfidense: 0.9\n")
     line = one_line_error(run_cli("canary", "verdict", "--events", str(partial), "--experiment", EXP,
                                   "--gates", str(gates)))
-    assert "gates.yaml: confidense: unknown key" in line
+    assert "gates.yaml: confidense: unknown field; did you mean 'confidence'?" in line
     gates.write_text("sample_ratio_alpha: 2\n")
     assert "gates.yaml: sample_ratio_alpha: must be a number in (0, 1)" in one_line_error(
         run_cli("canary", "verdict", "--events", str(partial), "--experiment", EXP, "--gates", str(gates)))

@@ -229,3 +229,19 @@ def test_convert_leaves_quarantined_tools_out_of_provider_exports(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     assert [t["name"] for t in json.loads(out.read_text(encoding="utf-8"))["tools"]] == ["ok"]
     assert "'broken' is quarantined (left out of the export)" in proc.stderr
+
+
+@pytest.mark.parametrize(("old", "new", "code"), [
+    ("none", "delete", "side_effect_escalated"), ("write", "delete", "side_effect_escalated"),
+    ("write", "execute", "side_effect_escalated"), (None, "none", "side_effect_now_known"),
+])
+def test_diff_a_side_effect_moving_up_or_out_of_unknown_is_exit_1(tmp_path: Path, old, new, code) -> None:
+    """Issue 25 item 3, measured on main: none → delete, write → delete and write → execute (same roles,
+    same permissions) exited 0. One process per pair: the exit code is the review gate."""
+    tool = {"name": "purge", "roles": ["owner"], "permissions": ["invoices.purge"], "parameters": {"type": "object"}}
+    a = _write(tmp_path / "a.yaml", {"catalog_version": "1", "tools": [{**tool, "side_effect": old}]})
+    b = _write(tmp_path / "b.yaml", {"catalog_version": "1", "tools": [{**tool, "side_effect": new}]})
+    proc = run_cli("catalog", "diff", a, b, "--json")
+    assert proc.returncode == 1, proc.stderr
+    assert [f["code"] for f in json.loads(proc.stdout)["findings"]] == [code]
+    assert run_cli("catalog", "diff", b, a).returncode == (1 if old is not None else 0)

@@ -97,14 +97,15 @@ def test_a_tool_named_search_tools_is_an_error_at_load(run_cli: Cli, tmp_path: P
 
 
 def test_untrusted_text_is_escaped_in_tables_lines_and_json(run_cli: Cli, tmp_path: Path) -> None:
-    """A warning path carries the document's own key: ANSI and a bidi override in it."""
+    """An issue path carries the document's own key: ANSI and a bidi override in it (an unknown
+    field, an error since issue 25's closed schemas)."""
     doc = {"tools": [{"name": "a", "side_effect": "none", "parameters": {"type": "object"},
                       "x\x1b[2J\u202eKO": 1}]}
     path = _write(tmp_path / "c.json", doc)
     table = run_cli("catalog", "validate", path)
-    assert table.returncode == 0, table.stderr
+    assert table.returncode == 1, table.stderr
     assert not any(c in table.stdout for c in RAW)
-    assert "tools[0].x\\x1b[2J\\u202eKO: unknown field, ignored" in table.stdout
+    assert "tools[0].x\\x1b[2J\\u202eKO: unknown field; known: " in table.stdout
     js = run_cli("catalog", "validate", path, "--json")
     assert not any(c in js.stdout for c in RAW)
     assert json.loads(js.stdout)["issues"][0]["path"] == "tools[0].x\x1b[2J\u202eKO"  # same value, escaped text

@@ -167,8 +167,11 @@ def test_absent_parameters_is_a_warning() -> None:
     assert build_catalog(_doc({"name": "t", "side_effect": "none"})).tools[0].parameters is None
 
 
-def test_unknown_field_is_a_warning() -> None:
-    assert ("tools[0].colour", "unknown field, ignored") in _issues(_doc({**LIST, "colour": "red"}), "warning")
+def test_unknown_field_is_an_error_naming_the_nearest_field() -> None:
+    """Closed schema (issue 25): an unknown key was "ignored" with a warning; a misspelled policy key then left a tool open."""
+    assert ("tools[0].Roles", "unknown field; did you mean 'roles'?") in _issues(_doc({**LIST, "Roles": ["x"]}), "error")
+    assert _issues(_doc({**LIST, "colour": "red"}), "warning") == []
+    assert [p for p, _ in _issues(_doc({**LIST, "colour": "red"}), "error")] == ["tools[0].colour"]
 
 
 def test_root_must_be_an_object_with_tools() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tooldisc.discovery.catalog import build_catalog
-from tooldisc.discovery.catalog_diff import SIDE_EFFECT_STRICTNESS, diff_catalogs
+from tooldisc.discovery.catalog_diff import ADDED_RULES, RULES, SIDE_EFFECT_ORDER, diff_catalogs
 
 BASE = {
     "name": "pay_invoice", "description": "Pay an invoice", "side_effect": "write",
@@ -63,25 +63,97 @@ def test_an_added_tool_loosens_unless_read_only_with_roles_and_permissions(tool,
 
 
 def test_tightening_is_not_loosening() -> None:
-    stricter = {**BASE, "side_effect": "delete", "permissions": [*BASE["permissions"], "x"], "roles": ["admin"]}
+    stricter = {**BASE, "permissions": [*BASE["permissions"], "x"], "roles": ["admin"]}
     assert _codes(BASE, stricter) == []
     assert _codes({**BASE, "requires_approval": False}, BASE) == []
     assert _codes({**BASE, "enabled": True}, {**BASE, "enabled": False}) == []
+    assert _codes(BASE, {**BASE, "side_effect": None}) == []  # unknown: never offered
+    assert _codes({**BASE, "risk_level": "low"}, {**BASE, "risk_level": "high"}) == []
+    assert _codes({**BASE, "parameters": None}, BASE) == []
 
 
-@pytest.mark.parametrize(("old", "new", "downgrade"), [
-    ("delete", "write", True), ("delete", "none", True), ("export", "write", True), ("execute", "none", True),
-    ("write", "none", True), (None, "none", True), (None, "delete", True),
-    ("none", "write", False), ("write", "delete", False), ("export", "execute", False), ("none", None, False),
-    ("delete", None, False),
-])
-def test_side_effect_order(old, new, downgrade: bool) -> None:
-    codes = _codes({**BASE, "side_effect": old}, {**BASE, "side_effect": new})
-    assert ("side_effect_downgraded" in codes) is downgrade
+# Every pair of side effects, by hand (issue 25 item 3): the order is none < write < export <
+# execute < delete; up is "escalated" (the same callers may do more: the issue's measured misses
+# none → delete, write → delete, write → execute), down is "downgraded" (offered to milder
+# requests), unknown → known is "now known", known → unknown is no loosening.
+SIDE_EFFECT_CHANGES = [
+    ("none", "write", "side_effect_escalated"), ("none", "export", "side_effect_escalated"),
+    ("none", "execute", "side_effect_escalated"), ("none", "delete", "side_effect_escalated"),
+    ("write", "export", "side_effect_escalated"), ("write", "execute", "side_effect_escalated"),
+    ("write", "delete", "side_effect_escalated"), ("export", "execute", "side_effect_escalated"),
+    ("export", "delete", "side_effect_escalated"), ("execute", "delete", "side_effect_escalated"),
+    ("write", "none", "side_effect_downgraded"), ("export", "none", "side_effect_downgraded"),
+    ("execute", "none", "side_effect_downgraded"), ("delete", "none", "side_effect_downgraded"),
+    ("export", "write", "side_effect_downgraded"), ("execute", "write", "side_effect_downgraded"),
+    ("delete", "write", "side_effect_downgraded"), ("execute", "export", "side_effect_downgraded"),
+    ("delete", "export", "side_effect_downgraded"), ("delete", "execute", "side_effect_downgraded"),
+    (None, "none", "side_effect_now_known"), (None, "write", "side_effect_now_known"),
+    (None, "export", "side_effect_now_known"), (None, "execute", "side_effect_now_known"),
+    (None, "delete", "side_effect_now_known"),
+    ("none", None, None), ("write", None, None), ("export", None, None), ("execute", None, None),
+    ("delete", None, None),
+    *[(s, s, None) for s in ("none", "write", "export", "execute", "delete", None)],
+]
 
 
-def test_unknown_side_effect_is_strictest() -> None:
-    assert SIDE_EFFECT_STRICTNESS[None] > max(v for k, v in SIDE_EFFECT_STRICTNESS.items() if k is not None)
+@pytest.mark.parametrize(("old", "new", "code"), SIDE_EFFECT_CHANGES)
+def test_side_effect_order(old, new, code) -> None:
+    assert _codes({**BASE, "side_effect": old}, {**BASE, "side_effect": new}) == ([code] if code else [])
+
+
+def test_every_side_effect_pair_is_written_out() -> None:
+    values = [*SIDE_EFFECT_ORDER, None]
+    assert sorted(((o or ""), (n or "")) for o, n, _ in SIDE_EFFECT_CHANGES) == sorted(
+        ((o or ""), (n or "")) for o in values for n in values)
+    assert SIDE_EFFECT_ORDER == ("none", "write", "export", "execute", "delete")
+
+
+# One hand-written case per rule of the table: (old tool fields, new tool fields), changing only
+# what the rule reads, so the rule's code must be the one finding; the reverse change must not
+# raise it. Written apart from the table, so a rule that drifts from its meaning fails here.
+RULE_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "enabled": ({"enabled": False}, {"enabled": True}),
+    "quarantine_lifted": ({"parameters": {"type": "object", "properties": {"x": {"type": "nope"}}}}, {}),
+    "side_effect_now_known": ({"side_effect": None}, {"side_effect": "none"}),
+    "tenant_not_required": ({"tenant_required": True}, {"tenant_required": False}),
+    "roles_emptied": ({"roles": ["admin"]}, {"roles": []}),
+    "role_added": ({"roles": ["admin"]}, {"roles": ["admin", "clerk"]}),
+    "permission_removed": ({"permissions": ["a.read", "a.write"]}, {"permissions": ["a.read"]}),
+    "side_effect_downgraded": ({"side_effect": "delete"}, {"side_effect": "write"}),
+    "side_effect_escalated": ({"side_effect": "write"}, {"side_effect": "delete"}),
+    "requires_approval_dropped": ({"requires_approval": True}, {"requires_approval": False}),
+    "always_confirm_dropped": ({"always_confirm": True}, {"always_confirm": False}),
+    "risk_level_lowered": ({"risk_level": "high"}, {"risk_level": "low"}),
+    "parameters_dropped": ({}, {"parameters": None}),
+}
+ADDED_CASES: dict[str, dict[str, Any]] = {
+    "added_not_read_only": {"side_effect": "write", "roles": ["admin"], "permissions": ["a.write"]},
+    "added_open_to_every_role": {"side_effect": "none", "permissions": ["a.read"]},
+    "added_needs_no_permission": {"side_effect": "none", "roles": ["admin"]},
+}
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_each_rule_of_the_table(rule) -> None:
+    assert rule.code in RULE_CASES, f"rule {rule.code} has no hand-written case"
+    old, new = RULE_CASES[rule.code]
+    before, after = {**BASE, **old}, {**BASE, **new}
+    d = diff_catalogs(_cat(before), _cat(after))
+    assert [(f.code, f.field) for f in d.findings] == [(rule.code, rule.field)]
+    assert d.loosens
+    assert rule.code not in _codes(after, before)
+
+
+def test_the_table_has_no_rule_without_a_case_and_no_case_without_a_rule() -> None:
+    assert sorted(r.code for r in RULES) == sorted(RULE_CASES)
+    assert sorted(r.code for r in ADDED_RULES) == sorted(ADDED_CASES)
+    assert len({r.code for r in (*RULES, *ADDED_RULES)}) == len(RULES) + len(ADDED_RULES)
+
+
+@pytest.mark.parametrize("rule", ADDED_RULES, ids=lambda r: r.code)
+def test_each_added_rule_of_the_table(rule) -> None:
+    tool = {"name": "new_tool", **ADDED_CASES[rule.code]}
+    assert [(f.code, f.field) for f in diff_catalogs(_cat(BASE), _cat(BASE, tool)).findings] == [(rule.code, rule.field)]
 
 
 def test_roles_emptied_opens_the_tool_to_all() -> None:

@@ -107,3 +107,32 @@ def test_explain_ranks_as_the_offer_does() -> None:
     offer = engine.discover(MULTI, k=3)
     for i, name in enumerate(offer.names, start=1):
         assert engine.explain(MULTI, name, k=3)["rank"] == i
+
+
+def test_clauses_weight_one_with_an_abstention_threshold_of_one_does_not_divide_by_zero(tmp_path) -> None:
+    """Issue 25: a learned file with ``clauses.weight: 1`` and an abstention threshold of 1.0 (so a request
+    matching nothing is still ranked) divided by zero: weight 1 leaves the whole request no share, and
+    no clause matched a tool, so every fused score was 0. With nothing to fuse the whole request's ranking
+    stands (Python API, and the command with the learned file)."""
+    import dataclasses
+    import json
+
+    from tests.conftest import run_cli
+    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.context import default_context
+    from tooldisc.discovery.learned import Learned, dumps_learned
+    from tooldisc.discovery.learned_read import default_abstention
+
+    catalog = load_catalog(default_catalog_path())
+    learned = Learned(catalog.hash, abstention=dataclasses.replace(default_abstention(), threshold=1.0), clauses=1.0)
+    query = "qqq zzz, then xxx yyy"
+    with_step = Discoverer(catalog, learned=learned).discover(query, default_context(catalog))
+    without = Discoverer(catalog, learned=dataclasses.replace(learned, clauses=None)).discover(
+        query, default_context(catalog))
+    assert with_step.names == without.names
+    assert [c.score for c in with_step.candidates] == [c.score for c in without.candidates]
+    path = tmp_path / "learned.json"
+    path.write_text(dumps_learned(learned), encoding="utf-8")
+    proc = run_cli("discover", query, "--learned", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert list(json.loads(proc.stdout)["candidates"])

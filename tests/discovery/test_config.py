@@ -92,14 +92,14 @@ def test_each_tunable_key_sets_its_attribute(path: str) -> None:
     ({"ngram": {"long_fields_max_tools": 1.5}}, "ngram.long_fields_max_tools", "must be an int"),
     ({"adaptive": {"policy": "best"}}, "adaptive.policy", "must be one of ratio, gap, confidence, mass"),
     ({"text": {"stem": "yes"}}, "text.stem", "true or false"),
-    ({"bm25": {"k3": 1}}, "bm25.k3", "unknown key 'k3' in bm25"),
+    ({"bm25": {"k3": 1}}, "bm25.k3", "unknown field; known: b, k1"),
     ({"bm25": 5}, "bm25", "must be a mapping"),
     ({"ngram": {"lo": 5, "hi": 3}}, "ngram", r"ngram.lo \(5\) must not exceed ngram.hi \(3\)"),
     ({"adaptive": {"min_k": 9, "max_k": 4}}, "adaptive", "must not exceed"),
-    ({"weights": {"bogus": 1}}, "weights.bogus", "unknown weights entry"),
+    ({"weights": {"bogus": 1}}, "weights.bogus", "unknown field"),
     ({"fields": {"name": "x"}}, "fields.name", "must be a number"),
     ({"features": {"x": 1}}, "features", "never read"),
-    ({"nonsense": 1}, "nonsense", "unknown key"),
+    ({"nonsense": 1}, "nonsense", "unknown field"),
 ])
 def test_errors_name_the_key_the_rule_and_the_value(raw: dict, where: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as info:

@@ -425,6 +425,12 @@ _ALPHABET = st.one_of(
     st.characters(blacklist_categories=("Cs",)),
 )
 _TEXT = st.text(_ALPHABET, max_size=40)
+
+
+def _printable(name: str) -> str:
+    from tooldisc.terminal import is_clean
+
+    return "".join(c for c in name if is_clean(c))
 _WORDS = st.lists(st.sampled_from(["invoice", "invoices", "the", "bill", "فاکتور", "فاكتور", "Stock", "a. b", " \n ", "x \n y. "])
                   | _TEXT,
                   max_size=4)
@@ -437,7 +443,9 @@ def tools(draw: st.DrawFn) -> list[Tool]:
         params = draw(st.sampled_from([None, {"type": "object", "properties": {"invoiceId": {}, "due_date": {}}},
                                        {"type": "object", "properties": {}}, {"type": "object"}]))
         out.append(Tool(
-            name=f"t{i}_" + draw(st.sampled_from(["createInvoice", "sales.create", "ns::x", "a-b/c", ""])) + draw(_TEXT),
+            # a name holds no control or format character (the loader's rule, and Tool's): those drawn are left out
+            name=_printable(f"t{i}_" + draw(st.sampled_from(["createInvoice", "sales.create", "ns::x", "a-b/c", ""]))
+                            + draw(_TEXT)),
             description=draw(st.sampled_from(["", "Creates an invoice. Sends it. ", "Creates an invoice. "])) + draw(_TEXT),
             aliases=tuple(draw(_WORDS)), keywords=tuple(draw(_WORDS)), examples=tuple(draw(_WORDS)),
             domains=tuple(draw(st.lists(st.sampled_from(["sales", "inventory.stock", "hrPayroll"]) | _TEXT, max_size=3))),

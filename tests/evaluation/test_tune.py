@@ -221,8 +221,8 @@ def test_labels_never_reach_discovery(synthetic, monkeypatch):
 
 
 @pytest.mark.parametrize(("space", "where", "message"), [
-    ({"weights.bogus": [1.0]}, "weights.bogus", "unknown key"),
-    ({"k": [5, 10]}, "k", "unknown key"),
+    ({"weights.bogus": [1.0]}, "weights.bogus", "unknown field; did you mean"),
+    ({"k": [5, 10]}, "k", "unknown field; known: abstain.min_bm25"),
     ({"bm25.b": [0.5, 2.0]}, "bm25.b", "range \\[0, 1\\]"),
     ({"weights.ngram": {"low": 1.0, "high": 0.0}}, "weights.ngram", "low <= high"),
     ({"weights.ngram": {"low": 0.0}}, "weights.ngram", "'low' and 'high'"),
@@ -296,7 +296,7 @@ def test_cli_bad_space_file_is_exit_2_one_line(tmp_path: Path):
     res = run_cli("tune", "--space", str(bad), "--n-iter", "1", "--folds", "2")
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: weights.bogus: unknown key")
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: weights.bogus: unknown field")
 
 
 def test_cli_tunes_a_non_weight_key(synthetic, tmp_path: Path):

@@ -99,7 +99,7 @@ def test_external_benchmark_format(tmp_path: Path) -> None:
          "gold.json: queries[0]: primary_expected_tools must be a list; got a string 'create_invoice'"),
         ({"queries": [{**Q1, "history": [{"role": "bot", "content": "x"}]}]},
          "gold.json: queries[0]: history[0].role must be one of user, assistant, system, tool; got 'bot'"),
-        ({"queries": [{**Q1, "forbiden_tools": []}]}, "gold.json: queries[0]: unknown field 'forbiden_tools'"),
+        ({"queries": [{**Q1, "forbiden_tools": []}]}, "gold.json: queries[0]: forbiden_tools: unknown field; did you mean 'forbidden_tools'?"),
         ({"queries": [{"id": "x", "intent": "read"}]}, "gold.json: queries[0]: missing required field 'query'"),
         ({"queries": [{**Q1, "no_match": "no"}]}, "gold.json: queries[0]: no_match must be a boolean; got a string"),
         ({"queries": [{**Q1, "acceptable_tools": ["a", "a"]}]},
