@@ -88,9 +88,16 @@ def recursive_tree(n: int) -> tuple[dict[str, Any], Any]:
     return schema, {"name": "root", "children": [chain] * max(1, n // 60)}
 
 
+def long_string(n: int) -> tuple[dict[str, Any], Any]:
+    """One string of n characters matched by a pattern 256 times (8 levels of allOf fan-out)."""
+    defs: dict[str, Any] = {f"l{i}": {"allOf": [{"$ref": f"#/$defs/l{i + 1}"}] * 2} for i in range(8)}
+    defs["l8"] = {"type": "string", "pattern": "^a+$"}
+    return ({"type": "object", "properties": {"s": {"$ref": "#/$defs/l0"}}, "$defs": defs}, {"s": "a" * n})
+
+
 CASES: dict[str, Case] = {"dag": dag, "rows": rows, "enum_scan": enum_scan, "unique_objects": unique_objects,
                           "any_of": any_of, "unevaluated": unevaluated, "pattern_keys": pattern_keys,
-                          "recursive_tree": recursive_tree}
+                          "recursive_tree": recursive_tree, "long_string": long_string}
 
 
 def _counted(case: Case, n: int) -> tuple[int, dict[str, Any], Any]:

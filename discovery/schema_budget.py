@@ -37,13 +37,14 @@ from dataclasses import dataclass
 from typing import Any
 
 # Steps one call's validation may take. Measured with jsonschema 4.26 on the
-# development machine (benchmarks/schema_budget.py): the slowest step kinds
-# ($ref chains, allOf fan-out, enum scans) run at 1.5-4 µs a step, so a call at the
-# budget validates in well under a second and the server keeps answering.
+# development machine (benchmarks/schema_budget.py, nine kinds of work scaled to the
+# budget): 0.8-4.1 µs a step, the slowest being anyOf fan-out and long strings under a
+# pattern, so a call at the budget validates in under a second and the server answers on.
 MAX_VALIDATION_STEPS = 200_000
 NODE_STEPS = 4  # entering a subschema (the evaluator's descend, its validator copy) costs several keyword steps
 REF_STEPS = 8  # so does resolving a $ref (pointer lookup, a resolver and a validator copy)
 ENUM_PER_STEP = 4  # enum/const compare values in C-speed equality: four comparisons a step
+CHARS_PER_STEP = 256  # RE2 scans text (encoded to UTF-8 first): 256 characters cost about a step
 _SATURATED = 10**18  # counts stop growing here: a 2^(10^4) bomb never becomes a 10^4-digit integer
 
 Path = tuple[str | int, ...]
@@ -257,7 +258,7 @@ class Steps:
         return "more than 10^18" if self.times >= _SATURATED else f"{self.times:,}"
 
 
-MAX_STATES = 20_000  # distinct (nodes reaching a value, depth left) pairs value_steps explores before it sums instead
+MAX_STATES = 20_000  # distinct sets of nodes reaching a value that value_steps explores before it sums instead
 
 
 def _heaviest(graph: SchemaGraph, closed: Mapping[int, int], total: int) -> Steps:
@@ -319,41 +320,37 @@ def value_steps(graph: SchemaGraph, max_depth: int, limit: int = MAX_VALIDATION_
     end, every node that reaches it: the count is per value, so a recursive tree
     schema (``properties: {left: {$ref: "#"}, right: {$ref: "#"}}``) costs one
     evaluation per node, while ``allOf: [{$ref: "#"}, {$ref: "#"}]`` doubles per
-    level. States repeat (recursion), so each (nodes, depth left) pair is explored
-    once; past :data:`MAX_STATES` of them the bound sums every path of a level
-    instead (larger, still an upper bound). Stops once over ``limit``.
+    level. Breadth first, each distinct set of reaching nodes (a *state*) is
+    explored once, at the shallowest depth it occurs: deeper occurrences have less
+    depth left, so they reach nothing new. Past :data:`MAX_STATES` states the bound
+    sums every path of a level instead (larger, still an upper bound). Stops once
+    over ``limit``.
     """
     counter = _Counter(graph)
-    memo: dict[tuple[frozenset[tuple[int, int]], int], Steps] = {}
-
-    def worst(start: dict[int, int], left: int) -> Steps:
-        key = (frozenset(start.items()), left)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        if len(memo) >= MAX_STATES:
-            raise _TooManyStates
-        closed = counter.close(start)
-        total = _sat(sum(count * graph.own[node] for node, count in closed.items()))
-        best = _heaviest(graph, closed, total)
-        if total <= limit and left > 0:
-            for child in _child_starts(graph, closed):
-                found = worst(child, left - 1)
-                if found.steps > best.steps:
-                    best = found
-                if best.steps > limit:
-                    break
-        memo[key] = best
-        return best
-
-    try:
-        return worst({0: 1}, max_depth)
-    except _TooManyStates:
-        return _level_steps(graph, counter, max_depth, limit)
-
-
-class _TooManyStates(Exception):
-    """value_steps met more distinct states than it explores (a very large schema)."""
+    seen: set[frozenset[tuple[int, int]]] = set()
+    worst = Steps(0, (), 0)
+    frontier: list[dict[int, int]] = [{0: 1}]
+    for depth in range(max_depth + 1):
+        following: list[dict[int, int]] = []
+        for start in frontier:
+            key = frozenset(start.items())
+            if key in seen:
+                continue
+            if len(seen) >= MAX_STATES:
+                return _level_steps(graph, counter, max_depth, limit)
+            seen.add(key)
+            closed = counter.close(start)
+            total = _sat(sum(count * graph.own[node] for node, count in closed.items()))
+            if total > worst.steps:
+                worst = _heaviest(graph, closed, total)
+                if total > limit:
+                    return worst
+            if depth < max_depth:
+                following.extend(_child_starts(graph, closed))
+        if not following:
+            break
+        frontier = following
+    return worst
 
 
 def _level_steps(graph: SchemaGraph, counter: _Counter, max_depth: int, limit: int) -> Steps:
@@ -380,13 +377,16 @@ def _level_steps(graph: SchemaGraph, counter: _Counter, max_depth: int, limit: i
 
 
 def _size(value: Any, cap: int) -> int:
-    """JSON values in ``value`` (itself included), counted up to ``cap``."""
+    """JSON values in ``value`` (itself included; a long string counts once per CHARS_PER_STEP), up to ``cap``."""
     count, todo = 0, [value]
     while todo and count <= cap:
         node = todo.pop()
         count += 1
-        if isinstance(node, Mapping):
+        if isinstance(node, str):
+            count += len(node) // CHARS_PER_STEP
+        elif isinstance(node, Mapping):
             todo.extend(node.values())
+            todo.extend(node.keys())
         elif isinstance(node, list | tuple):
             todo.extend(node)
     return count
@@ -406,12 +406,15 @@ def _extra(schema: Any, value: Any, reach: int, cap: int) -> int:
             steps += size // ENUM_PER_STEP
         if schema.get("uniqueItems") is True and isinstance(value, list):
             steps += len(value) * size
+    if isinstance(value, str) and "pattern" in schema:  # RE2 is linear in the text
+        steps += len(value) // CHARS_PER_STEP
     if isinstance(value, Mapping):
         patterns = schema.get("patternProperties")
         npat = len(patterns) if isinstance(patterns, Mapping) else 0
-        steps += npat * len(value)
+        scans = len(value) + sum(len(k) for k in value if isinstance(k, str)) // CHARS_PER_STEP
+        steps += npat * scans
         if "additionalProperties" in schema:
-            steps += len(value) * (1 + npat)
+            steps += scans * (1 + npat)
         if "unevaluatedProperties" in schema:  # a list of evaluated keys, searched once per key
             steps += 2 * reach * len(value) * len(value)
     if isinstance(value, list) and "unevaluatedItems" in schema:
