@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldisc.agent.guard import GuardDecision, ToolCall, guard, unissued
+from tooldisc.agent.inputs import check_text, check_type, name_set, short
 from tooldisc.agent.schemas import SchemaCache, load_schemas, offer_tokens
 from tooldisc.agent.search_tools import META_TOOL, META_TOOL_NAME, ToolSession
 from tooldisc.agent.sink import Telemetry
@@ -115,8 +116,8 @@ class CatalogSource:
 
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"CatalogSource: path must be a str or os.PathLike; got {type(path).__name__}")
-        _check_type("CatalogSource", "config", config, RankerConfig)
-        _check_type("CatalogSource", "learned", learned, Learned)
+        check_type("CatalogSource", "config", config, RankerConfig)
+        check_type("CatalogSource", "learned", learned, Learned)
         if report is not None and not callable(report):
             raise TypeError(f"CatalogSource: report must be callable or None; got {type(report).__name__}")
         if fmt is not None and not isinstance(fmt, str):
@@ -220,43 +221,11 @@ def read_meta(meta: Any, request: str) -> RequestMeta:
         ok = (isinstance(value, list) and all(isinstance(v, str) and v for v in value)) if key == FORCED_META_KEY \
             else isinstance(value, str)
         if not ok:
-            raise UsageError(f"_meta: {key!r} must be {what}; got {_short(value)}")
+            raise UsageError(f"_meta: {key!r} must be {what}; got {short(value)}")
         values[key] = value
     forced = values.get(FORCED_META_KEY)
     return RequestMeta(values.get(QUERY_META_KEY), None if forced is None else tuple(forced),
                        values.get(APPROVAL_META_KEY))
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _check_type(owner: str, name: str, value: Any, kind: type, *, optional: bool = True) -> None:
-    if (value is None and optional) or (isinstance(value, kind) and not (kind is int and isinstance(value, bool))):
-        return
-    raise TypeError(f"{owner}: {name} must be a {kind.__name__}{' or None' if optional else ''}; "
-                    f"got {type(value).__name__}")
-
-
-def _check_text(owner: str, name: str, value: Any) -> None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{owner}: {name} must be a str or None; got {type(value).__name__}")
-
-
-def _names(owner: str, name: str, value: Any) -> frozenset[str]:
-    """A collection of names (strings); a bare ``str`` is a TypeError, never a set of its characters."""
-    if value is None:
-        return frozenset()
-    if isinstance(value, str | bytes) or not isinstance(value, Collection) or isinstance(value, Mapping):
-        raise TypeError(f"{owner}: {name} must be a collection of strings (a list or set), not a bare "
-                        f"{type(value).__name__}; got {_short(value)}")
-    for i, item in enumerate(value):
-        if not isinstance(item, str):
-            raise TypeError(f"{owner}: {name}[{i}] must be a str; got {type(item).__name__}")
-        if not item:
-            raise UsageError(f"{owner}: {name}[{i}] must be a non-empty string")
-    return frozenset(value)
 
 
 @dataclass(frozen=True)
@@ -308,20 +277,20 @@ class AgentService:
 
     def __post_init__(self) -> None:
         owner = "AgentService"
-        _check_type(owner, "source", self.source, CatalogSource, optional=False)
-        _check_type(owner, "context", self.context, Context)
-        _check_type(owner, "telemetry", self.telemetry, Telemetry)
+        check_type(owner, "source", self.source, CatalogSource, optional=False)
+        check_type(owner, "context", self.context, Context)
+        check_type(owner, "telemetry", self.telemetry, Telemetry)
         if not callable(self.handler):
             raise TypeError(f"{owner}: handler must be callable as handler(name, arguments); "
                             f"got {type(self.handler).__name__}")
         for name in ("expose_output_schema", "allow_default_context"):
-            _check_type(owner, name, getattr(self, name), bool, optional=False)
+            check_type(owner, name, getattr(self, name), bool, optional=False)
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int | str)):
             raise TypeError(f"{owner}: k must be an int, 'auto' or None; got {type(self.k).__name__}")
         if self.k is not None and (self.k != "auto" if isinstance(self.k, str) else self.k < 1):
             raise UsageError(f"{owner}: The 'k' parameter must be an int in the range [1, inf) or 'auto'. "
                              f"Got {self.k!r} instead.")
-        self.approvals = _names(owner, "approvals", self.approvals)
+        self.approvals = name_set(owner, "approvals", self.approvals)
         if self.context is None and not self.allow_default_context:
             raise UsageError("AgentService needs a context (or allow_default_context=True, which serves "
                              "every role and permission of the catalog in autonomous mode)")
@@ -342,8 +311,8 @@ class AgentService:
 
         ``forced``: catalog names of a pending approval turn.
         """
-        _check_text("AgentService.offer", "query", query)
-        forced = _names("AgentService.offer", "forced", forced)
+        check_text("AgentService.offer", "query", query)
+        forced = name_set("AgentService.offer", "forced", forced)
         engine, session = self._state()
         ctx = session.context
         if forced:
@@ -371,8 +340,8 @@ class AgentService:
 
         ``forced``: provider names this server issued, of a pending approval turn.
         """
-        _check_text("AgentService.begin_request", "query", query)
-        provider = _names("AgentService.begin_request", "forced", forced)
+        check_text("AgentService.begin_request", "query", query)
+        provider = name_set("AgentService.begin_request", "forced", forced)
         return self._decide(_Request(query, self._forced_names(provider)))
 
     def _decide(self, request: _Request) -> tuple[Engine, ToolSession, Offer]:
@@ -389,8 +358,8 @@ class AgentService:
 
     def list_tools(self, query: str | None = None, forced: Collection[str] | None = None) -> ListResult:
         """One ``tools/list``: a new request when ``query`` or ``forced`` is given, else the current one again."""
-        _check_text("AgentService.list_tools", "query", query)
-        _names("AgentService.list_tools", "forced", forced)
+        check_text("AgentService.list_tools", "query", query)
+        name_set("AgentService.list_tools", "forced", forced)
         fresh = query is not None or forced is not None or self._request is None
         if fresh or self._request is None:
             engine, session, offer = self.begin_request(query, forced)
@@ -422,12 +391,12 @@ class AgentService:
                   forced: Collection[str] | None = None) -> CallResult:
         """One ``tools/call``. ``query`` and ``forced`` (a new request first) are read only by search_tools."""
         owner = "AgentService.call_tool"
-        _check_type(owner, "provider_name", provider_name, str, optional=False)
+        check_type(owner, "provider_name", provider_name, str, optional=False)
         if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(f"{owner}: arguments must be a mapping or None; got {type(arguments).__name__}")
-        _check_text(owner, "approval", approval)
-        _check_text(owner, "query", query)
-        _names(owner, "forced", forced)
+        check_text(owner, "approval", approval)
+        check_text(owner, "query", query)
+        name_set(owner, "forced", forced)
         args = dict(arguments or {})
         if provider_name == META_TOOL_NAME:
             if query is not None or forced is not None:

@@ -93,6 +93,8 @@ def to_anthropic(
     """
     tools = list(tools)
     nm = _name_map(tools, names)
+    if isinstance(full, str | bytes):  # "name" in "a_name" would match by substring
+        raise TypeError(f"full must be a collection of tool names or None, not a bare {type(full).__name__}")
     if tool_search is not None and tool_search not in ANTHROPIC_TOOL_SEARCH:
         raise UsageError(f"tool_search must be one of {', '.join(ANTHROPIC_TOOL_SEARCH)} or None; got {tool_search!r}")
     out: list[dict[str, Any]] = []
