@@ -25,7 +25,7 @@
   current request, and then goes to the handler (by default a documented no-op
   echo: nothing is executed).
 
-The ``_meta`` keys under ``tooldisc/`` are a closed schema (:func:`read_meta`): an
+The ``_meta`` keys under ``tooldisc/`` are a closed schema (:mod:`~tooldisc.agent.mcp_meta`): an
 unknown key, a key the method does not read, or a wrong type is an error reply,
 never ignored. Other namespaces are not tooldisc's and stay untouched.
 
@@ -41,17 +41,22 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import re
 import sys
 import threading
-import unicodedata
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tooldisc.agent.guard import GuardDecision, ToolCall, guard, unissued
-from tooldisc.agent.inputs import check_text, check_type, name_set, short
+from tooldisc.agent.inputs import check_text, check_type, name_set
+from tooldisc.agent.mcp_meta import (
+    CALL,
+    LIST,
+    SEARCH,
+    RequestMeta,
+    read_meta,
+)
 from tooldisc.agent.schemas import SchemaCache, load_schemas, offer_tokens
 from tooldisc.agent.search_tools import META_TOOL, META_TOOL_NAME, ToolSession
 from tooldisc.agent.sink import Telemetry
@@ -64,22 +69,7 @@ from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.discovery.security import check_tool
 from tooldisc.errors import ToolDiscError, UsageError
 
-QUERY_META_KEY = "tooldisc/query"
-FORCED_META_KEY = "tooldisc/forced"
-APPROVAL_META_KEY = "tooldisc/approval"
 SERVER_NAME = "tooldisc"
-
-LIST, SEARCH, CALL = "tools/list", "tools/call search_tools", "tools/call"
-# The closed schema of tooldisc's _meta keys: key → (what its value must be, the requests that read it).
-META_SCHEMA: dict[str, tuple[str, tuple[str, ...]]] = {
-    QUERY_META_KEY: ("a string (the user's request text)", (LIST, SEARCH)),
-    FORCED_META_KEY: ("a list of tool names this server issued (strings)", (LIST, SEARCH)),
-    APPROVAL_META_KEY: ("a string (an approval key)", (CALL,)),
-}
-# A key is tooldisc's when, folded (NFKC, case, format characters dropped), it is
-# "tooldisc" or starts with "tooldisc" and a separator: "Tooldisc/query" and
-# "tooldisc.query" are misspellings to refuse, not another vendor's keys to ignore.
-_OURS = re.compile(r"tooldisc(?![a-z0-9])")
 
 Handler = Callable[[str, Mapping[str, Any]], Any]
 
@@ -175,57 +165,6 @@ class CatalogSource:
             self.report(line)
         self._failed_stamp, self._failed_key = stamp, (stamp, message)
         return self._engine
-
-
-@dataclass(frozen=True)
-class RequestMeta:
-    """tooldisc's keys of one request's ``_meta``, read by :func:`read_meta` (None: the key was absent)."""
-
-    query: str | None = None
-    forced: tuple[str, ...] | None = None
-    approval: str | None = None
-
-
-def _folded(key: str) -> str:
-    text = "".join(c for c in unicodedata.normalize("NFKC", key) if unicodedata.category(c) != "Cf")
-    return text.casefold().strip()
-
-
-def read_meta(meta: Any, request: str) -> RequestMeta:
-    """The ``tooldisc/`` keys of a request's ``_meta``, checked against :data:`META_SCHEMA`.
-
-    ``request`` is :data:`LIST`, :data:`SEARCH` or :data:`CALL`. An unknown key in
-    tooldisc's namespace (a misspelling is one), a key this request does not read,
-    or a value of the wrong type is a :class:`UsageError` (one line): ignoring it
-    would leave the client believing it had, say, started a new request. Keys of
-    other namespaces (``progressToken``, ``io.modelcontextprotocol/…``) are not
-    tooldisc's and are not read.
-    """
-    from difflib import get_close_matches
-
-    if meta is None:
-        return RequestMeta()
-    if not isinstance(meta, Mapping):
-        raise UsageError(f"_meta must be an object; got {type(meta).__name__}")
-    values: dict[str, Any] = {}
-    for key in sorted(k for k in meta if isinstance(k, str) and _OURS.match(_folded(k))):
-        spec = META_SCHEMA.get(key)
-        if spec is None:
-            near = get_close_matches(_folded(key), list(META_SCHEMA), n=1, cutoff=0.6)
-            hint = f"; did you mean {near[0]!r}?" if near else f"; tooldisc reads {', '.join(META_SCHEMA)}"
-            raise UsageError(f"_meta: unknown key {key!r}{hint}")
-        what, requests = spec
-        if request not in requests:
-            raise UsageError(f"_meta: {key!r} is not read on {request} (only on {' and '.join(requests)})")
-        value = meta[key]
-        ok = (isinstance(value, list) and all(isinstance(v, str) and v for v in value)) if key == FORCED_META_KEY \
-            else isinstance(value, str)
-        if not ok:
-            raise UsageError(f"_meta: {key!r} must be {what}; got {short(value)}")
-        values[key] = value
-    forced = values.get(FORCED_META_KEY)
-    return RequestMeta(values.get(QUERY_META_KEY), None if forced is None else tuple(forced),
-                       values.get(APPROVAL_META_KEY))
 
 
 @dataclass(frozen=True)
@@ -360,14 +299,14 @@ class AgentService:
         """One ``tools/list``: a new request when ``query`` or ``forced`` is given, else the current one again."""
         check_text("AgentService.list_tools", "query", query)
         name_set("AgentService.list_tools", "forced", forced)
-        fresh = query is not None or forced is not None or self._request is None
-        if fresh or self._request is None:
+        kept = self._request if query is None and forced is None else None
+        if kept is None:
             engine, session, offer = self.begin_request(query, forced)
         else:
             engine, session = self._state()
             current = session.current
             if engine is not self._request_engine or current is None:
-                engine, session, current = self._decide(self._request)  # the same request, on the new catalog
+                engine, session, current = self._decide(kept)  # the same request, on the reloaded catalog
             offer = current
         names = [n for n in dict.fromkeys([*offer.names, *session.returned]) if self._listable(engine, session, n)]
         schemas = load_schemas(names, engine.catalog, self._cache)
@@ -378,7 +317,7 @@ class AgentService:
         for entry in listed:
             _output_schema(entry, self.expose_output_schema)
         tokens = offer_tokens(schemas)
-        if self.telemetry is not None and fresh:  # one event per request, not per re-list
+        if self.telemetry is not None and kept is None:  # one event per request, not per re-list
             self.telemetry.record_discovery(offer, engine.catalog, schema_tokens=tokens)
         meta = {"tooldisc/offer": list(offer.names), "tooldisc/offer_hash": offer.offer_hash,
                 "tooldisc/catalog_hash": offer.catalog_hash, "tooldisc/k": offer.k,

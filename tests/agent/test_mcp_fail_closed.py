@@ -311,7 +311,7 @@ def test_agent_service_inputs_are_checked_like_the_loaders(catalog_path: Path) -
 
 
 def test_read_meta_is_a_closed_schema() -> None:
-    from tooldisc.agent.mcp_server import CALL, LIST, SEARCH, RequestMeta, read_meta
+    from tooldisc.agent.mcp_meta import CALL, LIST, SEARCH, RequestMeta, read_meta
     from tooldisc.errors import UsageError
 
     assert read_meta(None, LIST) == RequestMeta()
