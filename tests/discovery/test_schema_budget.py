@@ -218,6 +218,7 @@ def arguments(draw: st.DrawFn) -> Any:
     return {k: value(1) for k in draw(st.lists(st.sampled_from([*KEYS, "bx"]), unique=True, max_size=4))}
 
 
+@pytest.mark.fuzz
 @settings(max_examples=examples(300, local=60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                                            HealthCheck.filter_too_much])
 @given(schemas(), arguments())
