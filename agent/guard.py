@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooldisc import values
+from tooldisc.agent.inputs import check_type, name_set
 from tooldisc.agent.search_tools import ToolSession
 from tooldisc.discovery.catalog import Catalog, canonical_json
 from tooldisc.discovery.model import Context, Offer
@@ -125,8 +126,15 @@ def guard(call: ToolCall, offer_or_session: Offer | ToolSession, context: Contex
     """Decide whether ``call`` may run now. See the module docstring for the order.
 
     ``offer_or_session`` is the current request: a bare :class:`Offer`, or a
-    :class:`ToolSession` whose latest offer is the current request.
+    :class:`ToolSession` whose latest offer is the current request. ``approvals``
+    is a collection of approval keys: a bare ``str`` is a TypeError (``key in
+    "…"`` would match by substring).
     """
+    check_type("guard", "call", call, ToolCall, optional=False)
+    check_type("guard", "offer_or_session", offer_or_session, (Offer, ToolSession), optional=False)
+    check_type("guard", "context", context, Context, optional=False)
+    check_type("guard", "catalog", catalog, Catalog, optional=False)
+    approvals = name_set("guard", "approvals", approvals)
     tool = catalog.by_name.get(call.name)
     if tool is None:
         return _refuse(call, "unknown_tool", "no tool of that name in the catalog", "resolve", None)

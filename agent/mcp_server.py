@@ -2,14 +2,21 @@
 
 :class:`AgentService` is the whole behaviour in plain Python (no ``mcp`` import):
 
-* ``tools/list`` starts a new *current request*: the user's request text comes as
-  ``_meta["tooldisc/query"]`` and the offer is :meth:`Discoverer.discover` for it
-  in the server's context. Without text the request is empty (READ) and the offer
-  is the catalog's core tools drawn from the chokepoint's authorized set, sorted by
-  name and capped at the default K. ``_meta["tooldisc/forced"]`` (names this
-  server issued) marks a pending approval turn: those tools skip only the mutation
-  step. Tools returned by ``search_tools`` are listed too (progressive loading:
-  re-list after a search). ``_meta`` of the result carries the offer hash and names.
+* a ``tools/list`` with ``_meta["tooldisc/query"]`` starts a new *current request*:
+  the offer is :meth:`Discoverer.discover` for that text in the server's context.
+  ``_meta["tooldisc/forced"]`` (names this server issued) marks a pending approval
+  turn: those tools skip only the mutation step. A ``tools/list`` with neither key
+  re-lists the current request — the official SDK re-lists without ``_meta`` after
+  calling a tool it had not listed, and that must not drop an approval turn's forced
+  names or the request's mutation class; after a catalog reload the same request
+  (text and forced names) is decided again on the new catalog. Only the first
+  ``tools/list`` without text starts an empty (READ) request, whose offer is the
+  catalog's core tools drawn from the chokepoint's authorized set, sorted by name
+  and capped at the default K. Tools returned by ``search_tools`` are listed too
+  (progressive loading: re-list after a search). Nothing is listed that the guard
+  would refuse for the current request (a tool a reload disabled, removed or
+  de-authorized; a search result of an earlier, wider request). ``_meta`` of the
+  result carries the offer hash and names.
 * ``tools/call search_tools`` searches the current request's authorized set
   (:class:`ToolSession`); a ``_meta["tooldisc/query"]`` on it starts a new request
   first, exactly as a ``tools/list`` would. The search text itself never does.
@@ -17,6 +24,10 @@
   provider name, never a raw catalog name), passes :func:`guard` against the
   current request, and then goes to the handler (by default a documented no-op
   echo: nothing is executed).
+
+The ``_meta`` keys under ``tooldisc/`` are a closed schema (:mod:`~tooldisc.agent.mcp_meta`): an
+unknown key, a key the method does not read, or a wrong type is an error reply,
+never ignored. Other namespaces are not tooldisc's and stay untouched.
 
 The catalog file is re-checked on every request; a changed file is loaded into a
 new engine and swapped in whole. A bad new file is reported (stderr and
@@ -32,12 +43,20 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tooldisc.agent.guard import GuardDecision, ToolCall, guard, unissued
+from tooldisc.agent.inputs import check_text, check_type, name_set
+from tooldisc.agent.mcp_meta import (
+    CALL,
+    LIST,
+    SEARCH,
+    RequestMeta,
+    read_meta,
+)
 from tooldisc.agent.schemas import SchemaCache, load_schemas, offer_tokens
 from tooldisc.agent.search_tools import META_TOOL, META_TOOL_NAME, ToolSession
 from tooldisc.agent.sink import Telemetry
@@ -47,11 +66,9 @@ from tooldisc.discovery.context import default_context
 from tooldisc.discovery.model import Context, Offer
 from tooldisc.discovery.names import NameMap
 from tooldisc.discovery.pipeline import Discoverer
+from tooldisc.discovery.security import check_tool
 from tooldisc.errors import ToolDiscError, UsageError
 
-QUERY_META_KEY = "tooldisc/query"
-FORCED_META_KEY = "tooldisc/forced"
-APPROVAL_META_KEY = "tooldisc/approval"
 SERVER_NAME = "tooldisc"
 
 Handler = Callable[[str, Mapping[str, Any]], Any]
@@ -84,7 +101,19 @@ class CatalogSource:
     def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
                  report: Callable[[str], None] | None = None, fmt: str | None = None, learned: Any = None):
         from tooldisc.discovery.config import load_config
+        from tooldisc.discovery.importers import FORMATS
+        from tooldisc.discovery.learned import Learned
 
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"CatalogSource: path must be a str or os.PathLike; got {type(path).__name__}")
+        check_type("CatalogSource", "config", config, RankerConfig)
+        check_type("CatalogSource", "learned", learned, Learned)
+        if report is not None and not callable(report):
+            raise TypeError(f"CatalogSource: report must be callable or None; got {type(report).__name__}")
+        if fmt is not None and not isinstance(fmt, str):
+            raise TypeError(f"CatalogSource: fmt must be a str or None; got {type(fmt).__name__}")
+        if fmt is not None and fmt not in FORMATS:
+            raise UsageError(f"CatalogSource: fmt must be one of {', '.join(FORMATS)} or None; got {fmt!r}")
         self.path = Path(path)
         self.fmt = fmt  # a declared catalog format holds for every reload
         self.config = config or load_config()
@@ -138,6 +167,14 @@ class CatalogSource:
         return self._engine
 
 
+@dataclass(frozen=True)
+class _Request:
+    """The current request as it was asked: its text and forced tool names (catalog names)."""
+
+    query: str | None
+    forced: frozenset[str]
+
+
 @dataclass
 class ListResult:
     tools: list[dict[str, Any]]
@@ -157,7 +194,9 @@ class AgentService:
 
     ``context`` is who the client acts for. ``None`` (the catalog's default context:
     every role and permission, autonomous) widens access, so it needs
-    ``allow_default_context=True`` (fail closed).
+    ``allow_default_context=True`` (fail closed). Every field is checked when the
+    service is built, as the file loaders check theirs: a wrong type is a
+    ``TypeError`` and a wrong value a ``ValueError``, each naming the field.
     """
 
     source: CatalogSource
@@ -172,8 +211,25 @@ class AgentService:
     _engine: Engine | None = field(default=None, init=False)
     _issued: dict[str, str] = field(default_factory=dict, init=False)  # provider name → tool name
     _cache: SchemaCache = field(default_factory=SchemaCache, init=False)
+    _request: _Request | None = field(default=None, init=False)
+    _request_engine: Engine | None = field(default=None, init=False)  # the catalog the request was decided on
 
     def __post_init__(self) -> None:
+        owner = "AgentService"
+        check_type(owner, "source", self.source, CatalogSource, optional=False)
+        check_type(owner, "context", self.context, Context)
+        check_type(owner, "telemetry", self.telemetry, Telemetry)
+        if not callable(self.handler):
+            raise TypeError(f"{owner}: handler must be callable as handler(name, arguments); "
+                            f"got {type(self.handler).__name__}")
+        for name in ("expose_output_schema", "allow_default_context"):
+            check_type(owner, name, getattr(self, name), bool, optional=False)
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int | str)):
+            raise TypeError(f"{owner}: k must be an int, 'auto' or None; got {type(self.k).__name__}")
+        if self.k is not None and (self.k != "auto" if isinstance(self.k, str) else self.k < 1):
+            raise UsageError(f"{owner}: The 'k' parameter must be an int in the range [1, inf) or 'auto'. "
+                             f"Got {self.k!r} instead.")
+        self.approvals = name_set(owner, "approvals", self.approvals)
         if self.context is None and not self.allow_default_context:
             raise UsageError("AgentService needs a context (or allow_default_context=True, which serves "
                              "every role and permission of the catalog in autonomous mode)")
@@ -189,8 +245,13 @@ class AgentService:
             self._engine = engine
         return engine, self._session
 
-    def offer(self, query: str | None, forced: frozenset[str] = frozenset()) -> Offer:
-        """The offer for ``query`` through the chokepoint (the core-tools offer when empty)."""
+    def offer(self, query: str | None, forced: Collection[str] = frozenset()) -> Offer:
+        """The offer for ``query`` through the chokepoint (the core-tools offer when empty).
+
+        ``forced``: catalog names of a pending approval turn.
+        """
+        check_text("AgentService.offer", "query", query)
+        forced = name_set("AgentService.offer", "forced", forced)
         engine, session = self._state()
         ctx = session.context
         if forced:
@@ -208,32 +269,55 @@ class AgentService:
         for name in names:
             self._issued[session.names.to_provider(name)] = name
 
-    def _forced_names(self, provider_names: Any) -> frozenset[str]:
+    def _forced_names(self, provider_names: frozenset[str]) -> frozenset[str]:
         """Names of a pending approval turn: only tools this server issued count."""
-        if not isinstance(provider_names, list):
-            return frozenset()
-        return frozenset(self._issued[n] for n in provider_names if isinstance(n, str) and n in self._issued)
+        return frozenset(self._issued[n] for n in provider_names if n in self._issued)
 
-    def begin_request(self, query: str | None, forced: Any = None) -> tuple[Engine, ToolSession, Offer]:
-        """Make ``query`` the current request: every later call is authorized against it."""
-        offer = self.offer(query, self._forced_names(forced))
+    def begin_request(self, query: str | None, forced: Collection[str] | None = None
+                      ) -> tuple[Engine, ToolSession, Offer]:
+        """Make ``query`` the current request: every later call is authorized against it.
+
+        ``forced``: provider names this server issued, of a pending approval turn.
+        """
+        check_text("AgentService.begin_request", "query", query)
+        provider = name_set("AgentService.begin_request", "forced", forced)
+        return self._decide(_Request(query, self._forced_names(provider)))
+
+    def _decide(self, request: _Request) -> tuple[Engine, ToolSession, Offer]:
+        offer = self.offer(request.query, request.forced)
         engine, session = self._state()
         session.add_offer(offer)
+        self._request, self._request_engine = request, engine
         return engine, session, offer
 
-    def list_tools(self, query: str | None = None, forced: Any = None) -> ListResult:
-        engine, session, offer = self.begin_request(query, forced)
-        names = list(dict.fromkeys([*offer.names, *session.returned]))
+    def _listable(self, engine: Engine, session: ToolSession, name: str) -> bool:
+        """Whether the guard's authorize step passes ``name`` for the current request, on this catalog."""
+        tool = engine.catalog.by_name.get(name)
+        return tool is not None and check_tool(tool, session.request_context, session.mutation) is None
+
+    def list_tools(self, query: str | None = None, forced: Collection[str] | None = None) -> ListResult:
+        """One ``tools/list``: a new request when ``query`` or ``forced`` is given, else the current one again."""
+        check_text("AgentService.list_tools", "query", query)
+        name_set("AgentService.list_tools", "forced", forced)
+        kept = self._request if query is None and forced is None else None
+        if kept is None:
+            engine, session, offer = self.begin_request(query, forced)
+        else:
+            engine, session = self._state()
+            current = session.current
+            if engine is not self._request_engine or current is None:
+                engine, session, current = self._decide(kept)  # the same request, on the reloaded catalog
+            offer = current
+        names = [n for n in dict.fromkeys([*offer.names, *session.returned]) if self._listable(engine, session, n)]
         schemas = load_schemas(names, engine.catalog, self._cache)
         from tooldisc.discovery.exporters import to_mcp
 
         listed = to_mcp([META_TOOL, *(s.tool for s in schemas)], names=session.names)["tools"]
         self._issue(session, [s.tool.name for s in schemas])
-        if not self.expose_output_schema:
-            for entry in listed:
-                entry.pop("outputSchema", None)
+        for entry in listed:
+            _output_schema(entry, self.expose_output_schema)
         tokens = offer_tokens(schemas)
-        if self.telemetry is not None:
+        if self.telemetry is not None and kept is None:  # one event per request, not per re-list
             self.telemetry.record_discovery(offer, engine.catalog, schema_tokens=tokens)
         meta = {"tooldisc/offer": list(offer.names), "tooldisc/offer_hash": offer.offer_hash,
                 "tooldisc/catalog_hash": offer.catalog_hash, "tooldisc/k": offer.k,
@@ -242,17 +326,31 @@ class AgentService:
         return ListResult(listed, meta)
 
     def call_tool(self, provider_name: str, arguments: Mapping[str, Any] | None,
-                  approval: str | None = None, query: str | None = None) -> CallResult:
-        """One ``tools/call``. ``query`` (the call's ``_meta`` request text) only matters for search_tools."""
+                  approval: str | None = None, query: str | None = None,
+                  forced: Collection[str] | None = None) -> CallResult:
+        """One ``tools/call``. ``query`` and ``forced`` (a new request first) are read only by search_tools."""
+        owner = "AgentService.call_tool"
+        check_type(owner, "provider_name", provider_name, str, optional=False)
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise TypeError(f"{owner}: arguments must be a mapping or None; got {type(arguments).__name__}")
+        check_text(owner, "approval", approval)
+        check_text(owner, "query", query)
+        name_set(owner, "forced", forced)
         args = dict(arguments or {})
         if provider_name == META_TOOL_NAME:
-            _engine, session = self.begin_request(query)[:2] if query is not None else self._state()
+            if query is not None or forced is not None:
+                _engine, session = self.begin_request(query, forced)[:2]
+            else:
+                _engine, session = self._state()
             try:
                 found = session.call_search(args)
             except UsageError as exc:
                 return CallResult(True, {"error": "invalid_arguments", "message": exc.one_line()})
             self._issue(session, [h.name for h in found.hits])
             return CallResult(False, found.to_model(session.names))
+        if query is not None or forced is not None:
+            raise UsageError(f"{owner}: query and forced start a new request on search_tools or list_tools only; "
+                             f"a call to {provider_name!r} is judged against the current request")
         engine, session = self._state()
         if session.current is None:  # a call before any tools/list: the request is empty (READ)
             engine, session, _ = self.begin_request(None)
@@ -271,6 +369,17 @@ class AgentService:
         if self.telemetry is not None:
             self.telemetry.record_guard(decision, offer, engine.catalog, tool_execution_success=True)
         return CallResult(False, result, decision)
+
+
+def _output_schema(entry: dict[str, Any], expose: bool) -> None:
+    """Keep a listed ``outputSchema`` only when asked for and an MCP client accepts it (an object at the root)."""
+    schema = entry.pop("outputSchema", None)
+    if not expose or not isinstance(schema, Mapping):
+        return
+    if "type" not in schema:
+        entry["outputSchema"] = {"type": "object", **schema}
+    elif schema["type"] == "object":
+        entry["outputSchema"] = schema
 
 
 def _names_offer(base: Offer, names: tuple[str, ...]) -> Offer:
@@ -301,20 +410,23 @@ def build_server(service: AgentService) -> Any:
 
         raise MissingExtraError("tooldisc serve", "mcp", "mcp") from None
 
+    def meta_of(params: Any, request: str) -> RequestMeta:
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            return read_meta(getattr(params, "meta", None) if params is not None else None, request)
+        except UsageError as exc:
+            raise MCPError(types.INVALID_PARAMS, exc.one_line()) from None
+
     async def list_tools(ctx: Any, params: Any) -> Any:
-        meta = (getattr(params, "meta", None) or {}) if params is not None else {}
-        meta = meta if isinstance(meta, Mapping) else {}
-        query = meta.get(QUERY_META_KEY)
-        out = service.list_tools(query if isinstance(query, str) else None, meta.get(FORCED_META_KEY))
+        meta = meta_of(params, LIST)
+        out = service.list_tools(meta.query, meta.forced)
         tools = [types.Tool.model_validate(t) for t in out.tools]
         return types.ListToolsResult(tools=tools, _meta=out.meta)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        meta = getattr(params, "meta", None) or {}
-        meta = meta if isinstance(meta, Mapping) else {}
-        approval, query = meta.get(APPROVAL_META_KEY), meta.get(QUERY_META_KEY)
-        res = service.call_tool(params.name, params.arguments, approval if isinstance(approval, str) else None,
-                                query if isinstance(query, str) else None)
+        meta = meta_of(params, SEARCH if params.name == META_TOOL_NAME else CALL)
+        res = service.call_tool(params.name, params.arguments, meta.approval, meta.query, meta.forced)
         payload = await _maybe_await(res.payload)
         text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, sort_keys=True)
         structured = payload if isinstance(payload, dict) else None

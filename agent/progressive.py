@@ -20,10 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tooldisc.agent.schemas import SchemaCache, ToolSchema, build_schema, load_schemas
+from tooldisc.agent.inputs import check_type
+from tooldisc.agent.schemas import SchemaCache, ToolSchema, build_schema, load_schemas, offer_names
 from tooldisc.agent.search_tools import MAX_SCHEMAS_PER_CALL, META_TOOL
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import Context
+from tooldisc.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,15 @@ class ProgressiveSchemas:
 
     def __init__(self, catalog: Catalog, cache: SchemaCache | None = None, *, cap: int = MAX_SCHEMAS_PER_CALL,
                  compact: bool = False, meta_tool: bool = True):
+        owner = "ProgressiveSchemas"
+        check_type(owner, "catalog", catalog, Catalog, optional=False)
+        check_type(owner, "cache", cache, SchemaCache)
+        check_type(owner, "cap", cap, int, optional=False)
+        check_type(owner, "compact", compact, bool, optional=False)
+        check_type(owner, "meta_tool", meta_tool, bool, optional=False)
+        if not 1 <= cap <= MAX_SCHEMAS_PER_CALL:  # the absolute cap per call (DESIGN §5)
+            raise UsageError(f"{owner}: The 'cap' parameter must be an int in the range [1, {MAX_SCHEMAS_PER_CALL}]. "
+                             f"Got {cap!r} instead.")
         self.catalog = catalog
         self.cache = cache if cache is not None else SchemaCache()
         self.cap = cap
@@ -68,8 +79,9 @@ class ProgressiveSchemas:
         return tuple(self._rounds)
 
     def round(self, names: Iterable[str]) -> SchemaRound:
+        """The schemas of ``names`` (tool names; a bare ``str`` is a TypeError) not sent before."""
         first = not self._rounds
-        fresh = [n for n in dict.fromkeys(names) if n not in self._sent]
+        fresh = [n for n in dict.fromkeys(offer_names(names)) if n not in self._sent]
         cap = len(fresh) if first else self.cap
         take, dropped = fresh[:cap], tuple(fresh[cap:])
         added = load_schemas(take, self.catalog, self.cache, compact=self.compact)

@@ -20,10 +20,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tooldisc.agent.inputs import check_type
 from tooldisc.agent.tokens import TokenModel, default_token_model
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import Offer, Tool
 from tooldisc.discovery.names import NameMap
+from tooldisc.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,11 @@ class SchemaCache:
     """
 
     def __init__(self, token_model: TokenModel | None = None, max_entries: int = 100_000):
+        check_type("SchemaCache", "token_model", token_model, TokenModel)
+        check_type("SchemaCache", "max_entries", max_entries, int, optional=False)
+        if max_entries < 1:
+            raise UsageError(f"SchemaCache: The 'max_entries' parameter must be an int in the range [1, inf). "
+                             f"Got {max_entries!r} instead.")
         self._model = token_model or default_token_model()
         self._max = max_entries
         self._entries: dict[tuple[str, str, bool], ToolSchema] = {}
@@ -104,7 +111,16 @@ def build_schema(tool: Tool, *, compact: bool = False, token_model: TokenModel |
 
 
 def offer_names(offer: Offer | Sequence[str]) -> tuple[str, ...]:
-    return offer.names if isinstance(offer, Offer) else tuple(offer)
+    """The names of an offer, or names given directly (a bare ``str`` is a TypeError, not its letters)."""
+    if isinstance(offer, Offer):
+        return offer.names
+    if isinstance(offer, str | bytes) or not isinstance(offer, Iterable) or isinstance(offer, Mapping):
+        raise TypeError(f"offer must be an Offer or a sequence of tool names, not a bare {type(offer).__name__}")
+    names = tuple(offer)
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(f"offer[{i}] must be a tool name (str); got {type(name).__name__}")
+    return names
 
 
 def load_schemas(
@@ -165,7 +181,6 @@ def render_offer(
     optionally adds Anthropic's server-side search tool as well.
     """
     from tooldisc.discovery import exporters
-    from tooldisc.errors import UsageError
 
     tools = ([meta_tool] if meta_tool is not None else []) + [s.tool for s in schemas]
     compact = any(s.compact for s in schemas)

@@ -283,7 +283,7 @@ def _schema_message(error: Any) -> str:
 
 def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[Issue]:
     """Quarantine a tool whose embedded schema cannot be evaluated safely (see schema_check)."""
-    from tooldisc.discovery.schema_check import schema_problem
+    from tooldisc.discovery.schema_check import argument_schema_problem, schema_problem
 
     issues: list[Issue] = []
     label = f"tool {name!r}" if isinstance(name, str) else "tool"
@@ -294,7 +294,7 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[I
     for key in ("parameters", "compact_parameters", "output_schema"):
         schema = raw.get(key)
         if isinstance(schema, Mapping) and (compact_ok or key != "compact_parameters"):
-            problem = schema_problem(schema)
+            problem = (schema_problem if key == "output_schema" else argument_schema_problem)(schema)
             if problem is not None:
                 place = f"{where}.{key}" + ("" if problem.path == "(root)" else f".{problem.path}")
                 issues.append(Issue("quarantine", place, problem.message))

@@ -29,11 +29,29 @@ ANTHROPIC_TOOL_SEARCH: dict[str, dict[str, str]] = {
 def input_schema(tool: Tool, *, compact: bool = False) -> dict[str, Any]:
     """The argument schema a model sees: compact when asked and present, else full.
 
-    A tool without parameters gets ``{"type": "object"}``: providers require an object
-    schema, and "any object" is what an absent schema means (DESIGN §3).
+    Always ``"type": "object"`` at the root: every provider requires it (the MCP SDK
+    refuses a whole ``tools/list`` over one schema without it). A tool without
+    parameters gets ``{"type": "object"}``, which is what an absent schema means
+    (DESIGN §3); a schema without a root ``type`` is read as an object schema and
+    gets it added — tool arguments are always an object, and the guard refuses any
+    other value, so the added type narrows nothing the guard accepts. A root
+    ``type`` that is not ``"object"`` is quarantined at catalog load
+    (:func:`~tooldisc.discovery.schema_check.argument_schema_problem`); a tool
+    built in memory with one is refused here rather than exported.
     """
     schema = tool.compact_parameters if compact and tool.compact_parameters is not None else tool.parameters
-    return copy.deepcopy(dict(schema)) if schema is not None else dict(EMPTY_PARAMETERS)
+    if schema is None:
+        return dict(EMPTY_PARAMETERS)
+    out = copy.deepcopy(dict(schema))
+    if "type" not in out:
+        return {**EMPTY_PARAMETERS, **out}
+    if out["type"] != "object":
+        from tooldisc.errors import DataError
+
+        key = "compact_parameters" if schema is tool.compact_parameters else "parameters"
+        raise DataError(f"{key}.type must be 'object' (tool arguments are a JSON object); got {out['type']!r}",
+                        where=f"tool {tool.name!r}")
+    return out
 
 
 def _name_map(tools: Sequence[Tool], names: NameMap | None) -> NameMap:
@@ -75,6 +93,8 @@ def to_anthropic(
     """
     tools = list(tools)
     nm = _name_map(tools, names)
+    if isinstance(full, str | bytes):  # "name" in "a_name" would match by substring
+        raise TypeError(f"full must be a collection of tool names or None, not a bare {type(full).__name__}")
     if tool_search is not None and tool_search not in ANTHROPIC_TOOL_SEARCH:
         raise UsageError(f"tool_search must be one of {', '.join(ANTHROPIC_TOOL_SEARCH)} or None; got {tool_search!r}")
     out: list[dict[str, Any]] = []

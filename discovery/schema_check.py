@@ -16,8 +16,13 @@ guard (and ``plan validate``) can never disagree:
   descends into the instance, ``$schema`` / ``$id`` only at the root, no
   ``$dynamicRef``, and every pattern compilable by RE2 (a linear-time engine);
 * :func:`validate` — arguments against a schema that passed the static check, with
-  RE2 for every pattern, an empty ``$ref`` registry (nothing is ever fetched), and
-  a depth bound on the arguments checked before any recursion.
+  RE2 for every pattern, an empty ``$ref`` registry (nothing is ever fetched), a
+  depth bound on the arguments checked before any recursion, and the step budget
+  of :mod:`tooldisc.discovery.schema_budget` checked before the validator runs.
+
+Both refuse a schema that can multiply evaluation (``$defs`` that ``allOf`` each
+other as a DAG: 2^40 evaluations from 3 KB): the budget is counted from the
+schema's shape, not by the validator, so a faster validator keeps it.
 
 Known limit, fail-closed: ``unevaluatedProperties`` together with
 ``patternProperties`` in one schema is refused, because jsonschema evaluates that
@@ -31,6 +36,14 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import unquote
+
+from tooldisc.discovery.schema_budget import (
+    MAX_VALIDATION_STEPS,
+    SchemaGraph,
+    build_graph,
+    call_steps,
+    value_steps,
+)
 
 MAX_SCHEMA_DEPTH = 64  # JSON nesting of one schema document (objects and arrays)
 MAX_ARGUMENT_DEPTH = 64  # JSON nesting of a call's arguments
@@ -188,53 +201,86 @@ def schema_problem(schema: Any, *, meta: bool = True) -> SchemaProblem | None:
 
     ``meta`` adds the JSON Schema 2020-12 meta-schema check (about 10 ms a schema):
     the catalog runs it once at load; the guard skips it and relies on the
-    quarantine, catching whatever a malformed schema still raises.
+    quarantine, catching whatever a malformed schema still raises. A schema one
+    argument value of which could cost more than the step budget is refused too
+    (:mod:`tooldisc.discovery.schema_budget`).
     """
+    return _analyse(schema, meta=meta)[0]
+
+
+def argument_schema_problem(schema: Any, *, meta: bool = True) -> SchemaProblem | None:
+    """:func:`schema_problem` for a tool's ``parameters``: the root must also describe an object.
+
+    Tool arguments are always a JSON object (the guard refuses anything else) and
+    every provider wants ``"type": "object"`` at the root. A root without ``type``
+    is read as an object schema (the exporters add it); a root whose ``type`` says
+    anything else (``"string"``, ``["object", "null"]``) describes arguments no call
+    can have, so the tool is quarantined rather than exported under a type it
+    does not declare.
+    """
+    if isinstance(schema, Mapping) and "type" in schema and schema["type"] != "object":
+        return SchemaProblem("type", f"an argument schema must have type 'object' at its root (tool arguments are "
+                                     f"a JSON object); got {_short(schema['type'])}")
+    return schema_problem(schema, meta=meta)
+
+
+def _analyse(schema: Any, *, meta: bool) -> tuple[SchemaProblem | None, SchemaGraph | None]:
+    """The structural checks, then the step budget; the evaluation graph when all pass."""
     if isinstance(schema, bool):
-        return None
+        return None, None
     if not isinstance(schema, Mapping):
-        return SchemaProblem("(root)", f"a schema must be an object or a boolean; got {type(schema).__name__}")
+        return SchemaProblem("(root)", f"a schema must be an object or a boolean; got {type(schema).__name__}"), None
     if json_depth_exceeds(schema, MAX_SCHEMA_DEPTH):
-        return SchemaProblem("(root)", f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        return SchemaProblem("(root)", f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"), None
     if meta:
         found = _meta_problem(schema)
         if found is not None:
-            return found
+            return found, None
     nodes: dict[tuple[str | int, ...], Mapping[str, Any]] = {}
-    positions: list[tuple[str | int, ...]] = []  # every subschema position, boolean ones included
+    positions: dict[tuple[str | int, ...], Any] = {}  # every subschema position, boolean ones included
     refs: list[tuple[tuple[str | int, ...], str]] = []
     uses: set[str] = set()
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), schema)]
     while stack:
         path, node = stack.pop()
         if isinstance(node, bool):
-            positions.append(path)
+            positions[path] = node
         if not isinstance(node, Mapping):
             continue
         nodes[path] = node
-        positions.append(path)
+        positions[path] = node
         problem = _node_problem(path, node, refs, uses)
         if problem is not None:
-            return problem
+            return problem, None
         stack.extend(((*path, *rel), child) for rel, child in reversed(list(_subschemas(node))))
     if {"patternProperties", "unevaluatedProperties"} <= uses:
         return SchemaProblem("(root)", "unevaluatedProperties together with patternProperties is not supported "
-                                       "(it would be evaluated with a backtracking regex engine)")
+                                       "(it would be evaluated with a backtracking regex engine)"), None
     targets: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
     by_tokens = {tuple(str(p) for p in path): path for path in positions}
     for path, ref in refs:
         tokens = _pointer(ref)
         if tokens is None:
             return SchemaProblem(_dotted(path), f"$ref {_short(ref)} is not a JSON pointer into this schema "
-                                                "(remote and anchor references are never resolved)")
+                                                "(remote and anchor references are never resolved)"), None
         target = by_tokens.get(tokens)
         if target is None:
-            return SchemaProblem(_dotted(path), f"$ref {_short(ref)} does not resolve to a subschema of this schema")
+            return SchemaProblem(_dotted(path), f"$ref {_short(ref)} does not resolve to a subschema of this "
+                                                "schema"), None
         targets[path] = target
     cycle = _in_place_cycle(nodes, targets)
     if cycle is not None:
-        return SchemaProblem(_dotted(cycle), "$ref cycle that never descends into the arguments (infinite recursion)")
-    return None
+        return SchemaProblem(_dotted(cycle), "$ref cycle that never descends into the arguments "
+                                             "(infinite recursion)"), None
+    graph = build_graph(positions, targets)
+    worst = value_steps(graph, MAX_ARGUMENT_DEPTH)
+    if worst.steps > MAX_VALIDATION_STEPS:
+        steps = "more than 10^18" if worst.steps >= 10**18 else f"{worst.steps:,}"
+        return SchemaProblem(_dotted(worst.heaviest), f"validating one argument value could take {steps} steps, "
+                                                      f"over the budget of {MAX_VALIDATION_STEPS:,} ($ref and "
+                                                      f"allOf/anyOf/oneOf paths reach this subschema "
+                                                      f"{worst.times_text} times)"), None
+    return None, graph
 
 
 def _node_problem(path: tuple[str | int, ...], node: Mapping[str, Any],
@@ -362,18 +408,23 @@ def _validator_class() -> Any:
 def validate(schema: Mapping[str, Any] | bool | None, instance: Any) -> Validation:
     """Every violation of ``instance`` against ``schema``, sorted by path then message.
 
-    ``unusable`` is set instead when the arguments nest too deeply or the schema
-    fails :func:`schema_problem`; nothing here raises for a hostile schema.
+    ``unusable`` is set instead when the arguments nest too deeply, the schema
+    fails :func:`schema_problem`, or validating these arguments could take more
+    than the step budget (:func:`~tooldisc.discovery.schema_budget.call_steps`,
+    counted before the validator runs); nothing here raises for a hostile schema.
     """
     if json_depth_exceeds(instance, MAX_ARGUMENT_DEPTH):
         return Validation(unusable=f"the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels")
     if schema is None or schema is True:
         return Validation()
-    problem = schema_problem(schema, meta=False)
+    problem, graph = _analyse(schema, meta=False)
     if problem is not None:
         return Validation(unusable=f"the tool's schema cannot be used: {problem.render()}")
     if schema is False:
         return Validation((Violation((), "false", "the schema accepts no arguments"),))
+    if graph is not None and call_steps(graph, instance) > MAX_VALIDATION_STEPS:
+        return Validation(unusable=f"validating these arguments would take more than {MAX_VALIDATION_STEPS:,} "
+                                   "steps (the step budget); send fewer or smaller values")
     import referencing
 
     root = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}  # always 2020-12, never rebased

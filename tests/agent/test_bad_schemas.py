@@ -33,6 +33,9 @@ QUARANTINED = {
     "ref_remote.yaml": "never resolved",
     "ref_embedded_id.yaml": "$id is allowed only at the root",
     "schema_deep.json": "nests deeper than 64 levels",
+    "type_not_object.yaml": "tools[1].parameters.type: an argument schema must have type 'object'",
+    "ref_dag_bomb.json": "tools[1].parameters.$defs.l40: validating one argument value could take",
+    "recursive_doubling.json": "over the budget of 200,000",
 }
 
 
@@ -48,7 +51,8 @@ def run_bounded(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_file_in_the_folder_is_covered():
-    listed = {*QUARANTINED, "redos_catalog.yaml", "redos_plan.json", "unclosed_group_plan.json"}
+    listed = {*QUARANTINED, "redos_catalog.yaml", "redos_plan.json", "unclosed_group_plan.json", "no_type.yaml",
+              "budget_catalog.json", "budget_plan.json"}
     assert {p.name for p in BAD.iterdir()} == listed
 
 
@@ -83,3 +87,28 @@ def test_plan_validate_reports_a_quarantined_schema_as_a_finding():
     assert "Traceback" not in r.stderr and "quarantined" in r.stderr
     (finding,) = json.loads(r.stdout)["findings"]
     assert finding["code"] == "arguments_schema_invalid" and "cannot be used" in finding["message"]
+
+
+def test_a_call_over_the_step_budget_is_a_finding_answered_at_once():
+    """1,000 rows each checked by a 2^8 $defs fan-out: under the budget per value, over it for the call."""
+    import time
+
+    ok = run_bounded("catalog", "validate", str(BAD / "budget_catalog.json"))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    t0 = time.perf_counter()
+    r = run_bounded("plan", "validate", str(BAD / "budget_plan.json"), "--catalog", str(BAD / "budget_catalog.json"),
+                    "--format", "json")
+    assert time.perf_counter() - t0 < 15
+    assert r.returncode == 1, r.stderr
+    (finding,) = json.loads(r.stdout)["findings"]
+    assert finding["code"] == "arguments_schema_invalid" and "step budget" in finding["message"]
+
+
+def test_a_schema_without_a_type_is_read_as_an_object_schema(tmp_path):
+    """The export carries "type": "object" (catalog validate's exit 0 is a MANIFEST row; the other
+    providers are tests/discovery/test_exporters.py)."""
+    out = tmp_path / "mcp.json"
+    r = run_bounded("catalog", "convert", str(BAD / "no_type.yaml"), "--to", "mcp", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    schemas = [t["inputSchema"] for t in json.loads(out.read_text("utf-8"))["tools"]]
+    assert [s["type"] for s in schemas] == ["object", "object"] and schemas[1]["required"] == ["id"]

@@ -57,7 +57,8 @@ def test_served_events_ingest_with_canary_tooling(tmp_path, catalog_path):
     svc = AgentService(CatalogSource(catalog_path), telemetry=Telemetry(JsonlSink(path), channel="mcp"),
                        allow_default_context=True)
     svc.list_tools("show invoices")
-    svc.list_tools(None)
+    svc.list_tools(None)  # a re-list of the same request: no second discovery event
+    svc.list_tools("")  # an empty new request: one
     svc.call_tool("list_invoices", {"status": "paid"})
     svc.call_tool("delete_invoice", {"id": 1})
     svc.call_tool("get_invoice", {"id": "nope"})

@@ -199,3 +199,23 @@ def test_safe_names_round_trip_unchanged() -> None:
     for provider in ("openai", "anthropic", "mcp"):
         back = build_catalog(to_catalog_document(render(tools, provider), provider)).tools
         assert (back[0].name, back[0].description, back[0].parameters) == ("get_weather", "Weather", FULL)
+
+
+def test_every_exported_input_schema_is_an_object_schema():
+    """A schema without a root type is read as an object schema; one whose type is not 'object' is refused."""
+    from tooldisc.errors import DataError
+
+    untyped = Tool("get_invoice", "Show one", parameters={"properties": {"id": {"type": "integer"}}},
+                   compact_parameters={"properties": {}}, side_effect="none")
+    assert input_schema(untyped) == {"type": "object", "properties": {"id": {"type": "integer"}}}
+    assert input_schema(untyped, compact=True) == {"type": "object", "properties": {}}
+    assert untyped.parameters == {"properties": {"id": {"type": "integer"}}}  # the tool itself is unchanged
+    for provider in ("openai", "anthropic", "mcp"):
+        payload = render([untyped], provider)
+        entry = payload["tools"][0] if provider == "mcp" else payload[0]
+        schema = entry["function"]["parameters"] if provider == "openai" else entry.get("inputSchema",
+                                                                                         entry.get("input_schema"))
+        assert schema["type"] == "object"
+    for bad in ("string", ["object", "null"]):
+        with pytest.raises(DataError, match=r"parameters\.type must be 'object'"):
+            input_schema(Tool("odd", parameters={"type": bad}, side_effect="none"))
