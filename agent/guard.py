@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooldisc import values
-from tooldisc.agent.inputs import check_type, name_set
 from tooldisc.agent.search_tools import ToolSession
 from tooldisc.discovery.catalog import Catalog, canonical_json
 from tooldisc.discovery.model import Context, Offer
@@ -130,11 +129,11 @@ def guard(call: ToolCall, offer_or_session: Offer | ToolSession, context: Contex
     is a collection of approval keys: a bare ``str`` is a TypeError (``key in
     "…"`` would match by substring).
     """
-    check_type("guard", "call", call, ToolCall, optional=False)
-    check_type("guard", "offer_or_session", offer_or_session, (Offer, ToolSession), optional=False)
-    check_type("guard", "context", context, Context, optional=False)
-    check_type("guard", "catalog", catalog, Catalog, optional=False)
-    approvals = name_set("guard", "approvals", approvals)
+    values.instance("guard", "call", call, ToolCall, optional=False)
+    values.instance("guard", "offer_or_session", offer_or_session, (Offer, ToolSession), optional=False)
+    values.instance("guard", "context", context, Context, optional=False)
+    values.instance("guard", "catalog", catalog, Catalog, optional=False)
+    approvals = values.names("guard", "approvals", approvals)
     tool = catalog.by_name.get(call.name)
     if tool is None:
         return _refuse(call, "unknown_tool", "no tool of that name in the catalog", "resolve", None)

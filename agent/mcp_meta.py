@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tooldisc.agent.inputs import short
+from tooldisc import values
 from tooldisc.errors import UsageError
 
 QUERY_META_KEY = "tooldisc/query"
@@ -66,7 +66,7 @@ def read_meta(meta: Any, request: str) -> RequestMeta:
         return RequestMeta()
     if not isinstance(meta, Mapping):
         raise UsageError(f"_meta must be an object; got {type(meta).__name__}")
-    values: dict[str, Any] = {}
+    given: dict[str, Any] = {}
     for key in sorted(k for k in meta if isinstance(k, str) and _OURS.match(_folded(k))):
         spec = META_SCHEMA.get(key)
         if spec is None:
@@ -80,8 +80,8 @@ def read_meta(meta: Any, request: str) -> RequestMeta:
         ok = (isinstance(value, list) and all(isinstance(v, str) and v for v in value)) if key == FORCED_META_KEY \
             else isinstance(value, str)
         if not ok:
-            raise UsageError(f"_meta: {key!r} must be {what}; got {short(value)}")
-        values[key] = value
-    forced = values.get(FORCED_META_KEY)
-    return RequestMeta(values.get(QUERY_META_KEY), None if forced is None else tuple(forced),
-                       values.get(APPROVAL_META_KEY))
+            raise UsageError(f"_meta: {key!r} must be {what}; got {values.shown(value)}")
+        given[key] = value
+    forced = given.get(FORCED_META_KEY)
+    return RequestMeta(given.get(QUERY_META_KEY), None if forced is None else tuple(forced),
+                       given.get(APPROVAL_META_KEY))

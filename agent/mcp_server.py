@@ -48,8 +48,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tooldisc import values
 from tooldisc.agent.guard import GuardDecision, ToolCall, guard, unissued
-from tooldisc.agent.inputs import check_text, check_type, name_set
 from tooldisc.agent.mcp_meta import (
     CALL,
     LIST,
@@ -106,8 +106,8 @@ class CatalogSource:
 
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"CatalogSource: path must be a str or os.PathLike; got {type(path).__name__}")
-        check_type("CatalogSource", "config", config, RankerConfig)
-        check_type("CatalogSource", "learned", learned, Learned)
+        values.instance("CatalogSource", "config", config, RankerConfig)
+        values.instance("CatalogSource", "learned", learned, Learned)
         if report is not None and not callable(report):
             raise TypeError(f"CatalogSource: report must be callable or None; got {type(report).__name__}")
         if fmt is not None and not isinstance(fmt, str):
@@ -216,20 +216,20 @@ class AgentService:
 
     def __post_init__(self) -> None:
         owner = "AgentService"
-        check_type(owner, "source", self.source, CatalogSource, optional=False)
-        check_type(owner, "context", self.context, Context)
-        check_type(owner, "telemetry", self.telemetry, Telemetry)
+        values.instance(owner, "source", self.source, CatalogSource, optional=False)
+        values.instance(owner, "context", self.context, Context)
+        values.instance(owner, "telemetry", self.telemetry, Telemetry)
         if not callable(self.handler):
             raise TypeError(f"{owner}: handler must be callable as handler(name, arguments); "
                             f"got {type(self.handler).__name__}")
         for name in ("expose_output_schema", "allow_default_context"):
-            check_type(owner, name, getattr(self, name), bool, optional=False)
+            values.instance(owner, name, getattr(self, name), bool, optional=False)
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int | str)):
             raise TypeError(f"{owner}: k must be an int, 'auto' or None; got {type(self.k).__name__}")
         if self.k is not None and (self.k != "auto" if isinstance(self.k, str) else self.k < 1):
             raise UsageError(f"{owner}: The 'k' parameter must be an int in the range [1, inf) or 'auto'. "
                              f"Got {self.k!r} instead.")
-        self.approvals = name_set(owner, "approvals", self.approvals)
+        self.approvals = values.names(owner, "approvals", self.approvals)
         if self.context is None and not self.allow_default_context:
             raise UsageError("AgentService needs a context (or allow_default_context=True, which serves "
                              "every role and permission of the catalog in autonomous mode)")
@@ -250,8 +250,8 @@ class AgentService:
 
         ``forced``: catalog names of a pending approval turn.
         """
-        check_text("AgentService.offer", "query", query)
-        forced = name_set("AgentService.offer", "forced", forced)
+        values.instance("AgentService.offer", "query", query, str)
+        forced = values.names("AgentService.offer", "forced", forced)
         engine, session = self._state()
         ctx = session.context
         if forced:
@@ -279,8 +279,8 @@ class AgentService:
 
         ``forced``: provider names this server issued, of a pending approval turn.
         """
-        check_text("AgentService.begin_request", "query", query)
-        provider = name_set("AgentService.begin_request", "forced", forced)
+        values.instance("AgentService.begin_request", "query", query, str)
+        provider = values.names("AgentService.begin_request", "forced", forced)
         return self._decide(_Request(query, self._forced_names(provider)))
 
     def _decide(self, request: _Request) -> tuple[Engine, ToolSession, Offer]:
@@ -297,8 +297,8 @@ class AgentService:
 
     def list_tools(self, query: str | None = None, forced: Collection[str] | None = None) -> ListResult:
         """One ``tools/list``: a new request when ``query`` or ``forced`` is given, else the current one again."""
-        check_text("AgentService.list_tools", "query", query)
-        name_set("AgentService.list_tools", "forced", forced)
+        values.instance("AgentService.list_tools", "query", query, str)
+        values.names("AgentService.list_tools", "forced", forced)
         kept = self._request if query is None and forced is None else None
         if kept is None:
             engine, session, offer = self.begin_request(query, forced)
@@ -330,12 +330,12 @@ class AgentService:
                   forced: Collection[str] | None = None) -> CallResult:
         """One ``tools/call``. ``query`` and ``forced`` (a new request first) are read only by search_tools."""
         owner = "AgentService.call_tool"
-        check_type(owner, "provider_name", provider_name, str, optional=False)
+        values.instance(owner, "provider_name", provider_name, str, optional=False)
         if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(f"{owner}: arguments must be a mapping or None; got {type(arguments).__name__}")
-        check_text(owner, "approval", approval)
-        check_text(owner, "query", query)
-        name_set(owner, "forced", forced)
+        values.instance(owner, "approval", approval, str)
+        values.instance(owner, "query", query, str)
+        values.names(owner, "forced", forced)
         args = dict(arguments or {})
         if provider_name == META_TOOL_NAME:
             if query is not None or forced is not None:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tooldisc.agent.inputs import check_type
+from tooldisc import values
 from tooldisc.agent.schemas import SchemaCache, ToolSchema, build_schema, load_schemas, offer_names
 from tooldisc.agent.search_tools import MAX_SCHEMAS_PER_CALL, META_TOOL
 from tooldisc.discovery.catalog import Catalog
@@ -54,11 +54,11 @@ class ProgressiveSchemas:
     def __init__(self, catalog: Catalog, cache: SchemaCache | None = None, *, cap: int = MAX_SCHEMAS_PER_CALL,
                  compact: bool = False, meta_tool: bool = True):
         owner = "ProgressiveSchemas"
-        check_type(owner, "catalog", catalog, Catalog, optional=False)
-        check_type(owner, "cache", cache, SchemaCache)
-        check_type(owner, "cap", cap, int, optional=False)
-        check_type(owner, "compact", compact, bool, optional=False)
-        check_type(owner, "meta_tool", meta_tool, bool, optional=False)
+        values.instance(owner, "catalog", catalog, Catalog, optional=False)
+        values.instance(owner, "cache", cache, SchemaCache)
+        values.instance(owner, "cap", cap, int, optional=False)
+        values.instance(owner, "compact", compact, bool, optional=False)
+        values.instance(owner, "meta_tool", meta_tool, bool, optional=False)
         if not 1 <= cap <= MAX_SCHEMAS_PER_CALL:  # the absolute cap per call (DESIGN §5)
             raise UsageError(f"{owner}: The 'cap' parameter must be an int in the range [1, {MAX_SCHEMAS_PER_CALL}]. "
                              f"Got {cap!r} instead.")

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tooldisc.agent.inputs import check_type
+from tooldisc import values
 from tooldisc.agent.tokens import TokenModel, default_token_model
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import Offer, Tool
@@ -65,8 +65,8 @@ class SchemaCache:
     """
 
     def __init__(self, token_model: TokenModel | None = None, max_entries: int = 100_000):
-        check_type("SchemaCache", "token_model", token_model, TokenModel)
-        check_type("SchemaCache", "max_entries", max_entries, int, optional=False)
+        values.instance("SchemaCache", "token_model", token_model, TokenModel)
+        values.instance("SchemaCache", "max_entries", max_entries, int, optional=False)
         if max_entries < 1:
             raise UsageError(f"SchemaCache: The 'max_entries' parameter must be an int in the range [1, inf). "
                              f"Got {max_entries!r} instead.")

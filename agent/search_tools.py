@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from tooldisc.agent.inputs import check_text, check_type, name_set
+from tooldisc import values
 from tooldisc.discovery.model import Context, Offer, Tool
 from tooldisc.discovery.names import NameMap
 from tooldisc.discovery.pipeline import Discoverer
@@ -113,9 +113,9 @@ class ToolSession:
     """
 
     def __init__(self, discoverer: Discoverer, context: Context, offer: Offer | None = None):
-        check_type("ToolSession", "discoverer", discoverer, Discoverer, optional=False)
-        check_type("ToolSession", "context", context, Context, optional=False)
-        check_type("ToolSession", "offer", offer, Offer)
+        values.instance("ToolSession", "discoverer", discoverer, Discoverer, optional=False)
+        values.instance("ToolSession", "context", context, Context, optional=False)
+        values.instance("ToolSession", "offer", offer, Offer)
         self.discoverer = discoverer
         self.context = context
         self._shown: dict[str, str] = {}
@@ -146,7 +146,7 @@ class ToolSession:
         The offer's context must be the session's; only ``forced`` may differ (a
         pending approval turn names the tools the user is confirming).
         """
-        check_type("ToolSession.add_offer", "offer", offer, Offer, optional=False)
+        values.instance("ToolSession.add_offer", "offer", offer, Offer, optional=False)
         if replace(offer.context, forced=frozenset()) != replace(self.context, forced=frozenset()):
             raise UsageError("an offer for another context cannot join this session")
         self.offers.append(offer)
@@ -161,8 +161,8 @@ class ToolSession:
         ``forced`` is a collection of tool names (a bare ``str`` is a TypeError, never
         a set of its letters).
         """
-        check_type("ToolSession.request", "query", query, str, optional=False)
-        forced = name_set("ToolSession.request", "forced", forced)
+        values.instance("ToolSession.request", "query", query, str, optional=False)
+        forced = values.names("ToolSession.request", "forced", forced)
         ctx = replace(self.context, forced=forced) if forced else self.context
         offer = self.discoverer.discover(query, ctx, k, history)
         self.add_offer(offer)
@@ -202,9 +202,9 @@ class ToolSession:
         ``mutation=`` lets the pipeline narrow the search text's class by the user's
         request: the model's words can never widen what the user asked for.
         """
-        check_type("ToolSession.search", "query", query, str, optional=False)
-        check_text("ToolSession.search", "capability", capability)
-        check_text("ToolSession.search", "domain", domain)
+        values.instance("ToolSession.search", "query", query, str, optional=False)
+        values.instance("ToolSession.search", "capability", capability, str)
+        values.instance("ToolSession.search", "domain", domain, str)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SCHEMAS_PER_CALL:
             raise UsageError(f"The 'limit' parameter must be an int in the range [1, {MAX_SCHEMAS_PER_CALL}]. "
                              f"Got {limit!r} instead.")

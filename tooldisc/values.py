@@ -16,17 +16,18 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """``repr`` of a caller's value, cut so an error stays one short line."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def type_error(owner: str, name: str, what: str, value: Any) -> TypeError:
-    return TypeError(f"{owner}.{name} must be {what}; got {type(value).__name__} {_shown(value)}")
+    return TypeError(f"{owner}.{name} must be {what}; got {type(value).__name__} {shown(value)}")
 
 
 def value_error(owner: str, name: str, what: str, value: Any) -> ValueError:
-    return ValueError(f"{owner}.{name} must be {what}; got {_shown(value)}")
+    return ValueError(f"{owner}.{name} must be {what}; got {shown(value)}")
 
 
 def string(owner: str, name: str, value: Any, *, optional: bool = False, empty: bool = False) -> None:
@@ -61,11 +62,11 @@ def strings(owner: str, name: str, value: Any, *, empty_items: bool = False) -> 
         items = tuple(value)
     else:
         raise type_error(owner, name, "a collection of strings (a list, tuple or set; never one str)", value)
-    for item in items:
+    for i, item in enumerate(items):
         if type(item) is not str and not isinstance(item, str):
-            raise type_error(owner, f"{name}[]", "a string", item)
+            raise type_error(owner, f"{name}[{i}]", "a str", item)
         if not item and not empty_items:
-            raise value_error(owner, f"{name}[]", "a non-empty string", item)
+            raise value_error(owner, f"{name}[{i}]", "a non-empty string", item)
     return items
 
 
@@ -83,3 +84,29 @@ def mapping(owner: str, name: str, value: Any, *, optional: bool = False) -> Non
         return
     if not isinstance(value, Mapping):
         raise type_error(owner, name, "a mapping" + (" or None" if optional else ""), value)
+
+
+def instance(owner: str, name: str, value: Any, kind: type | tuple[type, ...], *, optional: bool = True) -> None:
+    """``value`` is a ``kind`` (a ``bool`` is never an ``int`` here), or None when ``optional``."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if value is None and optional:
+        return
+    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds and int in kinds):
+        return
+    names_ = " or ".join(k.__name__ for k in kinds) + (" or None" if optional else "")
+    article = "an" if names_[0].lower() in "aeio" else "a"
+    raise type_error(owner, name, f"{article} {names_}", value)
+
+
+def names(owner: str, name: str, value: Any) -> frozenset[str]:
+    """A collection of non-empty names as a frozenset; None is the empty set.
+
+    A bare ``str`` is a ``TypeError``, never the set of its characters: ``"delete"`` as
+    ``forced`` or ``approvals`` would otherwise be matched letter by letter, or by substring.
+    """
+    if value is None:
+        return frozenset()
+    if isinstance(value, Mapping) or not isinstance(value, list | tuple | set | frozenset):
+        raise type_error(owner, name, "a collection of strings (a list or set), not a bare "
+                         f"{type(value).__name__}", value)
+    return frozenset(strings(owner, name, value))
