@@ -42,6 +42,7 @@ from tooldisc.discovery.security import MUTATIONS, READ, check_tool
 from tooldisc.discovery.stages import Authorized, Ranked, Request, Retrieved
 from tooldisc.discovery.text import tokenize
 from tooldisc.errors import UsageError
+from tooldisc.limits import COUNTS, check_query
 
 
 def authorize(req: Request, ix: Index) -> Authorized:
@@ -298,12 +299,15 @@ class Discoverer:
                  mutation: str | None = None) -> Request:
         if not isinstance(query, str):
             raise UsageError(f"The 'query' parameter must be a str. Got {type(query).__name__} instead.")
+        check_query(query, "The 'query' parameter")
+        turns = _history_texts(history)
+        for i, turn in enumerate(turns):
+            check_query(turn, f"history turn {i}")
         if mutation is not None and mutation not in MUTATIONS:
             raise UsageError(f"The 'mutation' parameter must be one of {', '.join(MUTATIONS)}. Got {mutation!r} instead.")
         kk = _check_k(k, self.config)
         depth = self.config.adaptive.max_k if kk == "auto" else int(kk)
-        return Request(query, context or self._default_context, kk,
-                       _history_texts(history), tuple(tokenize(query)), mutation, depth)
+        return Request(query, context or self._default_context, kk, turns, tuple(tokenize(query)), mutation, depth)
 
     def discover(self, query: str, context: Context | None = None, k: int | str | None = None,
                  history: Sequence[Any] = (), *, mutation: str | None = None) -> Offer:
@@ -389,8 +393,9 @@ def _check_k(k: int | str | None, cfg: RankerConfig) -> int | str:
         return "auto"
     if isinstance(k, str) and k.isdigit():
         k = int(k)
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise UsageError(f"The 'k' parameter must be an int in the range [1, inf) or 'auto'. Got {k!r} instead.")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= COUNTS["k"].high:
+        raise UsageError(f"The 'k' parameter must be an int in the range [1, {COUNTS['k'].high}] or 'auto'. "
+                         f"Got {k!r} instead.")
     return k
 
 
