@@ -305,7 +305,12 @@ def build_server(service: AgentService) -> Any:
         meta = (getattr(params, "meta", None) or {}) if params is not None else {}
         meta = meta if isinstance(meta, Mapping) else {}
         query = meta.get(QUERY_META_KEY)
-        out = service.list_tools(query if isinstance(query, str) else None, meta.get(FORCED_META_KEY))
+        try:
+            out = service.list_tools(query if isinstance(query, str) else None, meta.get(FORCED_META_KEY))
+        except ToolDiscError as exc:  # a request the chokepoint refuses (too long): one line, not "internal error"
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(types.INVALID_PARAMS, exc.one_line()) from None
         tools = [types.Tool.model_validate(t) for t in out.tools]
         return types.ListToolsResult(tools=tools, _meta=out.meta)
 

@@ -42,7 +42,7 @@ from tooldisc.discovery.security import MUTATIONS, READ, check_tool
 from tooldisc.discovery.stages import Authorized, Ranked, Request, Retrieved
 from tooldisc.discovery.text import tokenize
 from tooldisc.errors import UsageError
-from tooldisc.limits import COUNTS, check_query
+from tooldisc.limits import check_query
 
 
 def authorize(req: Request, ix: Index) -> Authorized:
@@ -393,9 +393,8 @@ def _check_k(k: int | str | None, cfg: RankerConfig) -> int | str:
         return "auto"
     if isinstance(k, str) and k.isdigit():
         k = int(k)
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= COUNTS["k"].high:
-        raise UsageError(f"The 'k' parameter must be an int in the range [1, {COUNTS['k'].high}] or 'auto'. "
-                         f"Got {k!r} instead.")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise UsageError(f"The 'k' parameter must be an int in the range [1, inf) or 'auto'. Got {k!r} instead.")
     return k
 
 
