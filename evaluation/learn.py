@@ -136,7 +136,12 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
     from tooldisc.discovery.phrases import run_phrases
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.phrases import scrubbed
+    from tooldisc.limits import check_query
 
+    for i, e in enumerate(examples):  # the cap every surface applies (files are checked as they load)
+        check_query(e.query, f"examples[{i}].query")
+        for j, turn in enumerate(e.history):
+            check_query(turn, f"examples[{i}].history[{j}]")
     matched = [i for i, e in enumerate(examples) if not e.no_tool]
     no_tool = [i for i, e in enumerate(examples) if e.no_tool]
     if not matched:

@@ -71,3 +71,20 @@ def test_scrubbed_is_what_distinctness_compares() -> None:
     assert scrubbed("Pay invoice 12 now!") == scrubbed("pay invoice 13 now") == (("pay", "invoice"), ("now",))
     assert scrubbed("mail a@b.io the list") == scrubbed("mail c@d.org the list")
     assert scrubbed("pay invoice now") != scrubbed("pay invoice 12 now")  # the cut itself is kept
+
+
+def test_learn_refuses_an_over_long_example_from_python_too() -> None:
+    """Files are checked as they load; examples built in Python meet the same cap in learn()."""
+    import pytest
+
+    from tooldisc.discovery.catalog import catalog_from_tools
+    from tooldisc.discovery.model import Tool
+    from tooldisc.errors import UsageError
+    from tooldisc.evaluation.learn import learn
+    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.limits import MAX_QUERY_CHARS
+
+    catalog = catalog_from_tools([Tool(name="t", description="list invoices", side_effect="none")])
+    long = Example("x" * (MAX_QUERY_CHARS + 1), ("t",))
+    with pytest.raises(UsageError, match=r"examples\[1\]\.query is 10,001 characters long"):
+        learn(catalog, [Example("list invoices", ("t",)), long])
