@@ -91,6 +91,24 @@ def test_a_device_is_written_in_place(tmp_path: Path) -> None:
     assert out.tmp is None
     out.write("anything")
     assert os.path.exists("/dev/null") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert reserve("/dev/stdout").tmp is None  # a link: written through, never replaced
+
+
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="no writable /dev/shm")
+def test_a_regular_file_under_dev_is_replaced_like_any_other() -> None:
+    import secrets
+
+    from tooldisc.files import reserve
+
+    target = Path("/dev/shm") / f"tooldisc-test-{secrets.token_hex(4)}.json"
+    out = reserve(target)
+    try:
+        assert out.tmp is not None and out.tmp.parent == target.parent
+        out.write("{}")
+        assert target.read_text() == "{}"
+    finally:
+        out.discard()
+        target.unlink(missing_ok=True)
 
 
 def test_append_outputs_are_opened_when_reserved_and_removed_when_unused(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ target's suffix (``.events.parquet.3f…a1.tmp.parquet``), so a writer that pick
 format by extension (DuckDB, pyarrow) can write it in place.
 
 Targets that are not files to replace are written in place instead: an existing
-character device or FIFO (``/dev/null``, a named pipe) and anything under ``/dev`` or
-``/proc`` (``/dev/stdout``), which must already exist. Appended outputs (a CI step
+character device or FIFO (``/dev/null``, a named pipe), a link under ``/dev``
+(``/dev/stdout``) and anything under ``/proc``, which must already exist. Appended outputs (a CI step
 summary) are opened for appending when reserved (:func:`reserve_append`).
 """
 
@@ -31,8 +31,6 @@ import stat
 from pathlib import Path
 
 from tooldisc.errors import UsageError
-
-_IN_PLACE_ROOTS = ("/dev/", "/proc/")
 
 
 def existing_mode(path: str | os.PathLike[str]) -> int | None:
@@ -90,10 +88,17 @@ def _remove_folders(folders: list[Path]) -> None:
 
 
 def _in_place(target: Path) -> bool:
-    """True for an existing device or FIFO, and for anything under /dev or /proc (never replaced)."""
-    if os.path.abspath(target).startswith(_IN_PLACE_ROOTS):
+    """True for what must be written to, never replaced: anything under /proc, a link under /dev
+    (``/dev/stdout``: renaming over it would replace the link, as root), an existing device or FIFO.
+
+    A regular file under /dev (``/dev/shm/report.json``) is replaced atomically like any other.
+    """
+    path = os.path.abspath(target)
+    if path.startswith("/proc/"):
         return True
     try:
+        if path.startswith("/dev/") and stat.S_ISLNK(os.lstat(target).st_mode):
+            return True
         mode = os.stat(target).st_mode
     except OSError:
         return False
