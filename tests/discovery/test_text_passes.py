@@ -28,7 +28,7 @@ from tooldisc.discovery.config import load_config
 from tooldisc.discovery.learned import Expansions, Learned
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.mutation import _QUOTED, load_classifier, quoted_spans
-from tooldisc.discovery.phrases import _CUT, cut, phrases
+from tooldisc.discovery.phrases import _CUT, _MAY_CUT, cut, phrases
 from tooldisc.discovery.pipeline import Discoverer, _history_texts
 from tooldisc.discovery.stages import Request
 from tooldisc.discovery.text import tokenize
@@ -99,6 +99,15 @@ def test_each_text_pass_is_linear(name: str) -> None:
     assert ratio < MAX_RATIO, f"{name}: 1 MB took {ratio:.0f} times as long as 10 KB (linear: ~100)"
 
 
+@pytest.mark.parametrize("unit", ["abc.", "xyz aBc."])
+def test_the_cut_pre_check_is_linear_where_it_finds_nothing(unit: str) -> None:
+    """Lowercase runs with no capital pair and no 16 hex digits: the pre-check must read them once."""
+    small, big = unit * (10_000 // len(unit)), unit * (1_000_000 // len(unit))
+    assert _MAY_CUT.search(small) is None
+    ratio = _seconds(_MAY_CUT.search, big, 1) / max(_seconds(_MAY_CUT.search, small, 5), 1e-6)
+    assert ratio < MAX_RATIO, ratio
+
+
 def test_a_request_at_the_cap_takes_well_under_a_second() -> None:
     """The cap keeps the linear constant small: the worst request a user can send, end to end."""
     text = adversarial(MAX_QUERY_CHARS)
@@ -119,6 +128,16 @@ CUT_ALPHABET = "aBcZf09-@:/w. \"`“”«»é_\nE1"
 @given(st.text(alphabet=CUT_ALPHABET, max_size=40))
 def test_cut_equals_the_regex_sub(text: str) -> None:
     assert cut(text) == _CUT.sub(" | ", text)
+
+
+# The pre-check as first written: it tried the mixed-case test from every lowercase letter (quadratic).
+_MAY_CUT_DEFINITION = re.compile(r"[@\"“«`]|://|www\.|[a-z][^\sA-Z]*+[A-Z][^\sA-Z]*+[A-Z]|[0-9a-fA-F-]{16}")
+
+
+@settings(max_examples=600, deadline=None, database=None)
+@given(st.text(alphabet=CUT_ALPHABET + " \t", max_size=40))
+def test_the_cut_pre_check_equals_its_definition(text: str) -> None:
+    assert bool(_MAY_CUT.search(text)) == bool(_MAY_CUT_DEFINITION.search(text))
 
 
 @settings(max_examples=600, deadline=None, database=None)
