@@ -420,7 +420,12 @@ def build_server(service: AgentService) -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         meta = meta_of(params, LIST)
-        out = service.list_tools(meta.query, meta.forced)
+        try:
+            out = service.list_tools(meta.query, meta.forced)
+        except ToolDiscError as exc:  # a request the chokepoint refuses (too long): one line, not "internal error"
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(types.INVALID_PARAMS, exc.one_line()) from None
         tools = [types.Tool.model_validate(t) for t in out.tools]
         return types.ListToolsResult(tools=tools, _meta=out.meta)
 

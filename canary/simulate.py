@@ -44,8 +44,9 @@ def _source(con: Any, ids: int | None, ids_file: str | None) -> tuple[str, str]:
     if (ids is None) == (ids_file is None):
         raise UsageError("give exactly one of --ids N or --ids-file F.csv|F.parquet")
     if ids is not None:
-        if ids < 1:
-            raise UsageError(f"--ids must be an integer >= 1; got {ids}")
+        from tooldisc.limits import check_count
+
+        check_count("ids", ids, "--ids")
         # Synthetic ids: 997 tenants, one user id per row. range() is a single-threaded
         # source, so its integers go to a table first; the scan that hashes is parallel.
         con.execute(f"CREATE TEMP TABLE sim_ids AS SELECT range AS i FROM range({ids})")

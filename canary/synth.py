@@ -277,8 +277,10 @@ def synthesize(out: str | os.PathLike[str], events: int, scenario: str, percent:
 
     if scenario not in SCENARIOS:
         raise UsageError(f"--scenario must be one of {', '.join(SCENARIOS)}; got {scenario!r}")
-    if events < 1:
-        raise UsageError(f"--events must be an integer >= 1; got {events}")
+    from tooldisc.limits import check_count
+
+    check_count("events", events, "--events")
+    check_count("seed", seed, "--seed")
     thr = threshold(percent)
     if not 0 < thr < 10_000:
         raise UsageError(f"--percent must be strictly between 0 and 100; got {percent}")

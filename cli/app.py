@@ -70,14 +70,21 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point."""
+    """Console entry point.
+
+    Usage errors (an unknown option, a missing argument, a bad value) are one line on
+    stderr and exit 2, like every other bad input, instead of click's usage box;
+    ``tooldisc`` or a group without a command still prints its help. SIGTERM unwinds
+    like an interrupt, so outputs reserved before the work are removed again.
+    """
     from tooldisc.errors import ToolDiscError, error_line
 
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("TOOLDISC_DEBUG") == "1"
     args = [a for a in args if a != "--debug"]
+    _terminate_unwinds()
     try:
-        app(args=args, prog_name="tooldisc", standalone_mode=True)
+        code = app(args=args, prog_name="tooldisc", standalone_mode=False)
     except ToolDiscError as exc:
         if debug:
             raise
@@ -86,6 +93,47 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except Exception as exc:  # click's own errors: usage, abort
+        _click_error(exc, debug)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_error(exc: Exception, debug: bool) -> None:
+    """A click usage error as one ``error:`` line (exit 2); returns for anything that is not click's."""
+    from typer._click import exceptions as click_errors  # typer's vendored click
+
+    from tooldisc.errors import UsageError, error_line
+
+    if isinstance(exc, typer.Abort):
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    if not isinstance(exc, click_errors.ClickException):
+        return
+    if isinstance(exc, click_errors.NoArgsIsHelpError) or debug:
+        exc.show()  # the help text: what a bare command is asked for
+        sys.exit(exc.exit_code)
+    where = None
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and ctx.parent is not None:
+        where = ctx.command_path
+    sys.stderr.write(error_line(UsageError(exc.format_message(), file=where)) + "\n")
+    sys.exit(exc.exit_code)
+
+
+def _terminate_unwinds() -> None:
+    """SIGTERM raises SystemExit(143) in the main thread: ``finally`` blocks and context exits run
+    (reserved outputs are removed, a bench worker is stopped) instead of the process just vanishing."""
+    import signal
+
+    def _exit(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _exit)
+    except ValueError:  # not the main thread (an embedding host): leave signals alone
+        pass
 
 
 if __name__ == "__main__":

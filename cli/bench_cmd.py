@@ -19,41 +19,49 @@ from tooldisc.cli.common import (
     print_json,
     resolve_format,
     stdout_console,
-    write_atomic,
 )
+from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogFormatOption, load_catalog_option
 from tooldisc.cli.options import catalog_format as declared_format
+from tooldisc.cli.outputs import Output, output_option
 from tooldisc.errors import UsageError
 
 
 def parse_sizes(value: str) -> tuple[int, ...]:
-    """``180,10k,100000`` → ``(180, 10000, 100000)``; anything else is a usage error."""
+    """``180,10k,100000`` → ``(180, 10000, 100000)``; anything else is a usage error.
+
+    Each size is at most ``COUNTS["bench_tools"].high`` (a catalog that fits in memory).
+    """
+    from tooldisc.limits import check_count
+
     out = []
     for part in value.split(","):
         text = part.strip().lower().replace("_", "")
         mult = 1
         if text.endswith("k"):
             text, mult = text[:-1], 1000
-        if not text.isdigit() or int(text) * mult < 1:
+        if not text.isascii() or not text.isdigit() or len(text) > 12 or int(text) * mult < 1:
             raise UsageError(f"--tools must be comma-separated positive integers (e.g. 180,10k,100000); got {value!r}")
-        out.append(int(text) * mult)
+        out.append(check_count("bench_tools", int(text) * mult, "--tools (each size)"))
     return tuple(out)
 
 
 def bench_command(
     tools: Annotated[str, typer.Option("--tools", help="Catalog sizes, comma-separated (10k = 10000).")] = "180,10000,100000",
-    queries: Annotated[int, typer.Option("--queries", min=1, help="Queries per size (half gold, half for synthetic tools).")] = 200,
-    repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timed passes over the queries; figures are medians over passes.")] = 5,
-    k: Annotated[int, typer.Option("--k", min=1, help="Tools per offer (and top-k of the baselines).")] = 15,
+    queries: Annotated[int, count_option("bench_queries", "--queries",
+                                         help="Queries per size (half gold, half for synthetic tools).")] = 200,
+    repeats: Annotated[int, count_option("repeats", "--repeats",
+                                         help="Timed passes over the queries; figures are medians over passes.")] = 5,
+    k: Annotated[int, count_option("k", "--k", help="Tools per offer (and top-k of the baselines).")] = 15,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also time rank-bm25 and bm25s (dev extra).")] = True,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the synthetic catalogs and queries.")] = 0,
+    seed: Annotated[int, count_option("seed", "--seed", help="Seed of the synthetic catalogs and queries.")] = 0,
     catalog: Annotated[str | None, typer.Option("--catalog", "-c", help="Base catalog to grow synthetic catalogs from. Default: the shipped catalog.")] = None,
     catalog_format: CatalogFormatOption = None,
     gold: Annotated[str | None, typer.Option("--gold", help="Gold set whose queries are half the query set. Default: the shipped gold set.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")] = None,
     learned: Annotated[str | None, typer.Option("--learned", help="A learned file for --catalog: the synthetic catalogs are grown from that catalog and every variant takes its base tool's expansions.")] = None,
     backend: Annotated[str, typer.Option("--backend", help="Query loops: auto (numba for catalogs large enough for indexed retrieval, when the fast extra is installed), numpy or numba.")] = "auto",
-    out: Annotated[str | None, typer.Option("--out", "-o", help="Also write the run's JSON document here.")] = None,
+    out: Annotated[Output | None, output_option("--out", "-o", help="Also write the run's JSON document here.")] = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -83,7 +91,7 @@ def bench_command(
             note(f"note: baseline {m} is not installed (pip install 'tooldisc[dev]'); it is skipped")
     result = _run_with_progress(options)
     if out:
-        write_atomic(out, dumps_json(result))
+        out.write(dumps_json(result))
         note(f"wrote {out}")
     if chosen == "json":
         print_json(result)

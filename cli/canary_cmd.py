@@ -20,7 +20,6 @@ from tooldisc.cli.common import (
     note,
     print_json,
     resolve_format,
-    write_atomic,
 )
 from tooldisc.cli.engine_options import (
     EngineOption,
@@ -30,6 +29,8 @@ from tooldisc.cli.engine_options import (
     SparkTimeoutOption,
     spark_target,
 )
+from tooldisc.cli.limits import count_option
+from tooldisc.cli.outputs import AppendOutput, Output, append_option, database_option, output_option
 from tooldisc.cli.progress import progress_bar
 
 canary_app = typer.Typer(
@@ -68,7 +69,7 @@ def assign_cmd(
 def simulate_cmd(
     salt: Annotated[str, typer.Option("--salt", help="Salt of the first experiment.")],
     percent: Annotated[float, typer.Option("--percent", help="Its rollout percent.")],
-    ids: Annotated[int | None, typer.Option("--ids", help="Simulate N synthetic ids.")] = None,
+    ids: Annotated[int | None, count_option("ids", "--ids", help="Simulate N synthetic ids.")] = None,
     ids_file: Annotated[str | None, typer.Option(
         "--ids-file", help="CSV or Parquet with tenant_id and user_id columns (with --engine "
                            "spark: any path Spark reads).")] = None,
@@ -127,7 +128,7 @@ def simulate_cmd(
 
 @canary_app.command("synth")
 def synth_cmd(
-    events: Annotated[int, typer.Option("--events", "--rows",
+    events: Annotated[int, count_option("events", "--events", "--rows",
                                         help="Number of rows: events, or shadow-report rows "
                                              "with --profile shadow (>= 100).")],
     scenario: Annotated[str, typer.Option("--scenario", help="canary: healthy, too_few, srm, "
@@ -138,12 +139,12 @@ def synth_cmd(
                                           "corrupt_rows, unauthorized_proposal, shadow_execution, "
                                           "invalid_plan, golden_failure, premature_insufficient, "
                                           "unreviewed_divergence.")],
-    out: Annotated[str, typer.Option("--out", help="Output file: .parquet, .jsonl or .csv.")],
+    out: Annotated[Output, output_option("--out", help="Output file: .parquet, .jsonl or .csv.")],
     profile: Annotated[str, typer.Option("--profile", help="canary (telemetry events) or shadow "
                                          "(shadow-report rows).")] = "canary",
     percent: Annotated[float | None, typer.Option("--percent", help="Rollout percent in force "
                                                   "(canary only; default 10).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    seed: Annotated[int, count_option("seed", "--seed", help="Random seed.")] = 0,
     experiment: Annotated[str | None, typer.Option("--experiment", help="Experiment name (default "
                                                    "indexed-retrieval-v1, or capability-planner-v1 "
                                                    "for shadow).")] = None,
@@ -152,43 +153,49 @@ def synth_cmd(
 ) -> None:
     """Write seeded synthetic telemetry or shadow-report rows whose verdict is known."""
     from tooldisc.canary.profiles import profile as get_profile
+    from tooldisc.canary.synth import check_out
     from tooldisc.errors import UsageError
 
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
     get_profile(profile)  # refuses an unknown profile
+    check_out(out.path)  # the extension, before any row is generated
+    if out.tmp is None:  # a device or a pipe: the writers need a file they can seek in
+        raise UsageError("--out must be a regular file, not a device or a pipe", file=out.path)
     if profile == "shadow":
         from tooldisc.canary.shadow_synth import synthesize_shadow
 
         if percent is not None:
             raise UsageError("--percent applies to --profile canary only")
         experiment = experiment if experiment is not None else "capability-planner-v1"
-        sh = synthesize_shadow(out, events, scenario, seed=seed, experiment=experiment)
+        sh = synthesize_shadow(out.tmp, events, scenario, seed=seed, experiment=experiment)
+        out.commit()
         if out_fmt == "json":
             print_json({"profile": "shadow", "rows": sh.rows, "bad_rows": sh.bad_rows,
                         "scenario": sh.scenario, "expected_verdict": sh.expected_verdict,
-                        "failing_gate": sh.failing_gate, "path": sh.path, "seed": seed,
+                        "failing_gate": sh.failing_gate, "path": out.path, "seed": seed,
                         "experiment": experiment})
             return
         note(f"wrote {sh.rows} shadow-report rows ({sh.scenario}, {sh.bad_rows} bad, expected "
-             f"verdict {sh.expected_verdict}) to {sh.path}")
+             f"verdict {sh.expected_verdict}) to {out.path}")
         return
     from tooldisc.canary.synth import synthesize
 
     percent = 10.0 if percent is None else percent
     experiment = experiment if experiment is not None else "indexed-retrieval-v1"
     with progress_bar(f"synth {scenario}", events, counts=False) as bar:
-        res = synthesize(out, events, scenario, percent=percent, seed=seed, experiment=experiment,
+        res = synthesize(out.tmp, events, scenario, percent=percent, seed=seed, experiment=experiment,
                          on_chunk=bar.advance if bar else None)
+    out.commit()
     if out_fmt == "json":
         from tooldisc.canary.synth import SCENARIOS
 
         sc = SCENARIOS[res.scenario]
         print_json({"events": res.events, "scenario": res.scenario, "expected_verdict": res.expected_verdict,
                     "failing_gate": sc.failing_gate, "true_effect": sc.description,
-                    "path": str(res.path), "percent": percent, "seed": seed, "experiment": experiment})
+                    "path": out.path, "percent": percent, "seed": seed, "experiment": experiment})
         return
     note(f"wrote {res.events} events ({res.scenario}, expected verdict {res.expected_verdict}) "
-         f"to {res.path}")
+         f"to {out.path}")
 
 
 def _schema(profile: str) -> Any:
@@ -200,7 +207,7 @@ def _schema(profile: str) -> Any:
 @canary_app.command("ingest")
 def ingest_cmd(
     pattern: Annotated[str, typer.Argument(help="File, directory or glob (JSONL, Parquet, CSV).")],
-    db: Annotated[str, typer.Option("--db", help="DuckDB database file.")],
+    db: Annotated[str, database_option("--db", help="DuckDB database file (created when absent).")],
     profile: Annotated[str, typer.Option("--profile", help="Row schema: canary or shadow.")] = "canary",
     fmt: FormatOption = "table",
     json_flag: JsonOption = False,
@@ -236,8 +243,8 @@ def verdict_cmd(
     profile: Annotated[str, typer.Option("--profile", help="canary, or shadow for a shadow planner.")] = "canary",
     fmt: FormatOption = "table",
     json_flag: JsonOption = False,
-    out: Annotated[str | None, typer.Option("--out", help="Write the report here instead of stdout.")] = None,
-    summary: Annotated[str | None, typer.Option(
+    out: Annotated[Output | None, output_option("--out", help="Write the report here instead of stdout.")] = None,
+    summary: Annotated[AppendOutput | None, append_option(
         "--summary", help="Append a compact Markdown summary to this file (e.g. "
                           "$GITHUB_STEP_SUMMARY).")] = None,
     table: Annotated[str | None, typer.Option(
@@ -299,12 +306,12 @@ def verdict_cmd(
     from tooldisc.cli.reporting import report_text
 
     if summary is not None:
-        from tooldisc.reports.canary_report import append_summary
+        from tooldisc.reports.canary_report import summary_markdown
 
-        append_summary(summary, report)
+        summary.write(summary_markdown(report))
     text = report_text(report, "verdict", chosen)
     if out is not None:
-        write_atomic(out, text)
+        out.write(text)
         note(f"{verdict.verdict}: report written to {out}")
     else:
         sys.stdout.write(text)

@@ -23,8 +23,8 @@ from tooldisc.cli.common import (
     print_counts,
     print_json,
     resolve_format,
-    write_atomic,
 )
+from tooldisc.cli.outputs import Output, output_option
 from tooldisc.errors import MAX_ERROR_LINE, UsageError
 from tooldisc.terminal import clip, escape
 
@@ -183,7 +183,7 @@ def stats_command(
 def convert_command(
     src: Annotated[str, typer.Argument(help="Source file in any supported format.")],
     to: Annotated[str, typer.Option("--to", help="Target format: tooldisc, openai, anthropic or mcp.")],
-    out_path: Annotated[str, typer.Option("--out", "-o", help="Output file; .yaml/.yml writes YAML, .json JSON.")],
+    out_path: Annotated[Output, output_option("--out", "-o", help="Output file; .yaml/.yml writes YAML, .json JSON.")],
     source: FromOption = "auto",
     side_effect: Annotated[str | None, typer.Option(
         "--side-effect",
@@ -209,9 +209,9 @@ def convert_command(
         raise UsageError(f"--to must be one of tooldisc, {', '.join(PROVIDERS)}; got {to!r}")
     if side_effect is not None and side_effect not in SIDE_EFFECTS:
         raise UsageError(f"--side-effect must be one of {', '.join(SIDE_EFFECTS)}; got {side_effect!r}")
-    suffix = Path(out_path).suffix.lower()
+    suffix = Path(out_path.path).suffix.lower()
     if suffix not in (".json", ".yaml", ".yml"):
-        raise UsageError(f"--out must end in .json, .yaml or .yml; got {out_path!r}")
+        raise UsageError(f"--out must end in .json, .yaml or .yml; got {out_path.path!r}")
     doc, detected = read_catalog_document(src, _source_format(source), side_effect)
     if detected in POLICY_FREE_FORMATS and side_effect is None:
         raise UsageError(
@@ -237,14 +237,14 @@ def convert_command(
         renamed = {k: v for k, v in names.renamed.items() if k in {t.name for t in tools}}
         body = render(tools, to, names=names, compact=compact)
         exported = len(tools)
-    write_atomic(out_path, _serialize(body, suffix))
+    out_path.write(_serialize(body, suffix))
     policy = policy_note(detected, src, side_effect)
     if policy:
         note(f"note: {policy}")
     if renamed:
         note(f"note: {len(renamed)} name(s) mapped to provider-safe names; "
              "NameMap(catalog tool names) rebuilds the same mapping to map calls back")
-    result = {"source": src, "from": detected, "to": to, "out": out_path, "tools": exported,
+    result = {"source": src, "from": detected, "to": to, "out": out_path.path, "tools": exported,
               "renamed": renamed, "catalog_hash": catalog.hash}
     if out == "json":
         print_json(result)

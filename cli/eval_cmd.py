@@ -18,8 +18,8 @@ from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
     resolve_format,
-    write_atomic,
 )
+from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import (
     CatalogFormatOption,
     CatalogOption,
@@ -35,6 +35,7 @@ from tooldisc.cli.options import (
     TenantOption,
     context_flags,
 )
+from tooldisc.cli.outputs import Output, output_option
 
 GoldOption = Annotated[str | None, typer.Option(
     "--gold", "-g", help="Gold set (JSON/JSONL/YAML, or a benchmark queries.jsonl). Default: the shipped gold set.")]
@@ -44,13 +45,13 @@ TopicsOption = Annotated[str | None, typer.Option(
     "--topics", help="The query text for --qrels: one 'qid<TAB>text' line per query, no header.")]
 ByOption = Annotated[str, typer.Option(
     "--by", help="Slice the measures by these gold fields (comma-separated): category, difficulty, hard_case, intent.")]
-OutOption = Annotated[str | None, typer.Option(
+OutOption = Annotated[Output | None, output_option(
     "--out", "-o", help="Write the report to PATH instead of stdout (format from --format, else from the extension).")]
 TimingsOption = Annotated[bool, typer.Option(
     "--timings", help="Add discovery latency p50/p95 (ms); output is then no longer byte-identical across runs.")]
 ProgressOption = Annotated[bool | None, typer.Option(
     "--progress/--no-progress", help="Progress bar on stderr. Default: on for long runs on a terminal.")]
-MissesOption = Annotated[int, typer.Option("--misses", min=0, help="How many of the worst misses to list.")]
+MissesOption = Annotated[int, count_option("listed", "--misses", help="How many of the worst misses to list.")]
 
 _PROGRESS_MIN = 300  # queries; shorter runs finish before a bar is worth drawing
 _SUFFIX_FORMAT = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
@@ -97,20 +98,20 @@ def _discover(inputs: Any, k: int | str | None, progress: bool | None, *, label:
         return discover_gold(inputs, k, engine=engine, progress=bar.set if bar else None)
 
 
-def _emit(text: str, out: str | None) -> None:
+def _emit(text: str, out: Output | None) -> None:
     if out:
         from tooldisc.cli.common import note
 
-        write_atomic(out, text)
+        out.write(text)
         note(f"wrote {out}")
     else:
         sys.stdout.write(text)
 
 
-def _out_format(fmt: str, json_: bool, out: str | None, allowed: tuple[str, ...]) -> str:
+def _out_format(fmt: str, json_: bool, out: Output | None, allowed: tuple[str, ...]) -> str:
     """``--format``/``--json``; with ``--out`` and no explicit format, the file extension decides."""
     if out and not json_ and fmt == "table":
-        fmt = _SUFFIX_FORMAT.get(Path(out).suffix.lower(), "table")
+        fmt = _SUFFIX_FORMAT.get(Path(out.path).suffix.lower(), "table")
         if fmt == "table":
             from tooldisc.errors import UsageError
 
@@ -153,10 +154,10 @@ def eval_command(
     misses: MissesOption = 10,
     timings: TimingsOption = False,
     out: OutOption = None,
-    per_query_out: Annotated[str | None, typer.Option(
+    per_query_out: Annotated[Output | None, output_option(
         "--per-query-out", help="Also write one row per query (measures, offer, forbidden tools offered) as "
                                 ".parquet, .csv (list columns as JSON arrays) or .jsonl, by extension.")] = None,
-    run_out: Annotated[str | None, typer.Option(
+    run_out: Annotated[Output | None, output_option(
         "--run-out", help="Also write the offers as a TREC run: discovery's scores, strictly decreasing "
                           "within a query.")] = None,
     run_tag: Annotated[str, typer.Option("--run-tag", help="The tag column of the --run-out file.")] = "tooldisc",
@@ -197,21 +198,21 @@ def eval_command(
     if run_out:
         from tooldisc.gold.trec import run_text
 
-        write_atomic(run_out, run_text(run.result.run(), run_tag, scores=run.result.scores()))
+        run_out.write(run_text(run.result.run(), run_tag, scores=run.result.scores()))
     if per_query_out and pq_fmt:
         from tooldisc.evaluation.per_query import per_query_bytes
 
-        write_atomic(per_query_out, per_query_bytes(run.per_query, pq_fmt))
+        per_query_out.write(per_query_bytes(run.per_query, pq_fmt))
     _render_eval(doc, out_fmt, out)
 
 
-def _per_query_format(path: str | None) -> str | None:
+def _per_query_format(out: Output | None) -> str | None:
     """The --per-query-out format, checked before any work is done."""
-    if not path:
+    if not out:
         return None
     from tooldisc.evaluation.per_query import per_query_format
 
-    return per_query_format(path)
+    return per_query_format(out.path)
 
 
 def _check_run_tag(tag: str) -> None:
@@ -221,11 +222,11 @@ def _check_run_tag(tag: str) -> None:
         raise UsageError(f"--run-tag must be one word (no whitespace); got {tag!r}")
 
 
-def _render_eval(doc: dict[str, Any], fmt: str, out: str | None) -> None:
+def _render_eval(doc: dict[str, Any], fmt: str, out: Output | None) -> None:
     _render(doc, fmt, out, "eval")
 
 
-def _render(doc: dict[str, Any], fmt: str, out: str | None, kind: str) -> None:
+def _render(doc: dict[str, Any], fmt: str, out: Output | None, kind: str) -> None:
     """One document in one format, to ``out`` or stdout."""
     from tooldisc.cli.reporting import report_text
 
@@ -291,10 +292,11 @@ def compare_command(
     learned: LearnedOption = None,
     learned_a: Annotated[str | None, typer.Option("--learned-a", help="A learned file for A only (overrides --learned).")] = None,
     learned_b: Annotated[str | None, typer.Option("--learned-b", help="A learned file for B only (overrides --learned).")] = None,
-    permutations: Annotated[int, typer.Option("--permutations", min=1, help="Sign flips in the randomization test.")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization test.")] = 0,
+    permutations: Annotated[int, count_option("permutations", "--permutations",
+                                              help="Sign flips in the randomization test.")] = 10_000,
+    seed: Annotated[int, count_option("seed", "--seed", help="Seed of the randomization test.")] = 0,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level after Holm's correction.")] = 0.05,
-    changed: Annotated[int, typer.Option("--changed", min=0, help="How many changed queries to list.")] = 20,
+    changed: Annotated[int, count_option("listed", "--changed", help="How many changed queries to list.")] = 20,
     fail_if_worse: Annotated[bool, typer.Option(
         "--fail-if-worse", help="Exit 1 when B is significantly worse than A on any measure (after Holm).")] = False,
     out: OutOption = None,

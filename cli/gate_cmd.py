@@ -10,7 +10,6 @@ input.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -19,7 +18,6 @@ from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
     resolve_format,
-    write_atomic,
 )
 from tooldisc.cli.eval_cmd import (
     GoldOption,
@@ -43,6 +41,7 @@ from tooldisc.cli.options import (
     TenantOption,
     context_flags,
 )
+from tooldisc.cli.outputs import AppendOutput, Output, append_option, output_option
 
 
 def gate_command(
@@ -69,8 +68,9 @@ def gate_command(
     context_file: ContextFileOption = None,
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
-    junit: Annotated[str | None, typer.Option("--junit", help="Write a JUnit XML report to PATH.")] = None,
-    summary: Annotated[str | None, typer.Option("--summary", help="Append a Markdown summary to PATH (e.g. $GITHUB_STEP_SUMMARY).")] = None,
+    junit: Annotated[Output | None, output_option("--junit", help="Write a JUnit XML report to PATH.")] = None,
+    summary: Annotated[AppendOutput | None, append_option(
+        "--summary", help="Append a Markdown summary to PATH (e.g. $GITHUB_STEP_SUMMARY).")] = None,
     progress: ProgressOption = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
@@ -141,11 +141,9 @@ def gate_command(
     from tooldisc.cli.reporting import report_text
 
     if junit:
-        write_atomic(junit, junit_xml(checks))
+        junit.write(junit_xml(checks))
     if summary:
-        Path(summary).parent.mkdir(parents=True, exist_ok=True)
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(report_text(gate_doc, "gate", "md"))
+        summary.write(report_text(gate_doc, "gate", "md"))
     sys.stdout.write(report_text(gate_doc, "gate", out_fmt))
     if not gate_doc["passed"]:
         raise typer.Exit(1)

@@ -28,9 +28,10 @@ from tooldisc.cli.common import (
     print_counts,
     print_json,
     resolve_format,
-    write_atomic,
 )
+from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogFormatOption
+from tooldisc.cli.outputs import STDOUT, Folder, Output, folder_option, output_option
 from tooldisc.errors import MAX_ERROR_LINE, UsageError
 from tooldisc.terminal import clip, escape
 
@@ -191,9 +192,9 @@ def _split_text(meta: dict[str, Any], part: str, queries: Any) -> str:
 @gold_app.command("split")
 def split_command(
     path: GoldArg,
-    out_dir: Annotated[str, typer.Option("--out-dir", "-o", help="Directory for <stem>.tune.json and <stem>.test.json.")],
+    out_dir: Annotated[Folder, folder_option("--out-dir", "-o", help="Directory for <stem>.tune.json and <stem>.test.json.")],
     test_fraction: Annotated[float, typer.Option("--test-fraction", help="Share of each stratum that goes to test.")] = 0.3,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the split (same seed, same split, on any machine).")] = 0,
+    seed: Annotated[int, count_option("seed", "--seed", help="Seed of the split (same seed, same split, on any machine).")] = 0,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -206,13 +207,14 @@ def split_command(
     from tooldisc.gold.stats import split
 
     out = resolve_format(fmt, json_, ("table", "json"))
+    stem = Path(path).stem
+    outputs = {part: out_dir.reserve(f"{stem}.{part}.json") for part in ("tune", "test")}  # before any work
+    files = {part: Path(o.path) for part, o in outputs.items()}
     gold = _load(path)
     tune, test = split(gold, test_fraction=test_fraction, seed=seed)
     meta = _document_metadata(path, gold)
-    stem = Path(path).stem
-    files = {"tune": Path(out_dir) / f"{stem}.tune.json", "test": Path(out_dir) / f"{stem}.test.json"}
     for part, subset in (("tune", tune), ("test", test)):
-        write_atomic(files[part], _split_text(meta, part, subset.queries))
+        outputs[part].write(_split_text(meta, part, subset.queries))
     strata = _strata(tune, test)
     result = {
         "source": path,
@@ -247,8 +249,9 @@ def _strata(tune: Any, test: Any) -> list[dict[str, Any]]:
 @gold_app.command("qrels")
 def qrels_command(
     path: GoldArg,
-    out_path: Annotated[str, typer.Option("--out", "-o", help="Qrels file to write; '-' writes to stdout.")],
-    topics_out: Annotated[str | None, typer.Option(
+    out_path: Annotated[Any, output_option("--out", "-o", help="Qrels file to write; '-' writes to stdout.",
+                                                    stdout=True)],
+    topics_out: Annotated[Output | None, output_option(
         "--topics-out", help="Also write the topics file (one 'qid<TAB>query' line per query, no header): "
                              "with the qrels it reads back as a gold set (tooldisc eval --qrels --topics).")] = None,
     fmt: FormatOption = "table",
@@ -267,22 +270,22 @@ def qrels_command(
     gold = _load(path)
     text = qrels_text(gold)
     topics = topics_text(gold) if topics_out else None
-    if out_path == "-":
-        sys.stdout.write(text)
+    if isinstance(out_path, Output):
+        out_path.write(text)
     else:
-        write_atomic(out_path, text)
+        sys.stdout.write(text)
     if topics_out and topics is not None:
-        write_atomic(topics_out, topics)
-    if out_path == "-":
+        topics_out.write(topics)
+    if out_path == STDOUT:
         return
     lines = text.count("\n")
     judged = len({line.split(" ", 1)[0] for line in text.splitlines()})
     if judged < len(gold):
         note(f"note: {len(gold) - judged} query(ies) name no tool (no-match) and have no qrels line")
-    result: dict[str, Any] = {"source": path, "out": out_path, "lines": lines, "queries": len(gold),
+    result: dict[str, Any] = {"source": path, "out": str(out_path), "lines": lines, "queries": len(gold),
                               "judged_queries": judged}
     if topics_out:
-        result["topics"] = topics_out
+        result["topics"] = str(topics_out)
     if out == "json":
         print_json(result)
     else:

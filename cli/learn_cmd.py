@@ -12,7 +12,9 @@ from typing import Annotated, Any
 import typer
 
 from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogOption, ConfigOption
+from tooldisc.cli.outputs import Output, output_option
 
 FromOption = Annotated[list[str] | None, typer.Option(
     "--from", help="Labelled requests: a gold set, or a queries.jsonl with query, relevant (empty: no tool "
@@ -21,7 +23,7 @@ FromOption = Annotated[list[str] | None, typer.Option(
 
 def learn_command(
     from_: FromOption = None,
-    out: Annotated[str | None, typer.Option("--out", "-o", help="Write the learned file here (JSON).")] = None,
+    out: Annotated[Output | None, output_option("--out", "-o", help="Write the learned file here (JSON).")] = None,
     catalog: CatalogOption = None,
     config: ConfigOption = None,
     expansions: Annotated[bool, typer.Option("--expansions/--no-expansions",
@@ -35,17 +37,18 @@ def learn_command(
                                              help="Learn the calibrated no-match model.")] = True,
     mutation: Annotated[bool, typer.Option("--mutation/--no-mutation",
                                            help="Learn when to narrow the word lists' mutation class.")] = True,
-    min_requests: Annotated[int, typer.Option(
-        "--min-requests", help="k: distinct requests that must share a phrase before it is stored.")] = 3,
-    max_phrases: Annotated[int, typer.Option("--max-phrases", help="Expansion phrases kept per tool.")] = 256,
+    min_requests: Annotated[int, count_option(
+        "min_requests", "--min-requests",
+        help="k: requests, distinct after scrubbing, that must share a phrase before it is stored.")] = 3,
+    max_phrases: Annotated[int, count_option("max_phrases", "--max-phrases", help="Expansion phrases kept per tool.")] = 256,
     false_abstention: Annotated[float, typer.Option(
         "--false-abstention", help="Target share of matched requests that may get an empty offer.")] = 0.01,
-    folds: Annotated[int, typer.Option("--folds", help="Cross-fitting and judging folds.")] = 5,
-    sample: Annotated[int, typer.Option(
-        "--sample", help="Matched requests whose ranking features are computed for fitting.")] = 3000,
+    folds: Annotated[int, count_option("folds", "--folds", help="Cross-fitting and judging folds.")] = 5,
+    sample: Annotated[int, count_option(
+        "sample", "--sample", help="Matched requests whose ranking features are computed for fitting.")] = 3000,
     alpha: Annotated[float, typer.Option(
         "--alpha", help="A part is kept when it wins on held-out folds at this significance.")] = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seeds the folds and the sample.")] = 0,
+    seed: Annotated[int, count_option("seed", "--seed", help="Seeds the folds and the sample.")] = 0,
     progress: Annotated[bool | None, typer.Option(
         "--progress/--no-progress", help="Progress bar on stderr. Default: on when stderr is a terminal.")] = None,
     fmt: FormatOption = "table",
@@ -57,7 +60,7 @@ def learn_command(
     held-out folds against discovery without it; the file says what was kept and why.
     Learned data may rank and abstain; it never authorizes a tool.
     """
-    from tooldisc.cli.common import note, write_atomic
+    from tooldisc.cli.common import note
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.learned import dumps_learned
@@ -79,12 +82,12 @@ def learn_command(
     with progress_bar("learning", enabled=progress) as bar:
         learned = learn(cat, examples, opts, cfg,
                         progress=(lambda stage, done, total: bar.set(done, total)) if bar else None)
-    write_atomic(out, dumps_learned(learned))
+    out.write(dumps_learned(learned))
     note(f"wrote {out} ({', '.join(learned.parts) or 'no part kept'})")
     if out_fmt == "json":
         from tooldisc.cli.common import print_json
 
-        print_json({"out": out, "parts": list(learned.parts), "report": learned.report})
+        print_json({"out": out.path, "parts": list(learned.parts), "report": learned.report})
         return
     _print_report(learned.report)
 

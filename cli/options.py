@@ -127,10 +127,13 @@ def parse_k(value: str | None) -> int | str | None:
         return None
     if value == "auto":
         return "auto"
+    from tooldisc.limits import COUNTS
+
+    high = COUNTS["k"].high
     try:
         k = int(value)
     except ValueError:
-        raise UsageError(f"--k must be a positive integer or 'auto'; got {value!r}") from None
-    if k < 1:
-        raise UsageError(f"--k must be a positive integer or 'auto'; got {value!r}")
+        raise UsageError(f"--k must be an integer in [1, {high}] or 'auto'; got {value!r}") from None
+    if not 1 <= k <= high:
+        raise UsageError(f"--k must be an integer in [1, {high}] or 'auto'; got {value!r}")
     return k

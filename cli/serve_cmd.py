@@ -35,13 +35,15 @@ from tooldisc.cli.options import (
     load_learned_option,
     parse_k,
 )
+from tooldisc.cli.outputs import AppendOutput, append_option
 
 
 def serve_command(
     catalog: CatalogOption = None,
     catalog_format: CatalogFormatOption = None,
     context_file: ContextFileOption = None,
-    events: Annotated[str | None, typer.Option("--events", help="Append a DESIGN §7 telemetry event per list and call to this JSONL file.")] = None,
+    events: Annotated[AppendOutput | None, append_option(
+        "--events", help="Append a DESIGN §7 telemetry event per list and call to this JSONL file.")] = None,
     handler: Annotated[str | None, typer.Option("--handler", help="module:function called as f(name, arguments) for calls that pass the guard. Default: a no-op echo.")] = None,
     k: KOption = None,
     mode: ModeOption = None,
@@ -84,7 +86,10 @@ def serve_command(
     declared = None if catalog_format in (None, "auto") else catalog_format  # checked by load_catalog_option
     source = CatalogSource(catalog or default_catalog_path(), load_config(config), fmt=declared,
                            learned=load_learned_option(learned))
-    telemetry = Telemetry(JsonlSink(events), channel="mcp") if events else None
+    telemetry = None
+    if events is not None:
+        events.close()  # checked (and created) while the options were read; the sink appends by name
+        telemetry = Telemetry(JsonlSink(events.path), channel="mcp")
     # The default context follows catalog reloads (None: recomputed from each new catalog).
     service = AgentService(source, None if ctx.is_default else ctx,
                            _load_handler(handler) if handler else echo_handler, telemetry, parse_k(k),

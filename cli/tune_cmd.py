@@ -13,7 +13,9 @@ from typing import Annotated, Any
 import typer
 
 from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogFormatOption
+from tooldisc.cli.outputs import Output, output_option
 
 CatalogsOption = Annotated[list[str] | None, typer.Option(
     "--catalog", "-c", help="Catalog of one dataset (repeatable; pairs with --gold in order). "
@@ -30,17 +32,17 @@ def tune_command(
     space: Annotated[str | None, typer.Option(
         "--space", help="Search space YAML: config key → list of choices or {low, high}. "
                         "Default: the shipped space (weights.bm25, ngram, alias, prior, history).")] = None,
-    folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds per dataset.")] = 5,
-    n_iter: Annotated[int, typer.Option("--n-iter", help="Random draws competing with the base config.")] = 40,
+    folds: Annotated[int, count_option("folds", "--folds", help="Cross-validation folds per dataset.")] = 5,
+    n_iter: Annotated[int, count_option("n_iter", "--n-iter", help="Random draws competing with the base config.")] = 40,
     objective: Annotated[str, typer.Option(
         "--objective", help="Measure to maximise, optionally minus a weighted penalty: "
                             "'nDCG@10', 'nDCG@10 - 0.5*forbidden@10'.")] = "nDCG@10",
-    k: Annotated[int, typer.Option("--k", help="K every offer is cut at while tuning.")] = 10,
-    seed: Annotated[int, typer.Option("--seed", help="Seeds the random draws and the folds.")] = 0,
+    k: Annotated[int, count_option("k", "--k", help="K every offer is cut at while tuning.")] = 10,
+    seed: Annotated[int, count_option("seed", "--seed", help="Seeds the random draws and the folds.")] = 0,
     learned: Annotated[str | None, typer.Option(
         "--learned", help="A learned file whose expansions, abstention and mutation parts apply to every "
                           "candidate (its ranker does not: the weights are what is searched).")] = None,
-    out: Annotated[str | None, typer.Option(
+    out: Annotated[Output | None, output_option(
         "--out", "-o", help="Write the chosen weights YAML here (tuned keys only; overlays the shipped default).")] = None,
     progress: Annotated[bool | None, typer.Option(
         "--progress/--no-progress", help="Progress bar on stderr. Default: on when stderr is a terminal.")] = None,
@@ -54,7 +56,7 @@ def tune_command(
     held-out column says how well the chosen weights generalise. The weights
     written are the best on all data. Output is byte-identical for the same inputs.
     """
-    from tooldisc.cli.common import note, write_atomic
+    from tooldisc.cli.common import note
     from tooldisc.cli.reporting import report_text
     from tooldisc.errors import UsageError
     from tooldisc.evaluation.tune import WeightTuner, load_space, parse_objective
@@ -81,7 +83,7 @@ def tune_command(
         tuner.fit(datasets, progress=bar.set if bar else None)
     doc = tune_document(tuner, datasets)
     if out:
-        write_atomic(out, weights_yaml(tuner, datasets))
+        out.write(weights_yaml(tuner, datasets))
         note(f"wrote {out}")
     sys.stdout.write(report_text(doc, "tune", out_fmt))
 

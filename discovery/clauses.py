@@ -39,11 +39,16 @@ _SENTENCE = re.compile(r"(?<=[.!?؟。！？])\s+|[;؛\n\r]+")
 # vocabulary of any tool domain (English and Persian). "then" and Persian "سپس"/"بعدش"
 # split wherever they stand; the others only after a comma or "and", where they start
 # a clause ("next week", "I also need" and Persian "ماه بعد" stay whole).
+# The white space before a marker is matched from the start of its run only, possessively
+# (``(?<!\s)\s++``): what follows it never starts with a space, so a match from inside
+# the run could only fail the same way — and trying every start of a long run of spaces
+# rescanned the run each time (quadratic: 10,000 spaces took half a minute).
 _SEQUENCE = re.compile(
-    r"(?:,\s*|\s+)(?:and\s+)?then\b,?\s*"
-    r"|(?:,\s*(?:and\s+)?|\s+and\s+)(?:after\s+that|afterwards|next|finally|lastly|additionally|also|moreover|"
-    r"furthermore|subsequently|besides)\b,?\s*"
-    r"|(?:[،,]\s*|\s+)(?:و\s+)?(?:سپس|بعدش|بعد\s+از\s+آن|و\s+بعد|همچنین|در\s+ضمن|در\s+پایان)(?=\s)\s*",
+    r"(?:,\s*+|(?<!\s)\s++)(?:and\s++)?then\b,?\s*"
+    r"|(?:,\s*+(?:and\s++)?|(?<!\s)\s++and\s++)(?:after\s++that|afterwards|next|finally|lastly|additionally|also|"
+    r"moreover|furthermore|subsequently|besides)\b,?\s*"
+    r"|(?:[،,]\s*+|(?<!\s)\s++)(?:و\s++)?(?:سپس|بعدش|بعد\s++از\s++آن|و\s++بعد|همچنین|در\s++ضمن|در\s++پایان)"
+    r"(?=\s)\s*",
     re.IGNORECASE,
 )
 
@@ -53,24 +58,27 @@ def split_clauses(text: str, min_tokens: int = 2, max_clauses: int = 8) -> tuple
 
     A piece with fewer than ``min_tokens`` word tokens ("Thank you.", "Then") joins the
     piece before it rather than standing alone. At most ``max_clauses`` are kept (the
-    rest join the last), which bounds the step's cost per request.
+    rest join the last), which bounds the step's cost per request. Pieces are joined
+    once at the end (a request of many short pieces would otherwise copy its text once
+    per piece).
     """
-    pieces: list[str] = []
+    pieces: list[list[str]] = []
     for sentence in _SENTENCE.split(text):
         for part in _SEQUENCE.split(sentence):
             part = part.strip(" \t,،")
             if not part:
                 continue
             if pieces and len(tokenize(part)) < min_tokens:
-                pieces[-1] = f"{pieces[-1]} {part}"
+                pieces[-1].append(part)
             else:
-                pieces.append(part)
-    if pieces and len(tokenize(pieces[0])) < min_tokens and len(pieces) > 1:
-        pieces[1] = f"{pieces[0]} {pieces[1]}"
-        pieces.pop(0)
-    if len(pieces) > max_clauses:
-        pieces[max_clauses - 1:] = [" ".join(pieces[max_clauses - 1:])]
-    return tuple(pieces)
+                pieces.append([part])
+    joined = [" ".join(p) for p in pieces]
+    if joined and len(tokenize(joined[0])) < min_tokens and len(joined) > 1:
+        joined[1] = f"{joined[0]} {joined[1]}"
+        joined.pop(0)
+    if len(joined) > max_clauses:
+        joined[max_clauses - 1:] = [" ".join(joined[max_clauses - 1:])]
+    return tuple(joined)
 
 
 def fuse(whole: Ranked, clause_ranks: list[Ranked], weight: float, depth: int) -> tuple[np.ndarray, np.ndarray]:

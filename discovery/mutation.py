@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
@@ -37,8 +38,60 @@ class _Rules:
 
 
 # Quoted spans: straight and typographic double quotes, guillemets, backticks, and single
-# quotes that are not an apostrophe inside a word (don't, invoice's).
+# quotes that are not an apostrophe inside a word (don't, invoice's). The regex is the
+# definition; :func:`quoted_spans` finds its matches in linear time (the engine would rescan a
+# line from every unclosed “ — quadratic), and tests hold the two equal.
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|`[^`\n]*`|‘[^’\n]*’|(?<![\w\'])\'[^\'\n]+\'(?![\w\'])')
+_QUOTE_PAIRS = {'"': '"', "“": "”", "«": "»", "`": "`", "‘": "’", "'": "'"}
+_OPENERS = re.compile("[" + re.escape("".join(_QUOTE_PAIRS)) + "]")
+
+
+def _positions(text: str, ch: str) -> list[int]:
+    out, i = [], text.find(ch)
+    while i >= 0:
+        out.append(i)
+        i = text.find(ch, i + 1)
+    return out
+
+
+def _word_or_quote(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and (text[i].isalnum() or text[i] in "_'")
+
+
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """``[m.span() for m in _QUOTED.finditer(text)]``, in time linear in ``text``.
+
+    Every alternative opens with its own character, so at most one can match at a
+    position: there, the span runs to the next closer when no line break comes first
+    (a single quote also needs a character inside, no word or quote just before it
+    and none just after its closer). The scan then takes spans left to right, skipping
+    any that start inside the one taken.
+    """
+    if not _OPENERS.search(text):
+        return []
+    breaks = _positions(text, "\n")
+    closers = {c: _positions(text, c) for c in set(_QUOTE_PAIRS.values()) if c in text}
+    found: list[tuple[int, int]] = []
+    for m in _OPENERS.finditer(text):
+        p, opener = m.start(), m.group()
+        close = closers.get(_QUOTE_PAIRS[opener], [])
+        j = bisect_right(close, p)
+        if j == len(close):
+            continue
+        q = close[j]
+        b = bisect_right(breaks, p)
+        if b < len(breaks) and breaks[b] < q:
+            continue
+        if opener == "'" and (q == p + 1 or _word_or_quote(text, p - 1) or _word_or_quote(text, q + 1)):
+            continue
+        found.append((p, q + 1))
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for start, end in found:
+        if start >= pos:
+            spans.append((start, end))
+            pos = end
+    return spans
 # Clause ends: these always; a comma, period, Persian comma or colon only before a space (not 1,200 or 2.5).
 _CLAUSE_END = re.compile(r"[;!?؛؟\n]|[,.،:](?=\s|$)")
 
@@ -88,10 +141,13 @@ class Narrowing:
     def kept_clauses(self, query: str) -> tuple[list[list[str]], bool]:
         """The clauses that still ask for something, as tokens, and whether anything was set aside."""
         dropped = False
-        unquoted = _QUOTED.sub(" ", query)
-        if unquoted != query and tokenize(unquoted):  # a fully quoted request stays as it is
-            dropped = bool(tokenize(" ".join(_QUOTED.findall(query))))
-            query = unquoted
+        spans = quoted_spans(query)
+        if spans:
+            unquoted = " ".join(query[a:b] for a, b in zip((0, *(e for _, e in spans)), (*(s for s, _ in spans), len(query)),
+                                                           strict=True))
+            if tokenize(unquoted):  # a fully quoted request stays as it is
+                dropped = bool(tokenize(" ".join(query[s:e] for s, e in spans)))
+                query = unquoted
         kept: list[list[str]] = []
         for part in _CLAUSE_END.split(query):
             clause: list[str] = []

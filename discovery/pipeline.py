@@ -42,6 +42,7 @@ from tooldisc.discovery.security import MUTATIONS, READ, check_tool
 from tooldisc.discovery.stages import Authorized, Ranked, Request, Retrieved
 from tooldisc.discovery.text import tokenize
 from tooldisc.errors import UsageError
+from tooldisc.limits import check_query
 
 
 def authorize(req: Request, ix: Index) -> Authorized:
@@ -298,12 +299,15 @@ class Discoverer:
                  mutation: str | None = None) -> Request:
         if not isinstance(query, str):
             raise UsageError(f"The 'query' parameter must be a str. Got {type(query).__name__} instead.")
+        check_query(query, "The 'query' parameter")
+        turns = _history_texts(history)
+        for i, turn in enumerate(turns):
+            check_query(turn, f"history turn {i}")
         if mutation is not None and mutation not in MUTATIONS:
             raise UsageError(f"The 'mutation' parameter must be one of {', '.join(MUTATIONS)}. Got {mutation!r} instead.")
         kk = _check_k(k, self.config)
         depth = self.config.adaptive.max_k if kk == "auto" else int(kk)
-        return Request(query, context or self._default_context, kk,
-                       _history_texts(history), tuple(tokenize(query)), mutation, depth)
+        return Request(query, context or self._default_context, kk, turns, tuple(tokenize(query)), mutation, depth)
 
     def discover(self, query: str, context: Context | None = None, k: int | str | None = None,
                  history: Sequence[Any] = (), *, mutation: str | None = None) -> Offer:

@@ -83,13 +83,15 @@ def term_df(fields: list[tuple[np.ndarray, np.ndarray, np.ndarray]], lo: int, hi
     packed pairs are sorted by value (numpy's vectorised sort) instead of a stable argsort and gathers.
     """
     size = hi - lo
-    wide = size * n_terms >= 2**32
+    dtype = np.int64 if size * n_terms >= 2**32 else np.uint32
     parts = []
     for term_ids, offsets, _ in fields:
         lens = np.diff(offsets[lo:hi + 1])
-        key = np.repeat(np.arange(size, dtype=np.int64 if wide else np.uint32), lens)
+        key = np.repeat(np.arange(size, dtype=dtype), lens)
         key *= n_terms
-        key += term_ids[offsets[lo]:offsets[hi]]
+        # a field's term ids are uint16 while the vocabulary it saw fitted, else int32 (never negative
+        # here: stop words are dropped); added in the key's own type, which holds every packed pair
+        key += term_ids[offsets[lo]:offsets[hi]].astype(dtype, copy=False)
         parts.append(key)
     keys = np.concatenate(parts) if len(parts) != 1 else parts[0]
     del parts

@@ -80,15 +80,18 @@ class BenchOptions:
     backend: str = "auto"  # the query loops' form (tooldisc.discovery.kernels): auto, numpy or numba
 
     def __post_init__(self) -> None:
-        for name in ("queries", "repeats", "k", "build_repeats"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise UsageError(f"The '{name}' parameter must be an int in the range [1, inf). Got {value!r} instead.")
+        from tooldisc.limits import check_count
+
+        for name, bound in (("queries", "bench_queries"), ("repeats", "repeats"), ("k", "k"),
+                            ("build_repeats", "repeats"), ("seed", "seed")):
+            check_count(bound, getattr(self, name), f"The {name!r} parameter")
         from tooldisc.discovery.kernels import check_backend
 
         check_backend(self.backend)
-        if not self.sizes or any(not isinstance(n, int) or n < 1 for n in self.sizes):
+        if not self.sizes:
             raise UsageError(f"The 'sizes' parameter must be positive ints. Got {self.sizes!r} instead.")
+        for n in self.sizes:
+            check_count("bench_tools", n, "The 'sizes' parameter's each size")
 
 
 def run_bench(options: BenchOptions, progress: Progress | None = None) -> dict[str, Any]:
@@ -145,33 +148,73 @@ def _git() -> dict[str, Any] | None:
 
 
 def _run_worker(options: BenchOptions, n: int, progress: Progress | None) -> dict[str, Any]:
-    """One size in a fresh interpreter; progress lines on its stderr drive ``progress``."""
+    """One size in a fresh interpreter; progress lines on its stderr drive ``progress``.
+
+    The worker never outlives this process: it holds the read end of a pipe whose only
+    writer is here (its stdin), and exits when that pipe closes — which the kernel does
+    however this process ends, SIGKILL included; on Linux the kernel also kills it when
+    its parent dies (``PR_SET_PDEATHSIG``). Any error or interrupt here stops it first.
+    """
     from tooldisc.errors import ToolDiscError
 
     with tempfile.TemporaryDirectory(prefix="tooldisc-bench-") as tmp:
         out = Path(tmp) / "result.json"
-        spec = json.dumps({"options": asdict(options), "n": n, "out": str(out)})
+        spec = json.dumps({"options": asdict(options), "n": n, "out": str(out), "parent": os.getpid()})
         proc = subprocess.Popen([sys.executable, "-m", "tooldisc.evaluation.bench", spec],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, encoding="utf-8", errors="replace")
         tail: list[str] = []
         assert proc.stderr is not None
-        for line in proc.stderr:
-            if line.startswith(_PROGRESS_TAG):
-                if progress is not None:
-                    phase, done, total = json.loads(line[len(_PROGRESS_TAG):])
-                    progress(f"{n} tools: {phase}", done, total)
-                continue
-            tail = [*tail[-40:], line]
-        rc = proc.wait()
+        try:
+            for line in proc.stderr:
+                if line.startswith(_PROGRESS_TAG):
+                    if progress is not None:
+                        phase, done, total = json.loads(line[len(_PROGRESS_TAG):])
+                        progress(f"{n} tools: {phase}", done, total)
+                    continue
+                tail = [*tail[-40:], line]
+            rc = proc.wait()
+        finally:
+            if proc.poll() is None:  # an error or an interrupt here: the worker stops with us
+                proc.kill()
+                proc.wait()
+            if proc.stdin is not None:
+                proc.stdin.close()
         if rc != 0 or not out.exists():
             raise ToolDiscError(f"benchmark worker for {n} tools failed (exit {rc}): " + "".join(tail).strip()[-2000:])
         return json.loads(out.read_text("utf-8"))
 
 
+def _die_with_parent(parent: int | None) -> None:
+    """Exit as soon as the process that started this worker is gone (see :func:`_run_worker`)."""
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # no prctl here: the pipe below still ends the worker
+            pass
+    if parent is not None and os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+
+    def watch() -> None:
+        try:
+            while os.read(0, 1 << 16):  # the raw descriptor: no buffer lock to hold at interpreter exit
+                pass
+        except OSError:
+            pass
+        os._exit(1)  # EOF: the parent closed the pipe, or ended
+
+    threading.Thread(target=watch, name="tooldisc-bench-parent", daemon=True).start()
+
+
 def _worker(spec_json: str) -> None:
     """Entry point of the per-size subprocess: load, generate, measure, write JSON."""
     spec = json.loads(spec_json)
+    _die_with_parent(spec.get("parent"))
     raw = spec["options"]
     options = BenchOptions(**{**raw, "sizes": tuple(raw["sizes"]), "notes": tuple(raw["notes"])})
 

@@ -64,11 +64,13 @@ class LearnOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        checks = [("min_requests", self.min_requests, 2), ("max_phrases", self.max_phrases, 1),
-                  ("folds", self.folds, 2), ("sample", self.sample, 10), ("candidates", self.candidates, 2)]
-        for name, value, low in checks:
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise UsageError(f"The {name!r} parameter must be an int in the range [{low}, inf). Got {value!r} instead.")
+        from tooldisc.limits import check_count
+
+        for name in ("min_requests", "max_phrases", "folds", "sample", "seed"):
+            check_count(name, getattr(self, name), f"The {name!r} parameter")
+        if not isinstance(self.candidates, int) or isinstance(self.candidates, bool) or not 2 <= self.candidates <= 1000:
+            raise UsageError(f"The 'candidates' parameter must be an int in the range [2, 1000]. "
+                             f"Got {self.candidates!r} instead.")
         for name, value in (("target_false_abstention", self.target_false_abstention), ("alpha", self.alpha)):
             if not 0.0 < value < 1.0:
                 raise UsageError(f"The {name!r} parameter must be a number in (0, 1). Got {value!r} instead.")
@@ -131,10 +133,15 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from tooldisc.discovery.phrases import run_phrases
     from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.discovery.text import tokenize
-    from tooldisc.evaluation.phrases import phrases
+    from tooldisc.evaluation.phrases import scrubbed
+    from tooldisc.limits import check_query
 
+    for i, e in enumerate(examples):  # the cap every surface applies (files are checked as they load)
+        check_query(e.query, f"examples[{i}].query")
+        for j, turn in enumerate(e.history):
+            check_query(turn, f"examples[{i}].history[{j}]")
     matched = [i for i, e in enumerate(examples) if not e.no_tool]
     no_tool = [i for i, e in enumerate(examples) if e.no_tool]
     if not matched:
@@ -145,8 +152,9 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
     for group in (matched, no_tool):
         perm = rng.permutation(len(group))
         fold_of[np.asarray(group, dtype=np.int64)[perm]] = np.arange(len(group)) % opts.folds
-    found = [phrases(examples[i].query) if opts.expansions else set() for i in range(len(examples))]
-    said = [tuple(tokenize(e.query)) for e in examples] if opts.expansions else []  # tokenized once for every fold
+    # each request scrubbed once for every fold: its phrases, and its identity for k-anonymity
+    said = [scrubbed(e.query) for e in examples] if opts.expansions else []
+    found = [run_phrases([list(run) for run in said[i]]) if opts.expansions else set() for i in range(len(examples))]
     report: dict[str, Any] = {
         "requests": len(examples), "matched": len(matched), "no_tool": len(no_tool),
         "folds": opts.folds, "seed": opts.seed, "alpha": opts.alpha,
@@ -191,7 +199,7 @@ def _feature(column: str) -> str:
 
 
 def _ranking_parts(fit: _Fit, engine: Any, examples: Sequence[Example], found: list[set[str]],
-                   said: list[tuple[str, ...]], matched: list[int], opts: LearnOptions, report: dict[str, Any], svm: Executor
+                   said: list[Any], matched: list[int], opts: LearnOptions, report: dict[str, Any], svm: Executor
                    ) -> tuple[Callable[[], Expansions | None], dict[str, float], list[str]]:
     """Judge expansions, then phrase weights on top; the kept ones with their weights.
 
@@ -248,7 +256,7 @@ class _Fold:
     affinity: Future[dict[str, dict[str, float]]] | None  # the phrase-weight fit, running in the background
 
 
-def _fold_phrases(engine: Any, examples: Sequence[Example], found: list[set[str]], said: list[tuple[str, ...]],
+def _fold_phrases(engine: Any, examples: Sequence[Example], found: list[set[str]], said: list[Any],
                   fold_of: np.ndarray, matched: list[int], opts: LearnOptions, svm: Executor) -> list[_Fold]:
     """Each fold's training phrases, its phrase-weight fit submitted to ``svm`` as soon as they are known."""
     from tooldisc.evaluation.learn_affinity import fit_affinity
@@ -304,7 +312,7 @@ def _cross_fit(engine: Any, examples: Sequence[Example], folds: list[_Fold], fol
     return fit
 
 
-def _shared(examples: Sequence[Example], found: list[set[str]], said: list[tuple[str, ...]], indices: Sequence[int],
+def _shared(examples: Sequence[Example], found: list[set[str]], said: list[Any], indices: Sequence[int],
             opts: LearnOptions) -> dict[str, tuple[tuple[str, int], ...]]:
     from tooldisc.evaluation.phrases import shared_phrases
 

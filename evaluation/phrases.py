@@ -2,9 +2,12 @@
 
 A request's phrases come from :func:`tooldisc.discovery.phrases.phrases` (scrubbed,
 one to three words). A phrase is kept for a tool only when at least
-``min_requests`` *distinct* requests for that tool contain it, so no single request
-(and no single user's wording) is stored. What is kept is then ranked by how many
-requests share it times how specific it is to the tool, de-duplicated, and capped.
+``min_requests`` requests for that tool contain it that are *distinct after
+scrubbing*, so no single request (and no single user's wording) is stored: one
+request sent six times with only a number, an e-mail address or a quoted name
+changed is one request here, since what scrubbing cuts is exactly what differs.
+What is kept is then ranked by how many requests share it times how specific it is
+to the tool, de-duplicated, and capped.
 """
 
 from __future__ import annotations
@@ -14,27 +17,35 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
 from tooldisc.discovery.phrases import phrases, scrub
-from tooldisc.discovery.text import tokenize
 
-__all__ = ["phrases", "scrub", "shared_phrases"]
+__all__ = ["phrases", "scrub", "scrubbed", "shared_phrases"]
+
+Scrubbed = tuple[tuple[str, ...], ...]
 
 
-def shared_phrases(requests: Iterable[tuple[str | tuple[str, ...], set[str], Sequence[str]]], min_requests: int,
+def scrubbed(text: str) -> Scrubbed:
+    """What is left of a request after scrubbing (its token runs): two requests are distinct
+    for k-anonymity only when this differs."""
+    return tuple(tuple(run) for run in scrub(text))
+
+
+def shared_phrases(requests: Iterable[tuple[str | Scrubbed, set[str], Sequence[str]]], min_requests: int,
                    max_phrases: int) -> dict[str, tuple[tuple[str, int], ...]]:
     """Tool → its kept phrases with the number of distinct requests containing each.
 
     ``requests`` are (text, its :func:`phrases`, tools that served it); the text may
-    come already tokenized (a tuple of tokens), so a caller counting the same requests
-    over several folds tokenizes each once. Requests that normalise to the same tokens
+    come already scrubbed (:func:`scrubbed`), so a caller counting the same requests
+    over several folds scrubs each once. Requests that are the same after scrubbing
+    (the same tokens once numbers, e-mail addresses, URLs, quotes and ids are cut)
     count once per tool. Kept phrases are ordered by ``count × log(1 + T / t)``
     (T tools with phrases, t of them sharing this one), best first, ties by phrase;
     a phrase contained in an already chosen longer one that (almost) the same requests
     share adds nothing and is skipped.
     """
-    seen: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    seen: dict[str, set[Scrubbed]] = defaultdict(set)
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for text, found, tools in requests:
-        key = text if isinstance(text, tuple) else tuple(tokenize(text))
+        key = text if isinstance(text, tuple) else scrubbed(text)
         for tool in tools:
             if key in seen[tool]:
                 continue

@@ -58,8 +58,9 @@ def randomization_p(diff: Sequence[float] | np.ndarray, *, permutations: int = 1
     enumerated and p is exact; otherwise ``permutations`` random patterns are drawn
     with ``seed`` and p is ``(hits + 1) / (permutations + 1)``, which is never 0.
     """
-    if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 1:
-        raise UsageError(f"The 'permutations' parameter must be an int in the range [1, inf). Got {permutations!r} instead.")
+    from tooldisc.limits import check_count
+
+    check_count("permutations", permutations, "The 'permutations' parameter")
     d = np.asarray(diff, dtype=np.float64)
     d = d[np.abs(d) > _EPS]
     n = d.size

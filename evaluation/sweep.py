@@ -40,6 +40,7 @@ def schema_tokens(tool: Tool) -> int:
 def parse_ks(text: str | Sequence[int]) -> tuple[int, ...]:
     """``"3,5,10"`` → ``(3, 5, 10)``: positive, sorted, duplicates dropped."""
     from tooldisc.errors import UsageError
+    from tooldisc.limits import COUNTS
 
     items = [p.strip() for p in text.split(",") if p.strip()] if isinstance(text, str) else list(text)
     if not items:
@@ -50,8 +51,8 @@ def parse_ks(text: str | Sequence[int]) -> tuple[int, ...]:
             k = int(item)
         except (TypeError, ValueError):
             raise UsageError(f"--k must be comma-separated positive integers; got {item!r}") from None
-        if k < 1:
-            raise UsageError(f"--k must be comma-separated positive integers; got {item!r}")
+        if not 1 <= k <= COUNTS["k"].high:
+            raise UsageError(f"--k must be comma-separated integers in [1, {COUNTS['k'].high}]; got {item!r}")
         out.add(k)
     return tuple(sorted(out))
 

@@ -306,13 +306,10 @@ class WeightTuner(_Params):
         self.learned = learned  # a Learned file: its expansions, abstention and mutation apply to every candidate
 
     def _check_params(self) -> None:
-        for name, low in (("n_iter", 0), ("cv", 2), ("k", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise UsageError(f"The {name!r} parameter must be an int in the range [{low}, inf). "
-                                 f"Got {value!r} instead.")
-        if isinstance(self.random_state, bool) or not isinstance(self.random_state, int):
-            raise UsageError(f"The 'random_state' parameter must be an int. Got {self.random_state!r} instead.")
+        from tooldisc.limits import check_count
+
+        for name, bound in (("n_iter", "n_iter"), ("cv", "folds"), ("k", "k"), ("random_state", "seed")):
+            check_count(bound, getattr(self, name), f"The {name!r} parameter")
 
     def fit(self, datasets: Sequence[Dataset], y: None = None, *,
             progress: Callable[[int, int], None] | None = None) -> WeightTuner:

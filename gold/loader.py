@@ -236,6 +236,7 @@ def _from_document(data: Any, source: str | None) -> GoldSet:
 def _build(rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], source: str | None) -> GoldSet:
     external = bool(rows) and _is_external(rows[0])
     queries = tuple(_external_query(r) if _is_external(r) else _native_query(r) for r in rows)
+    _check_lengths(queries, source)
     catalog_version = meta.get("catalog_version", meta.get("tool_catalog_version"))
     notes = meta.get("notes") or ()
     notes = (notes,) if isinstance(notes, str) else tuple(notes)
@@ -248,6 +249,16 @@ def _build(rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], source: s
         source=source,
         notes=notes,
     )
+
+
+def _check_lengths(queries: Sequence[GoldQuery], source: str | None) -> None:
+    """Each request and earlier turn within the one cap every surface applies (tooldisc.limits)."""
+    from tooldisc.limits import check_query
+
+    for q in queries:
+        check_query(q.query, "the query", error=DataError, file=source, where=f"query {q.id!r}")
+        for i, (_, content) in enumerate(q.history):
+            check_query(content, f"history[{i}]", error=DataError, file=source, where=f"query {q.id!r}")
 
 
 def _is_external(row: Mapping[str, Any]) -> bool:

@@ -109,8 +109,19 @@ def topics_text(gold: GoldSet) -> str:
     return "".join(f"{_token(q.id, 'query id', gold.source)}\t{_one_line(q.query)}\n" for q in gold.queries)
 
 
+# The first column of a header line, as spreadsheets and other tools write one (compared in lower case).
+HEADER_IDS = frozenset({"qid", "query_id", "queryid", "id", "topic", "topic_id", "topicid", "num", "number"})
+
+
 def read_topics(path: str | Path) -> dict[str, str]:
-    """A topics file (``qid<TAB>text`` per line, no header) → ``{qid: text}`` in file order."""
+    """A topics file (``qid<TAB>text`` per line, no header) → ``{qid: text}`` in file order.
+
+    A first line whose id is a column name (``qid``, ``query_id``, ``id``, ``topic``,
+    ``num``…; :data:`HEADER_IDS`) is a header, and refused: read as a query it would be
+    scored as one (a no-match query named ``qid``).
+    """
+    from tooldisc.limits import check_query
+
     source = str(path)
     topics: dict[str, str] = {}
     for lineno, line in enumerate(_read(path).splitlines(), 1):
@@ -121,6 +132,10 @@ def read_topics(path: str | Path) -> dict[str, str]:
         if not tab:
             raise DataError("a topics line needs a query id, a tab, then the query text", file=source, where=where)
         qid, text = qid.strip(), text.strip()
+        if not topics and qid.lower().lstrip("#") in HEADER_IDS:
+            raise DataError(f"this looks like a header ({qid!r}): a topics file has no header line, "
+                            "only 'qid<TAB>text' lines; remove it", file=source, where=where)
+        check_query(text, f"query {qid!r}", error=DataError, file=source, where=where)
         if not qid or any(ch.isspace() for ch in qid):
             raise DataError(f"query id {qid!r} is empty or holds whitespace", file=source, where=where)
         if not text:

@@ -188,12 +188,17 @@ def summary_report(d: dict[str, Any]) -> Report:
     return Report(f"Canary {d['verdict']}: {d['experiment']}", tuple(blocks), level=2)
 
 
-def append_summary(path: str, d: dict[str, Any]) -> None:
-    """Append the compact Markdown summary to ``path`` in one write (CI summaries append)."""
+def summary_markdown(d: dict[str, Any]) -> str:
+    """The compact Markdown summary of a verdict document, as a CI step summary appends it."""
     from tooldisc.reports.markdown import write_markdown
 
+    return write_markdown(summary_report(d)) + "\n"
+
+
+def append_summary(path: str, d: dict[str, Any]) -> None:
+    """Append the compact Markdown summary to ``path`` in one write (CI summaries append)."""
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(write_markdown(summary_report(d)) + "\n")
+        fh.write(summary_markdown(d))
 
 
 def _quarantine(v: Verdict) -> dict[str, Any]:

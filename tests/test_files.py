@@ -43,3 +43,97 @@ def test_replace_keeping_mode(tmp_path: Path) -> None:
     tmp.chmod(0o600)
     replace_keeping_mode(tmp, target)
     assert target.read_bytes() == b"new" and _mode(target) == 0o644
+
+
+# --- reserved before the work (issue 25 item 6) ----------------------------------------------
+
+def test_reserve_creates_the_temporary_file_beside_the_target_then_renames_it(tmp_path: Path) -> None:
+    from tooldisc.files import reserve
+
+    out = reserve(tmp_path / "events.parquet", "--out")
+    assert out.tmp is not None and out.tmp.parent == tmp_path and out.tmp.name.endswith(".tmp.parquet")
+    assert out.tmp.exists() and not (tmp_path / "events.parquet").exists()
+    out.write(b"rows")
+    assert [p.name for p in tmp_path.iterdir()] == ["events.parquet"]
+    assert (tmp_path / "events.parquet").read_bytes() == b"rows"
+    out.discard()  # after the write: nothing to undo
+    assert (tmp_path / "events.parquet").exists()
+
+
+def test_discard_removes_the_temporary_file_and_the_folders_it_made(tmp_path: Path) -> None:
+    from tooldisc.files import reserve
+
+    out = reserve(tmp_path / "a" / "b" / "report.html")
+    assert (tmp_path / "a" / "b").is_dir()
+    out.discard()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("where", ["folder", "under_a_file", "proc", "missing_parent_is_a_file"])
+def test_places_no_file_can_be_written_are_refused_in_one_line(tmp_path: Path, where: str) -> None:
+    from tooldisc.errors import UsageError
+    from tooldisc.files import reserve
+
+    (tmp_path / "f").write_text("x")
+    path = {"folder": tmp_path, "under_a_file": tmp_path / "f" / "out.json", "proc": Path("/proc/1/out.json"),
+            "missing_parent_is_a_file": tmp_path / "f" / "new" / "out.json"}[where]
+    with pytest.raises(UsageError) as info:
+        reserve(path, "--out")
+    line = info.value.one_line()
+    assert str(path) in line and "--out" in line and "\n" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+def test_a_device_is_written_in_place(tmp_path: Path) -> None:
+    from tooldisc.files import reserve
+
+    out = reserve("/dev/null")
+    assert out.tmp is None
+    out.write("anything")
+    assert os.path.exists("/dev/null") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert reserve("/dev/stdout").tmp is None  # a link: written through, never replaced
+
+
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="no writable /dev/shm")
+def test_a_regular_file_under_dev_is_replaced_like_any_other() -> None:
+    import secrets
+
+    from tooldisc.files import reserve
+
+    target = Path("/dev/shm") / f"tooldisc-test-{secrets.token_hex(4)}.json"
+    out = reserve(target)
+    try:
+        assert out.tmp is not None and out.tmp.parent == target.parent
+        out.write("{}")
+        assert target.read_text() == "{}"
+    finally:
+        out.discard()
+        target.unlink(missing_ok=True)
+
+
+def test_append_outputs_are_opened_when_reserved_and_removed_when_unused(tmp_path: Path) -> None:
+    from tooldisc.files import reserve_append
+
+    existing = tmp_path / "summary.md"
+    existing.write_text("before\n")
+    out = reserve_append(existing)
+    out.write("after\n")
+    assert existing.read_text() == "before\nafter\n"
+    fresh = reserve_append(tmp_path / "new" / "summary.md")
+    assert (tmp_path / "new" / "summary.md").exists()
+    fresh.discard()  # created here and never written: gone again, with its folder
+    assert not (tmp_path / "new").exists()
+    kept = reserve_append(existing)
+    kept.discard()  # a file that was there before stays
+    assert existing.read_text() == "before\nafter\n"
+
+
+def test_probe_folder_checks_a_database_path_without_creating_it(tmp_path: Path) -> None:
+    from tooldisc.errors import UsageError
+    from tooldisc.files import probe_folder
+
+    probe_folder(tmp_path / "canary.duckdb", "--db")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(UsageError, match="its folder does not exist"):
+        probe_folder(tmp_path / "missing" / "canary.duckdb", "--db")
+    assert list(tmp_path.iterdir()) == []

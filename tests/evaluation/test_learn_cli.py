@@ -80,3 +80,23 @@ def test_a_learned_file_for_another_catalog_warns_and_drops_stale_expansions(tmp
                    "--learned", str(files["learned"]), "--json")
     assert proc.returncode == 0
     assert "ignored as stale" in proc.stderr and "1 changed since learning" in proc.stderr
+
+
+def test_one_request_repeated_with_a_number_or_an_email_changed_stores_nothing(tmp_path: Path, files) -> None:
+    """k-anonymity counts requests distinct after scrubbing (issue 25 item 9): six copies of one
+    request differing only in an order number, and six differing only in an e-mail address, are
+    one request each, so none of their words reaches the learned file."""
+    extra = [{"query": f"refund order {n} zanzibar flamingo", "relevant": ["list_invoices"]} for n in range(101, 107)]
+    extra += [{"query": f"mail the quokka marmalade to {who}@example.com", "relevant": ["search_payments"]}
+              for who in ("ann", "bob", "cyd", "dan", "eve", "fay")]
+    traffic = tmp_path / "traffic.jsonl"
+    traffic.write_text(files["traffic"].read_text() + "".join(
+        json.dumps({"id": f"x{i}", **row}) + "\n" for i, row in enumerate(extra)))
+    out = tmp_path / "learned.json"
+    proc = run_cli("learn", "--catalog", str(files["catalog"]), "--from", str(traffic), "--out", str(out),
+                   "--folds", "3", "--no-mutation", "--no-ranker", "--no-abstention", "--no-clauses")
+    assert proc.returncode == 0, proc.stderr
+    body = out.read_text()
+    assert "receivables" in body  # expansions were learned and stored
+    for word in ("zanzibar", "flamingo", "quokka", "marmalade", "refund"):
+        assert word not in body, word

@@ -49,3 +49,42 @@ def test_cap_and_texts_are_deterministic() -> None:
     text = expansion_texts(a)["export_ledger"]
     phrase, count = a["export_ledger"][0]
     assert text.count(phrase) >= 2 == int(count ** 0.5)
+
+
+def test_k_anonymity_counts_requests_distinct_after_scrubbing() -> None:
+    """One user's request sent six times with only a number or an e-mail address changed is one
+    request: what scrubbing cuts is exactly what differs, so none of its phrases is stored."""
+    numbers = [_req(f"refund order {n} for the zanzibar flamingo account", "refund") for n in range(1001, 1007)]
+    mails = [_req(f"send the quokka ledger to {who}@example.com today", "send") for who in "abcdef"]
+    ids = [_req(f"open ticket {tid} about marmalade", "ticket")
+           for tid in ("rOBhSVKGVKe", "pQWnXZKLtTr", "aBCdeFGhij", "xYZabcDEF", "mNOpqRSt", "uVWxyZAB")]
+    assert shared_phrases([*numbers, *mails, *ids], min_requests=3, max_phrases=10) == {}
+    # the same requests with their words changed too are distinct, and the shared words are kept
+    varied = [_req(f"refund order {n} for the {w} account", "refund")
+              for n, w in zip(range(1001, 1007), ("north", "south", "east", "west", "main", "old"), strict=True)]
+    assert dict(shared_phrases(varied, 3, 10)["refund"]).get("refund order") == 6
+
+
+def test_scrubbed_is_what_distinctness_compares() -> None:
+    from tooldisc.evaluation.phrases import scrubbed
+
+    assert scrubbed("Pay invoice 12 now!") == scrubbed("pay invoice 13 now") == (("pay", "invoice"), ("now",))
+    assert scrubbed("mail a@b.io the list") == scrubbed("mail c@d.org the list")
+    assert scrubbed("pay invoice now") != scrubbed("pay invoice 12 now")  # the cut itself is kept
+
+
+def test_learn_refuses_an_over_long_example_from_python_too() -> None:
+    """Files are checked as they load; examples built in Python meet the same cap in learn()."""
+    import pytest
+
+    from tooldisc.discovery.catalog import catalog_from_tools
+    from tooldisc.discovery.model import Tool
+    from tooldisc.errors import UsageError
+    from tooldisc.evaluation.learn import learn
+    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.limits import MAX_QUERY_CHARS
+
+    catalog = catalog_from_tools([Tool(name="t", description="list invoices", side_effect="none")])
+    long = Example("x" * (MAX_QUERY_CHARS + 1), ("t",))
+    with pytest.raises(UsageError, match=r"examples\[1\]\.query is 10,001 characters long"):
+        learn(catalog, [Example("list invoices", ("t",)), long])

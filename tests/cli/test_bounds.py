@@ -1,0 +1,143 @@
+"""Bounds everywhere (issue 25 item 8) and one-line usage errors (item 10).
+
+Every count argument has a documented maximum (``tooldisc.limits.COUNTS``, shown in
+``--help``); a value above it — or a seed below zero, or a number too long for any
+machine — is one error line and exit 2 before any work. A request's text is capped at
+``MAX_QUERY_CHARS`` wherever it enters. click's own usage errors (an unknown option, a
+missing argument or value, a value of the wrong type) are one ``error:`` line too, with
+no usage box.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.bad_corpus import OK_CATALOG, Runner
+from tests.conftest import ROOT
+from tooldisc.limits import COUNTS, MAX_QUERY_CHARS
+
+CONFIG = str(ROOT / "configs" / "bm25.yaml")
+TOO_BIG = "99999999999999999999999"
+
+
+@pytest.fixture(scope="module")
+def runner():
+    r = Runner()
+    yield r
+    r.close()
+
+
+def _one_line(result, *fragments: str) -> str:
+    assert result.exit == 2, (result.exit, result.stderr, result.stdout[-300:])
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stderr and "Usage:" not in result.stderr and "╭" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+    return lines[0]
+
+
+COUNT_CASES = [
+    ["canary", "simulate", "--ids", TOO_BIG, "--salt", "s", "--percent", "5"],
+    ["canary", "simulate", "--ids", str(COUNTS["ids"].high + 1), "--salt", "s", "--percent", "5"],
+    ["canary", "synth", "--events", str(COUNTS["events"].high + 1), "--scenario", "healthy", "--out", "{tmp}/e.parquet"],
+    ["canary", "synth", "--events", "1000", "--scenario", "healthy", "--seed", "-1", "--out", "{tmp}/e.parquet"],
+    ["bench", "--tools", "1000000000"],
+    ["bench", "--tools", f"180,{TOO_BIG}"],
+    ["bench", "--queries", str(COUNTS["bench_queries"].high + 1)],
+    ["bench", "--repeats", str(COUNTS["repeats"].high + 1)],
+    ["bench", "--k", "1001"],
+    ["bench", "--seed", "-1"],
+    ["tune", "--folds", "101"],
+    ["tune", "--n-iter", str(COUNTS["n_iter"].high + 1)],
+    ["tune", "--k", "1001"],
+    ["learn", "--folds", "101", "--out", "{tmp}/l.json"],
+    ["learn", "--sample", str(COUNTS["sample"].high + 1), "--out", "{tmp}/l.json"],
+    ["learn", "--min-requests", str(COUNTS["min_requests"].high + 1), "--out", "{tmp}/l.json"],
+    ["learn", "--max-phrases", str(COUNTS["max_phrases"].high + 1), "--out", "{tmp}/l.json"],
+    ["learn", "--seed", "-1", "--out", "{tmp}/l.json"],
+    ["compare", CONFIG, CONFIG, "--permutations", str(COUNTS["permutations"].high + 1)],
+    ["compare", CONFIG, CONFIG, "--changed", str(COUNTS["listed"].high + 1)],
+    ["compare", CONFIG, CONFIG, "--seed", "-1"],
+    ["eval", "--misses", str(COUNTS["listed"].high + 1)],
+    ["eval", "--k", "1001"],
+    ["eval", "--k", TOO_BIG],
+    ["sweep", "--k", "5,1001"],
+    ["discover", "x", "--k", "1001"],
+    ["gold", "split", str(ROOT / "gold" / "data" / "gold.json"), "--out-dir", "{tmp}/s", "--seed", "-1"],
+]
+
+
+@pytest.mark.parametrize("argv", COUNT_CASES, ids=lambda a: " ".join(a[:4])[:60])
+def test_a_count_over_its_maximum_is_one_line_before_any_work(argv: list[str], runner: Runner,
+                                                               tmp_path: Path) -> None:
+    result = runner.run([a.format(tmp=tmp_path) for a in argv], tmp_path)
+    _one_line(result)
+    assert result.seconds < 10  # refused while the options are read, not after minutes of work
+    assert not (tmp_path / "e.parquet").exists() and not (tmp_path / "l.json").exists()
+    assert not (tmp_path / "s").exists()
+
+
+def test_help_documents_each_maximum(runner: Runner, tmp_path: Path) -> None:
+    result = runner.run(["canary", "simulate", "--help"], tmp_path)
+    assert result.exit == 0 and f"1<=x<={COUNTS['ids'].high}" in result.stdout
+
+
+def test_an_over_long_request_is_one_line(runner: Runner, tmp_path: Path) -> None:
+    text = "invoice " * (MAX_QUERY_CHARS // 8) + "x"
+    assert len(text) == MAX_QUERY_CHARS + 1
+    line = _one_line(runner.run(["discover", text, "--catalog", str(OK_CATALOG)], tmp_path))
+    assert f"{MAX_QUERY_CHARS + 1:,} characters" in line and f"{MAX_QUERY_CHARS:,}" in line
+    ok = runner.run(["discover", text[:MAX_QUERY_CHARS], "--catalog", str(OK_CATALOG), "--json"], tmp_path)
+    assert ok.exit == 0, ok.stderr
+    assert json.loads(ok.stdout)["candidates"]
+
+
+def test_an_over_long_earlier_turn_is_one_line(runner: Runner, tmp_path: Path) -> None:
+    line = _one_line(runner.run(["discover", "list invoices", "--catalog", str(OK_CATALOG),
+                                 "--history", "x" * (MAX_QUERY_CHARS + 1)], tmp_path))
+    assert "history turn 0" in line
+
+
+USAGE_CASES = [
+    (["--bogus"], "No such option: --bogus"),
+    (["eval", "--k"], "Option '--k' requires an argument"),
+    (["eval", "--bogus"], "No such option: --bogus"),
+    (["compare"], "Missing argument 'A.yaml'"),
+    (["discover"], "Missing argument 'query'"),
+    (["canary", "simulate", "--ids", "abc", "--salt", "s", "--percent", "5"], "'--ids'"),
+    (["canary", "nope"], "No such command 'nope'"),
+    (["eval", "--format", "bogus"], "--format must be one of"),
+]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), USAGE_CASES, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_usage_errors_are_one_line_with_no_usage_box(argv: list[str], fragment: str, runner: Runner,
+                                                     tmp_path: Path) -> None:
+    _one_line(runner.run(argv, tmp_path), fragment)
+
+
+def test_a_bare_command_still_prints_its_help(runner: Runner, tmp_path: Path) -> None:
+    result = runner.run(["gold"], tmp_path)
+    assert result.exit == 2 and "Commands:" in result.stderr + result.stdout
+
+
+def test_the_python_api_has_the_same_bounds() -> None:
+    from tooldisc import UsageError, load_catalog
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.bench import BenchOptions
+
+    engine = Discoverer(load_catalog(str(OK_CATALOG)))
+    assert len(engine.discover("list invoices", k=10**18).candidates) <= len(engine.catalog)  # a depth, clipped
+    with pytest.raises(ValueError, match="at most 10,000 are read"):
+        engine.discover("x" * (MAX_QUERY_CHARS + 1))
+    with pytest.raises(ValueError, match="history turn 1"):
+        engine.discover("list invoices", history=["ok", "y" * (MAX_QUERY_CHARS + 1)])
+    assert engine.discover("x" * MAX_QUERY_CHARS).k == 15
+    with pytest.raises(UsageError, match="1000000"):
+        BenchOptions(sizes=(10**9,))
+    with pytest.raises(UsageError, match="'seed'"):
+        BenchOptions(seed=-1)
