@@ -42,8 +42,10 @@ QrelsOption = Annotated[str | None, typer.Option(
     "--qrels", help="TREC qrels as the gold set (grade >= 2 primary, 1 acceptable); needs --topics.")]
 TopicsOption = Annotated[str | None, typer.Option(
     "--topics", help="The query text for --qrels: one 'qid<TAB>text' line per query, no header.")]
-ByOption = Annotated[str, typer.Option(
-    "--by", help="Slice the measures by these gold fields (comma-separated): category, difficulty, hard_case, intent.")]
+ByOption = Annotated[str | None, typer.Option(
+    "--by", help="Slice by these gold-query labels (comma-separated): any string, boolean or small-integer "
+                 "field, e.g. category, difficulty, intent, or a benchmark row's own (subset, n_gold_calls). "
+                 "Default: category, difficulty, hard_case, intent, where some query has them.")]
 OutOption = Annotated[str | None, typer.Option(
     "--out", "-o", help="Write the report to PATH instead of stdout (format from --format, else from the extension).")]
 TimingsOption = Annotated[bool, typer.Option(
@@ -119,16 +121,20 @@ def _out_format(fmt: str, json_: bool, out: str | None, allowed: tuple[str, ...]
     return resolve_format(fmt, json_, allowed)
 
 
-def _by(text: str) -> tuple[str, ...]:
-    """``--by`` fields, checked before any work is done."""
-    from tooldisc.errors import UsageError
-    from tooldisc.evaluation.run import SLICE_FIELDS
+def _by(text: str | None) -> tuple[str, ...] | None:
+    """``--by`` fields, their syntax checked before any file is read (``None``: the defaults)."""
+    from tooldisc.evaluation.slices import parse_by
 
-    fields = tuple(p.strip() for p in text.split(",") if p.strip())
-    for name in fields:
-        if name not in SLICE_FIELDS:
-            raise UsageError(f"--by must name fields among {', '.join(SLICE_FIELDS)}; got {name!r}")
-    return fields
+    return parse_by(text)
+
+
+def _check_by(gold: Any, fields: tuple[str, ...] | None) -> None:
+    """Against the gold set, before discovery runs: a field that cannot slice is exit 2, a missing one a warning."""
+    from tooldisc.cli.common import note
+    from tooldisc.evaluation.slices import slice_groups
+
+    for line in slice_groups(gold, fields).warnings:
+        note(line)
 
 
 # --- eval ------------------------------------------------------------------------
@@ -149,7 +155,7 @@ def eval_command(
     context_file: ContextFileOption = None,
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
-    by: ByOption = "category,difficulty,hard_case,intent",
+    by: ByOption = None,
     misses: MissesOption = 10,
     timings: TimingsOption = False,
     out: OutOption = None,
@@ -187,6 +193,7 @@ def eval_command(
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
                      catalog_format=catalog_format, learned=learned)
+    _check_by(inputs.gold, by_fields)
     engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned)
     run = score_eval(_discover(inputs, kk, progress, engine=engine), timings=timings, notes=inputs.notes)
     doc = run.document(by=by_fields, max_misses=misses)

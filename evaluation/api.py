@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from tooldisc.errors import UsageError
 from tooldisc.evaluation.inputs import PathLike, RunInputs, load_run_inputs
-from tooldisc.evaluation.run import SLICE_FIELDS, RunResult, Scores
+from tooldisc.evaluation.run import RunResult, Scores
 
 if TYPE_CHECKING:
     import polars as pl
@@ -91,8 +91,12 @@ class EvalRun:
 
         return metrics_dict(self.scores.totals)
 
-    def document(self, *, by: Sequence[str] = SLICE_FIELDS, max_misses: int = 10) -> dict[str, Any]:
-        """The eval document ``tooldisc eval --format json`` prints for this run."""
+    def document(self, *, by: Sequence[str] | None = None, max_misses: int = 10) -> dict[str, Any]:
+        """The eval document ``tooldisc eval --format json`` prints for this run.
+
+        ``by``: slice fields (any string, boolean or small-integer label of the gold
+        queries); ``None`` slices by the usual label fields that some query carries.
+        """
         from tooldisc.evaluation.summary import eval_document
 
         return eval_document(self.result, by=by, timings=self.timings, max_misses=max_misses, scores=self.scores)

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tooldisc.evaluation.slices import NONE_LABEL, SLICE_FIELDS
+
 if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.config import RankerConfig
@@ -26,8 +28,8 @@ if TYPE_CHECKING:
     from tooldisc.gold.model import GoldQuery, GoldSet
     from tooldisc.metrics.measures import Measure
 
-SLICE_FIELDS: tuple[str, ...] = ("category", "difficulty", "hard_case", "intent")
-NONE_LABEL = "(none)"
+__all__ = ["NONE_LABEL", "SLICE_FIELDS"]  # re-exported from .slices, where slice fields are decided
+
 # The kinds of miss a report lists, worst first.
 MISS_KINDS: tuple[str, ...] = ("forbidden", "false_abstention", "miss", "no_match_offered")
 
@@ -191,27 +193,11 @@ def score_run(result: RunResult, measures: Sequence[Measure | str], *, depth: in
     return Scores(tuple(ms), values, aggregate(rows, ms))
 
 
-def _slice_value(q: GoldQuery, name: str) -> str:
-    value = getattr(q, name, None)
-    if value is None or value == "":
-        return NONE_LABEL
-    return str(value)
+def slices(gold: GoldSet, by: Sequence[str] | None) -> dict[str, dict[str, set[str]]]:
+    """``{field: {value: qids}}`` for each slice field that labels at least one query (see :mod:`.slices`)."""
+    from tooldisc.evaluation.slices import slice_groups
 
-
-def slices(gold: GoldSet, by: Sequence[str]) -> dict[str, dict[str, set[str]]]:
-    """``{field: {value: qids}}`` for each slice field that labels at least one query."""
-    from tooldisc.errors import UsageError
-
-    out: dict[str, dict[str, set[str]]] = {}
-    for name in by:
-        if name not in SLICE_FIELDS:
-            raise UsageError(f"--by must name fields among {', '.join(SLICE_FIELDS)}; got {name!r}")
-        groups: dict[str, set[str]] = {}
-        for q in gold.queries:
-            groups.setdefault(_slice_value(q, name), set()).add(q.id)
-        if set(groups) != {NONE_LABEL}:
-            out[name] = {v: groups[v] for v in sorted(groups)}
-    return out
+    return slice_groups(gold, by).groups
 
 
 def misses(result: RunResult, scores: Scores, cutoff: int) -> list[dict[str, Any]]:

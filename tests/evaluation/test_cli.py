@@ -125,8 +125,8 @@ def test_missing_gold_and_bad_options_exit_2(tiny_files, tmp_path: Path) -> None
     cat, gold = tiny_files
     r = run_cli("eval", "--catalog", str(cat), "--gold", str(tmp_path / "nope.json"))
     assert r.returncode == 2 and "nope.json" in r.stderr
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--by", "colour")
-    assert r.returncode == 2 and "--by" in r.stderr
+    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--by", "history")
+    assert r.returncode == 2 and "--by history" in r.stderr
     r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--format", "xml")
     assert r.returncode == 2
     r = run_cli("sweep", "--catalog", str(cat), "--gold", str(gold), "--k", "3,zero")

@@ -102,11 +102,15 @@ def test_slices_partition_the_queries(tiny) -> None:
     jsonschema.validate(doc, _schema())
 
 
-def test_unknown_slice_field_is_usage_error(tiny) -> None:
+def test_a_slice_field_no_query_has_is_a_note_and_a_non_label_is_usage_error(tiny) -> None:
     _cat, gold, engine = tiny
     result = run_discovery(engine, gold, engine.default_context, 3)
-    with pytest.raises(UsageError, match="--by"):
-        eval_document(result, by=("colour",))
+    doc = eval_document(result, by=("colour", "category"))
+    assert list(doc["by"]) == ["category"]
+    assert any(n.startswith("warning: --by colour: no query in") for n in doc["notes"])
+    assert not any("--by" in n for n in eval_document(result)["notes"])  # the defaults stay quiet
+    with pytest.raises(UsageError, match="--by query"):
+        eval_document(result, by=("query",))
 
 
 def test_auto_k_names_measures_with_max_k(tiny) -> None:
