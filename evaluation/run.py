@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tooldisc.discovery.config import RankerConfig
     from tooldisc.discovery.model import Context
     from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.run_file import RunFile
     from tooldisc.gold.model import GoldQuery, GoldSet
     from tooldisc.metrics.measures import Measure
 
@@ -47,10 +48,12 @@ class QueryRun:
 
 @dataclass(frozen=True)
 class RunResult:
-    """Offers for every gold query from one engine, in gold order.
+    """Offers for every gold query from one engine (or one run file), in gold order.
 
     ``cutoff`` is the largest offer any query could get (K, or ``max_k`` for auto);
-    it names the measures.
+    it names the measures. ``run_file`` says where the offers came from when a TREC
+    run file made them (:mod:`tooldisc.evaluation.run_file`); ``config`` is then only
+    the one K was taken from.
     """
 
     gold: GoldSet
@@ -60,6 +63,10 @@ class RunResult:
     k: int | str
     cutoff: int
     queries: tuple[QueryRun, ...]
+    # Set when the offers were read from a TREC run file rather than made by discovery.
+    run_file: RunFile | None = None
+    # SHA-256 of the learned file discovery used ("" without one).
+    learned_digest: str = ""
 
     def run(self, depth: int | None = None) -> dict[str, tuple[str, ...]]:
         """``{qid: ranked names}``, each cut at ``depth`` when given."""
@@ -89,7 +96,8 @@ def run_discovery(engine: Discoverer, gold: GoldSet, context: Context, k: int | 
         results.append(QueryRun(q.id, offer.names, tuple(c.score for c in offer.candidates), offer.k, elapsed))
         if progress is not None:
             progress(i)
-    return RunResult(gold, engine.catalog, cfg, context, k, cutoff_for(cfg, k), tuple(results))
+    return RunResult(gold, engine.catalog, cfg, context, k, cutoff_for(cfg, k), tuple(results),
+                     learned_digest=engine.index.learned_digest)
 
 
 def cutoff_for(config: RankerConfig, k: int | str) -> int:

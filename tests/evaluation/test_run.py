@@ -173,8 +173,9 @@ def test_compare_same_config_is_all_ties(tiny) -> None:
     doc = compare_document(a, a, permutations=200)
     for row in doc["measures"]:
         assert row["wins"] == row["losses"] == 0
-        assert row["p_randomization"] == 1.0 and row["verdict"] == "too small to tell"
-    assert doc["changed_count"] == 0 and doc["too_small"]
+        assert row["p_randomization"] == 1.0 and row["p_sign"] == 1.0
+        assert row["verdict"] == "no significant difference"  # nothing moved: a finding, not "too small"
+    assert doc["changed_count"] == 0 and doc["too_small"] == [] and doc["regressions"] == []
 
 
 def test_compare_detects_a_changed_ranker(tiny) -> None:
