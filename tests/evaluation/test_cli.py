@@ -127,6 +127,9 @@ def test_missing_gold_and_bad_options_exit_2(tiny_files, tmp_path: Path) -> None
     assert r.returncode == 2 and "nope.json" in r.stderr
     r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--by", "history")
     assert r.returncode == 2 and "--by history" in r.stderr
+    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--by", "colour,category", "--json")
+    assert r.returncode == 0 and list(json.loads(r.stdout)["by"]) == ["category"]
+    assert next(line for line in r.stderr.splitlines() if "--by colour" in line).startswith("warning: --by colour:")
     r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--format", "xml")
     assert r.returncode == 2
     r = run_cli("sweep", "--catalog", str(cat), "--gold", str(gold), "--k", "3,zero")

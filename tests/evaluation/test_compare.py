@@ -225,9 +225,13 @@ def test_cli_arms_run_files_and_fail_if_worse(files: dict[str, Path]) -> None:
     assert "B made forbidden@5 worse on some queries and better on none (one-way: 4 queries" in r.stderr
     assert "| forbidden@5 |" in r.stdout
     r = run_cli("compare", str(files["base"]), str(files["abst"]), str(files["forb"]), *common, "--fail-if-worse",
-                "--format", "json")
+                "--format", "json", "--by", "subset,colour")
     assert r.returncode == 1 and "abst is significantly worse than base on false_abstention" in r.stderr
     assert "forb made forbidden@5 worse" in r.stderr
+    assert "warning: --by colour: no query in" in r.stderr  # one line, not a silent empty table
+    slices = json.loads(r.stdout)["slices"]
+    assert any(x["value"] == "alpha" and x["arm"] == "abst" and x["reason"] == "significantly worse"
+               for x in slices["regressions"])
 
 
 def test_cli_arm_errors_are_one_line_exit_2(files: dict[str, Path], tmp_path: Path) -> None:
