@@ -165,14 +165,21 @@ def _report_failures(comparison: Any, doc: dict[str, Any], fail_if_worse: bool) 
     from tooldisc.cli.common import note
 
     two = len(comparison.names) == 2
-    small = [(r["arm"], r["measure"]) for r in doc["measures"] if r["verdict"] == "too small to tell"]
+    small = [r for r in doc["measures"] if r["verdict"] == "too small to tell"]
     if small:
-        items = ", ".join(m if two else f"{m} ({a})" for a, m in small)
-        need = doc["sign_test_needs"]
-        why = (f"no query in its domain, or fewer than {need} queries moved, the fewest whose sign test can reach "
-               f"alpha/m = {doc['alpha']:g}/{doc['tests']}" if need else "no query in its domain")
-        lead = "--fail-if-worse cannot judge" if fail_if_worse else "too small to tell:"
-        note(f"note: {lead} {items}{': too small to tell' if fail_if_worse else ''} ({why})")
+        def named(rows: list[dict[str, Any]]) -> str:
+            return ", ".join(r["measure"] if two else f"{r['measure']} ({r['arm']})" for r in rows)
+
+        empty = [r for r in small if not r["n"]]
+        few = [r for r in small if r["n"]]
+        why = []
+        if few:
+            why.append(f"{named(few)}: fewer than {doc['sign_test_needs']} queries moved, the fewest whose sign test "
+                       f"can reach alpha/m = {doc['alpha']:g}/{doc['tests']}")
+        if empty:
+            why.append(f"{named(empty)}: no query in its domain")
+        lead = "--fail-if-worse cannot judge these, too small to tell" if fail_if_worse else "too small to tell"
+        note(f"note: {lead}: {'; '.join(why)}")
     if not fail_if_worse:
         return
     regressions = comparison.regressions.to_dicts()

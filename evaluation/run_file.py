@@ -87,8 +87,9 @@ def load_run_file(path: str | Path, inputs: RunInputs, k: int | str, *, config: 
                      f"({len(names)} distinct) are not in the catalog and count as forbidden (unknown policy is "
                      f"never authorized): {_named(names)}")
     if absent:
-        notes.append(f"note: {source}: {len(absent)} judged quer{'y has' if len(absent) == 1 else 'ies have'} no "
-                     f"line in the run and count as an empty offer: {_named(absent)}")
+        one = len(absent) == 1
+        notes.append(f"note: {source}: {len(absent)} judged quer{'y has' if one else 'ies have'} no line in the run "
+                     f"and count{'s' if one else ''} as an empty offer: {_named(absent)}")
     extra = sorted(set(ranked) - judged)
     if extra:
         notes.append(f"note: {source}: {len(extra)} run quer{'y is' if len(extra) == 1 else 'ies are'} not in the "

@@ -72,13 +72,13 @@ def _compare_lines(doc: Mapping[str, Any]) -> list[str]:
               f"seed {doc['seed']}) and paired t-test beside it; wins count queries where "
               f"{'B' if _two(doc) else 'the arm'} is better",
               f"context: {describe_context(doc['context'])}", _LEGEND]
-    small = sorted({r["measure"] if _two(doc) else f"{r['measure']} ({r['arm']})"
-                    for r in doc["measures"] if r["verdict"] == "too small to tell"}, key=str)
-    if small:
-        need = doc.get("sign_test_needs")
-        why = (f"no query in its domain, or fewer than {need} moved: the sign test cannot reach alpha/m"
-               if need else "no query in its domain")
-        lines.append(f"too small to tell ({why}): " + ", ".join(small))
+    small = [r for r in doc["measures"] if r["verdict"] == "too small to tell"]
+    for label, rows in ((f"fewer than {doc.get('sign_test_needs')} queries moved, so the sign test cannot reach "
+                         "alpha/m", [r for r in small if r["n"]]),
+                        ("no query in its domain", [r for r in small if not r["n"]])):
+        if rows:
+            names = [r["measure"] if _two(doc) else f"{r['measure']} ({r['arm']})" for r in rows]
+            lines.append(f"too small to tell ({label}): " + ", ".join(names))
     lines += [f"note: {n}" for n in doc.get("notes", [])]
     return lines
 

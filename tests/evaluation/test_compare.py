@@ -224,12 +224,17 @@ def test_cli_arms_run_files_and_fail_if_worse(files: dict[str, Path]) -> None:
     assert r.returncode == 1
     assert "B made forbidden@5 worse on some queries and better on none (one-way: 4 queries" in r.stderr
     assert "| forbidden@5 |" in r.stdout
+    assert "## B's worst losses on forbidden@5 (4 of 4)" in r.stdout  # wins and losses, with counts
+    assert "| q003 |" in r.stdout and "\\[forbidden: ghost tool\\]" in r.stdout  # Markdown-escaped
     r = run_cli("compare", str(files["base"]), str(files["abst"]), str(files["forb"]), *common, "--fail-if-worse",
                 "--format", "json", "--by", "subset,colour")
     assert r.returncode == 1 and "abst is significantly worse than base on false_abstention" in r.stderr
     assert "forb made forbidden@5 worse" in r.stderr
     assert "warning: --by colour: no query in" in r.stderr  # one line, not a silent empty table
-    slices = json.loads(r.stdout)["slices"]
+    three = json.loads(r.stdout)
+    moved = {(m["arm"], m["measure"]): m for m in three["moves"]}
+    assert moved[("abst", "false_abstention")]["losses"] == 18 and len(moved[("abst", "hit@5")]["worst_losses"]) == 10
+    slices = three["slices"]
     assert any(x["value"] == "alpha" and x["arm"] == "abst" and x["reason"] == "significantly worse"
                for x in slices["regressions"])
 
