@@ -33,7 +33,6 @@ from tooldisc.canary.config import GateConfig, Margin
 from tooldisc.canary.sequential import (
     Boundary,
     Mixture,
-    holm,
     mean_contrast,
     norm_ppf,
     quantile_lower,
@@ -44,6 +43,7 @@ from tooldisc.canary.sequential import (
     solve_units,
     units_for_contrast,
 )
+from tooldisc.evaluation.significance import holm
 
 WORSE, NON_INFERIOR, INCONCLUSIVE = "worse", "non_inferior", "inconclusive"
 
@@ -198,7 +198,8 @@ def compare(ev: Evidence, cfg: GateConfig) -> dict[str, MetricResult]:
                 mc = mean_contrast(e.latency_sum, e.latency_sumsq, e.requests, c.latency_sum,
                                    c.latency_sumsq, c.requests, 1.0, -1.0, 0.0)
                 family.append((g.name, seg, value, mc.p_positive(b)))
-    rejected = holm([f[3] for f in family], cfg.worse_alpha)
+    # tooldisc's one Holm (adjusted p-values); a test is rejected when its adjusted p <= alpha
+    rejected = [q <= cfg.worse_alpha for q in holm([f[3] for f in family])]
     worse_by_metric: dict[str, list[dict[str, Any]]] = {g.name: [] for g in GUARDED}
     p_whole: dict[str, float] = {}
     for (name, seg, value, pv), rej in zip(family, rejected, strict=True):

@@ -17,7 +17,8 @@ estimate with standard error ``se`` after ``t`` units, the one-sided bound at le
 with ρ² fixed in advance (tuned to be tightest near ``t_opt`` units; any fixed ρ keeps
 validity). This is the same Gaussian mixture as the mixture SPRT of Johari, Pekelis and
 Walsh, "Always valid inference" (2017). It has a closed-form always-valid p-value, so
-Holm's step-down procedure applies across metrics and segments.
+Holm's step-down procedure applies across metrics and segments
+(:func:`tooldisc.evaluation.significance.holm`, the one Holm in tooldisc).
 
 Two-arm contrasts of rates use the Agresti–Caffo adjusted proportions (one success
 and one failure added per arm), so a 1-request segment is never "certain". Latency
@@ -35,7 +36,7 @@ fixed-horizon special cases in the tests.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -152,18 +153,6 @@ def mean_contrast(sum_e: float, sumsq_e: float, n_e: int, sum_c: float, sumsq_c:
     me, mc = sum_e / n_e, sum_c / n_c
     return Contrast(a * me + b * mc + c, a, b, var(sum_e, sumsq_e, n_e), var(sum_c, sumsq_c, n_c),
                     n_e, n_c)
-
-
-def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
-    """Holm's step-down rejections (family-wise error ≤ α); ties keep input order."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: (p_values[i], i))
-    rejected = [False] * m
-    for k, i in enumerate(order):
-        if p_values[i] > alpha / (m - k):
-            break
-        rejected[i] = True
-    return rejected
 
 
 # -- quantiles ---------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def bench_command(
     catalog: Annotated[str | None, typer.Option("--catalog", "-c", help="Base catalog to grow synthetic catalogs from. Default: the shipped catalog.")] = None,
     catalog_format: CatalogFormatOption = None,
     gold: Annotated[str | None, typer.Option("--gold", help="Gold set whose queries are half the query set. Default: the shipped gold set.")] = None,
-    config: Annotated[str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default); 'default' names the shipped config.")] = None,
     learned: Annotated[str | None, typer.Option("--learned", help="A learned file for --catalog: the synthetic catalogs are grown from that catalog and every variant takes its base tool's expansions.")] = None,
     backend: Annotated[str, typer.Option("--backend", help="Query loops: auto (numba for catalogs large enough for indexed retrieval, when the fast extra is installed), numpy or numba.")] = "auto",
     out: Annotated[Output | None, output_option("--out", "-o", help="Also write the run's JSON document here.")] = None,

@@ -1,4 +1,4 @@
-"""``tooldisc eval``, ``sweep``, ``compare`` and ``gate``: measuring discovery on gold sets.
+"""``tooldisc eval``, ``sweep`` and ``gate`` (``compare`` and ``fuse``: :mod:`.compare_cmd`): measuring discovery.
 
 Thin glue: options are parsed here, the work is done by :mod:`tooldisc.evaluation`
 (which calls only the discovery chokepoint), and documents are rendered by
@@ -43,8 +43,10 @@ QrelsOption = Annotated[str | None, typer.Option(
     "--qrels", help="TREC qrels as the gold set (grade >= 2 primary, 1 acceptable); needs --topics.")]
 TopicsOption = Annotated[str | None, typer.Option(
     "--topics", help="The query text for --qrels: one 'qid<TAB>text' line per query, no header.")]
-ByOption = Annotated[str, typer.Option(
-    "--by", help="Slice the measures by these gold fields (comma-separated): category, difficulty, hard_case, intent.")]
+ByOption = Annotated[str | None, typer.Option(
+    "--by", help="Slice by these gold-query labels (comma-separated): any string, boolean or small-integer "
+                 "field, e.g. category, difficulty, intent, or a benchmark row's own (subset, n_gold_calls). "
+                 "Default: category, difficulty, hard_case, intent, where some query has them.")]
 OutOption = Annotated[Output | None, output_option(
     "--out", "-o", help="Write the report to PATH instead of stdout (format from --format, else from the extension).")]
 TimingsOption = Annotated[bool, typer.Option(
@@ -120,16 +122,20 @@ def _out_format(fmt: str, json_: bool, out: Output | None, allowed: tuple[str, .
     return resolve_format(fmt, json_, allowed)
 
 
-def _by(text: str) -> tuple[str, ...]:
-    """``--by`` fields, checked before any work is done."""
-    from tooldisc.errors import UsageError
-    from tooldisc.evaluation.run import SLICE_FIELDS
+def _by(text: str | None) -> tuple[str, ...] | None:
+    """``--by`` fields, their syntax checked before any file is read (``None``: the defaults)."""
+    from tooldisc.evaluation.slices import parse_by
 
-    fields = tuple(p.strip() for p in text.split(",") if p.strip())
-    for name in fields:
-        if name not in SLICE_FIELDS:
-            raise UsageError(f"--by must name fields among {', '.join(SLICE_FIELDS)}; got {name!r}")
-    return fields
+    return parse_by(text)
+
+
+def _check_by(gold: Any, fields: tuple[str, ...] | None) -> None:
+    """Against the gold set, before discovery runs: a field that cannot slice is exit 2, a missing one a warning."""
+    from tooldisc.cli.common import note
+    from tooldisc.evaluation.slices import slice_groups
+
+    for line in slice_groups(gold, fields).warnings:
+        note(line)
 
 
 # --- eval ------------------------------------------------------------------------
@@ -150,7 +156,7 @@ def eval_command(
     context_file: ContextFileOption = None,
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
-    by: ByOption = "category,difficulty,hard_case,intent",
+    by: ByOption = None,
     misses: MissesOption = 10,
     timings: TimingsOption = False,
     out: OutOption = None,
@@ -188,6 +194,7 @@ def eval_command(
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
                      catalog_format=catalog_format, learned=learned)
+    _check_by(inputs.gold, by_fields)
     engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned)
     run = score_eval(_discover(inputs, kk, progress, engine=engine), timings=timings, notes=inputs.notes)
     doc = run.document(by=by_fields, max_misses=misses)
@@ -271,80 +278,11 @@ def sweep_command(
     _render(sweep_document(_discover(inputs, max(k_values), progress), k_values), out_fmt, out, "sweep")
 
 
-# --- compare ---------------------------------------------------------------------
-
-
-def compare_command(
-    config_a: Annotated[str, typer.Argument(metavar="A.yaml", help="Baseline ranker config.")],
-    config_b: Annotated[str, typer.Argument(metavar="B.yaml", help="Candidate ranker config.")],
-    catalog: CatalogOption = None,
-    catalog_format: CatalogFormatOption = None,
-    gold: GoldOption = None,
-    k: KOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
-    qrels: QrelsOption = None,
-    topics: TopicsOption = None,
-    learned: LearnedOption = None,
-    learned_a: Annotated[str | None, typer.Option("--learned-a", help="A learned file for A only (overrides --learned).")] = None,
-    learned_b: Annotated[str | None, typer.Option("--learned-b", help="A learned file for B only (overrides --learned).")] = None,
-    permutations: Annotated[int, count_option("permutations", "--permutations",
-                                              help="Sign flips in the randomization test.")] = 10_000,
-    seed: Annotated[int, count_option("seed", "--seed", help="Seed of the randomization test.")] = 0,
-    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level after Holm's correction.")] = 0.05,
-    changed: Annotated[int, count_option("listed", "--changed", help="How many changed queries to list.")] = 20,
-    fail_if_worse: Annotated[bool, typer.Option(
-        "--fail-if-worse", help="Exit 1 when B is significantly worse than A on any measure (after Holm).")] = False,
-    out: OutOption = None,
-    progress: ProgressOption = None,
-    fmt: FormatOption = "table",
-    json_: JsonOption = False,
-) -> None:
-    """Compare two ranker configs on the same queries, with paired significance tests.
-
-    Per measure: A, B, delta, win/tie/loss, a seeded paired randomization test and a
-    paired t-test, Holm-corrected across measures. Says "too small to tell" when a
-    measure has fewer than 30 queries or fewer than 20 that moved. With
-    --fail-if-worse the exit code is 1 when any measure's verdict is "A better"; a
-    measure too small to tell never fails it (stderr says so).
-    """
-    from dataclasses import replace
-
-    from tooldisc.cli.options import parse_k
-    from tooldisc.evaluation.api import score_eval
-    from tooldisc.evaluation.compare import compare, shared_k
-    from tooldisc.evaluation.inputs import load_config_input, load_learned_input
-
-    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
-    flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    inputs_a = _inputs(catalog, gold, config_a, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
-                       catalog_format=catalog_format, learned=learned_a or learned)
-    inputs_b = replace(inputs_a, config=load_config_input(config_b),
-                       learned=load_learned_input(learned_b or learned))
-    kk = shared_k(inputs_a.config, inputs_b.config, parse_k(k))
-    runs = [score_eval(_discover(inputs, kk, progress, label=f"discovering ({label})"))
-            for label, inputs in (("A", inputs_a), ("B", inputs_b))]
-    comparison = compare(runs[0], runs[1], permutations=permutations, seed=seed, alpha=alpha)
-    doc = comparison.document(max_changed=changed)
-    _render(doc, out_fmt, out, "compare")
-    if fail_if_worse:
-        from tooldisc.cli.common import note
-
-        if doc["too_small"]:
-            note(f"note: --fail-if-worse cannot judge {', '.join(doc['too_small'])}: too small to tell")
-        if comparison.worse:
-            note(f"B is significantly worse than A on {', '.join(comparison.worse)}")
-            raise typer.Exit(1)
-
-
 def register(app: typer.Typer) -> None:
+    from tooldisc.cli import compare_cmd
     from tooldisc.cli.gate_cmd import gate_command
 
     app.command("eval")(eval_command)
     app.command("sweep")(sweep_command)
-    app.command("compare")(compare_command)
+    compare_cmd.register(app)  # compare, fuse
     app.command("gate")(gate_command)

@@ -9,7 +9,6 @@ input.
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -17,15 +16,17 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
-    resolve_format,
 )
 from tooldisc.cli.eval_cmd import (
     GoldOption,
+    OutOption,
     ProgressOption,
     QrelsOption,
     TopicsOption,
     _discover,
+    _emit,
     _inputs,
+    _out_format,
 )
 from tooldisc.cli.options import (
     CatalogFormatOption,
@@ -71,11 +72,15 @@ def gate_command(
     junit: Annotated[Output | None, output_option("--junit", help="Write a JUnit XML report to PATH.")] = None,
     summary: Annotated[AppendOutput | None, append_option(
         "--summary", help="Append a Markdown summary to PATH (e.g. $GITHUB_STEP_SUMMARY).")] = None,
+    out: OutOption = None,
     progress: ProgressOption = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
     """Check eval measures against thresholds: exit 0 when all hold, 1 when any fails, 2 on bad input.
+
+    The report is a table, JSON, Markdown or one HTML page (--format), on stdout or in
+    --out (format from the extension when --format is not given).
 
     Runs eval with the given flags (measures with a cutoff up to the run's K may be
     gated), or reads an eval JSON with --from. --max-drop thresholds are taken from
@@ -94,7 +99,7 @@ def gate_command(
         parse_thresholds,
     )
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json", "md"))
+    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     drops = [parse_max_drop(text) for text in max_drop or ()]
     if drops and not baseline:
         raise UsageError("--max-drop needs --baseline BASE.json (an earlier 'tooldisc eval --format json')")
@@ -144,7 +149,7 @@ def gate_command(
         junit.write(junit_xml(checks))
     if summary:
         summary.write(report_text(gate_doc, "gate", "md"))
-    sys.stdout.write(report_text(gate_doc, "gate", out_fmt))
+    _emit(report_text(gate_doc, "gate", out_fmt), out)
     if not gate_doc["passed"]:
         raise typer.Exit(1)
 

@@ -22,7 +22,7 @@ CatalogFormatOption = Annotated[
                  "mixing two formats is refused."),
 ]
 ConfigOption = Annotated[
-    str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default).")
+    str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default); 'default' names the shipped config.")
 ]
 LearnedOption = Annotated[
     str | None, typer.Option("--learned", help="A learned file from 'tooldisc learn': it ranks and may abstain, never authorizes.")

@@ -470,10 +470,18 @@ def default_config() -> RankerConfig:
     return config_from_mapping(safe_yaml(text), file="default.yaml")
 
 
+# The name that means the shipped config wherever a config path is taken (a file named
+# "default" is given as ./default).
+DEFAULT_NAME = "default"
+
+
 def load_config(path: str | os.PathLike[str] | None = None) -> RankerConfig:
-    """The shipped default, overlaid with a user's YAML (only the keys it sets change)."""
+    """The shipped default, overlaid with a user's YAML (only the keys it sets change).
+
+    ``None`` or the name ``"default"`` is the shipped config itself.
+    """
     base = default_config()
-    if path is None:
+    if path is None or (isinstance(path, str) and path == DEFAULT_NAME):
         return base
     from tooldisc.discovery.catalog_io import parse_document, read_text
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from tooldisc.errors import UsageError
 from tooldisc.evaluation.inputs import PathLike, RunInputs, load_run_inputs
-from tooldisc.evaluation.run import SLICE_FIELDS, RunResult, Scores
+from tooldisc.evaluation.run import RunResult, Scores
 
 if TYPE_CHECKING:
     import polars as pl
@@ -91,8 +91,12 @@ class EvalRun:
 
         return metrics_dict(self.scores.totals)
 
-    def document(self, *, by: Sequence[str] = SLICE_FIELDS, max_misses: int = 10) -> dict[str, Any]:
-        """The eval document ``tooldisc eval --format json`` prints for this run."""
+    def document(self, *, by: Sequence[str] | None = None, max_misses: int = 10) -> dict[str, Any]:
+        """The eval document ``tooldisc eval --format json`` prints for this run.
+
+        ``by``: slice fields (any string, boolean or small-integer label of the gold
+        queries); ``None`` slices by the usual label fields that some query carries.
+        """
         from tooldisc.evaluation.summary import eval_document
 
         return eval_document(self.result, by=by, timings=self.timings, max_misses=max_misses, scores=self.scores)
@@ -134,7 +138,8 @@ def score_eval(result: RunResult, *, timings: bool = False, notes: tuple[str, ..
 def evaluate(catalog: PathLike | Catalog | None, gold: PathLike | GoldSet | None,
              config: PathLike | RankerConfig | None = None, k: int | str | None = None,
              learned: PathLike | Learned | None = None,
-             *, context: Context | Mapping[str, Any] | None = None, timings: bool = False) -> EvalRun:
+             *, context: Context | Mapping[str, Any] | None = None, timings: bool = False,
+             run: PathLike | None = None) -> EvalRun:
     """Run discovery over a gold set and score it, as ``tooldisc eval`` does.
 
     ``catalog``, ``gold`` and ``config`` are paths or loaded objects; ``None`` means the
@@ -148,9 +153,25 @@ def evaluate(catalog: PathLike | Catalog | None, gold: PathLike | GoldSet | None
     (a path or :func:`tooldisc.load_learned`'s result), or ``None``; it ranks and may
     abstain, never authorizes.
 
+    ``run`` scores a TREC run file (any retriever's, or an earlier ``--run-out``)
+    instead of running discovery: the same gold set, measures and K (each query's
+    ranking cut at K; ``config`` only supplies K when ``k`` is None), with the
+    catalog's policy for ``forbidden@K`` (a tool the catalog lacks counts as
+    forbidden); what the file lacks or adds is in ``notes``. Pass it to
+    :func:`tooldisc.compare` beside discovery's runs.
+
     Bad input raises :class:`~tooldisc.errors.DataError`, :class:`ConfigError` or
     :class:`UsageError` (all ``ValueError``), naming the file and the place.
     """
     check_k(k)
+    if run is not None:
+        if learned is not None or timings:
+            raise UsageError("a run file's offers were made elsewhere: 'learned' and 'timings' do not apply to it")
+        from tooldisc.evaluation.run_file import load_run_file
+
+        inputs = load_run_inputs(catalog, gold, config, context=context)
+        result = load_run_file(run, inputs, inputs.config.k if k is None else k)
+        notes = (*inputs.notes, *(result.run_file.notes if result.run_file else ()))
+        return score_eval(result, notes=notes)
     inputs = load_run_inputs(catalog, gold, config, context=context, learned=learned)
     return score_eval(discover_gold(inputs, k), timings=timings, notes=inputs.notes)

@@ -1,194 +1,407 @@
-"""Two evaluations on the same queries: per-measure deltas, whether they are real, what moved.
+"""Runs on the same queries side by side: per-measure values, whether they differ, what moved.
 
-Both runs share the gold set and K (and normally the catalog and context), so every
-measure is compared query by query (paired). For each measure: the mean of A and B,
-win/tie/loss counts, a seeded paired randomization test and a paired t-test, with
-Holm's correction across all measures compared (one family). A measure whose sample
-cannot support a verdict — fewer than 30 queries in its domain, or fewer than 20
-queries that moved — says "too small to tell" instead of a p-value-shaped guess.
+Every arm shares the gold set and K (and normally the catalog and context), so each
+measure is compared query by query (paired) between the first arm, the baseline, and
+every other arm. For each measure and arm: the means, win/tie/loss counts, and three
+paired tests, each Holm-corrected across every measure and arm compared (one family of
+m tests):
 
-The changed-queries table is read from the two runs' per-query tables, so it shows the
-same offers and values a notebook sees in ``run.per_query``.
+- the **exact sign test** over the queries that moved decides the verdict (B better,
+  A better, no significant difference). A measure is "too small to tell" only when it
+  cannot reach significance at all: no query in its domain, or so few moved that even
+  all of them moving one way gives p >= alpha/m;
+- the seeded paired **randomization test** (Monte Carlo, ``permutations`` sign flips,
+  at least 10,000 by default; exact enumeration up to 16 moved queries) and the paired
+  **t-test** are reported beside it as second opinions.
+
+Safety measures (``forbidden@K``, ``false_abstention``) also report a **one-way**
+regression: an arm that made any query worse and none better, whatever the count;
+``compare --fail-if-worse`` fails on it.
+
+Each arm's biggest wins and worst losses per headline measure are listed (with
+counts), read from the arms' per-query tables, so they show the same offers and values
+a notebook sees in ``run.per_query``.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooldisc.evaluation.api import EvalRun, score_eval
 from tooldisc.evaluation.run import RunResult, eval_measures
-from tooldisc.evaluation.significance import holm, paired_test
-from tooldisc.evaluation.summary import number
+from tooldisc.evaluation.significance import (
+    holm,
+    paired_test,
+    sign_test_floor,
+)
 from tooldisc.metrics.measures import MEASURES
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from tooldisc.metrics.measures import Measure
+
 # Measures where a smaller value is the better one (risks and costs).
 LOWER_IS_BETTER = frozenset(cls.NAME for cls in MEASURES if cls.BETTER == "lower")
-MIN_QUERIES = 30
-MIN_DISCORDANT = 20
 DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_ALPHA = 0.05
 DEFAULT_CHANGED = 20
+DEFAULT_MOVES = 10
+# The README's headline measures: each gets its list of wins and losses.
+HEADLINE: tuple[str, ...] = ("hit", "MRR", "nDCG", "no_match_success", "false_abstention", "forbidden")
+# Safety measures: any query made worse while none is made better fails --fail-if-worse.
+SAFETY: tuple[str, ...] = ("forbidden", "false_abstention")
+TOO_SMALL = "too small to tell"
+NO_DIFFERENCE = "no significant difference"
+MAX_ARMS = 26
+# Per-arm column suffixes of ``paired``: ``_a`` is the baseline (as in a two-arm comparison).
+SUFFIXES = tuple(chr(ord("a") + i) for i in range(MAX_ARMS))
+# Table markers: the arm differs significantly from the baseline, or cannot tell.
+MARK_BETTER, MARK_WORSE, MARK_SMALL, MARK_ONE_WAY = "▲", "▼", "?", "!"
 
 
-def _verdict(n: int, discordant: int, delta: float, p_adjusted: float, lower: bool, alpha: float) -> str:
-    if n < MIN_QUERIES or discordant < MIN_DISCORDANT:
-        return "too small to tell"
-    if p_adjusted < alpha and delta != 0:
-        return "B better" if (delta < 0) == lower else "A better"
-    return "no significant difference"
+def _verdict(n: int, wins: int, losses: int, p_holm: float, level: float, alpha: float) -> str:
+    """The sign test's verdict; ``level`` is alpha/m, the smallest p Holm could ever accept."""
+    if n == 0:
+        return TOO_SMALL
+    if not math.isnan(p_holm) and p_holm < alpha and wins != losses:
+        return "B better" if wins > losses else "A better"
+    moved = wins + losses
+    if moved and sign_test_floor(moved) >= level:
+        return TOO_SMALL
+    return NO_DIFFERENCE
+
+
+def base_name(name: str) -> str:
+    """A measure's name without its cutoff (``nDCG@15`` → ``nDCG``)."""
+    return name.split("@", 1)[0]
 
 
 @dataclass(frozen=True, eq=False)
 class Comparison:
-    """Run ``b`` against run ``a`` (A is the baseline).
+    """Every arm of ``runs`` against the first (the baseline), query by query.
 
-    ``measures`` has one row per eval measure (means, delta, win/tie/loss, p-values raw
-    and Holm-adjusted, verdict); ``paired`` one row per query with each run's offer and
-    measure values side by side (``offered_a``, ``offered_b``, ``nDCG_a``…).
+    ``names`` label the arms. ``measures`` has one row per non-baseline arm and measure
+    (means, delta, win/tie/loss, the sign test that decides and the randomization and
+    t-tests beside it, raw and Holm-adjusted, verdict, ``one_way``); ``table`` one row
+    per measure with every arm's value, its marker against the baseline and its
+    win/tie/loss; ``paired`` one row per query with each arm's offer and measure values
+    side by side (suffix ``_a`` for the baseline, ``_b``, ``_c``… for the others, in arm
+    order: ``offered_a``, ``nDCG_b``…); ``moves`` one row per query that moved on a
+    headline measure, per arm (worst losses and biggest wins first).
     """
 
-    a: EvalRun
-    b: EvalRun
+    runs: tuple[EvalRun, ...]
+    names: tuple[str, ...]
     measures: pl.DataFrame
+    table: pl.DataFrame
     paired: pl.DataFrame
+    moves: pl.DataFrame
     permutations: int
     seed: int
     alpha: float
+    tests: int  # m: the tests Holm corrects over (measures with queries × arms against the baseline)
 
     @property
-    def changed(self) -> pl.DataFrame:
-        """Queries whose offer differs, the largest nDCG moves first, then by id."""
+    def a(self) -> EvalRun:
+        """The baseline run."""
+        return self.runs[0]
+
+    @property
+    def b(self) -> EvalRun:
+        """The second run (the candidate of a two-arm comparison)."""
+        return self.runs[1]
+
+    def _arm(self, arm: str | None) -> tuple[int, str]:
+        from tooldisc.errors import UsageError
+
+        if arm is None:
+            return 1, self.names[1]
+        if arm not in self.names[1:]:
+            raise UsageError(f"no arm {arm!r} to compare with the baseline; arms: {', '.join(self.names[1:])}")
+        i = self.names.index(arm, 1)
+        return i, arm
+
+    def changed_for(self, arm: str | None = None) -> pl.DataFrame:
+        """Queries whose offer differs between the baseline and ``arm`` (default: the second),
+        the largest nDCG moves first, then by id."""
         import polars as pl
 
-        moved = (pl.col("nDCG_b").fill_null(0.0) - pl.col("nDCG_a").fill_null(0.0)).abs()
-        return (self.paired.filter(pl.col("offered_a") != pl.col("offered_b"))
+        i, _ = self._arm(arm)
+        s = SUFFIXES[i]
+        moved = (pl.col(f"nDCG_{s}").fill_null(0.0) - pl.col("nDCG_a").fill_null(0.0)).abs()
+        return (self.paired.filter(pl.col("offered_a") != pl.col(f"offered_{s}"))
                 .with_columns(moved.alias("_moved")).sort(["_moved", "id"], descending=[True, False])
                 .drop("_moved"))
 
     @property
+    def changed(self) -> pl.DataFrame:
+        """Queries whose offer differs between the first two arms, the largest nDCG moves first."""
+        return self.changed_for(None)
+
+    def _rows(self, column: str, value: Any) -> list[dict[str, Any]]:
+        return [r for r in self.measures.iter_rows(named=True) if r[column] == value]
+
+    @property
     def worse(self) -> tuple[str, ...]:
-        """Measures on which B is significantly worse than A (``compare --fail-if-worse``)."""
-        return tuple(r["measure"] for r in self.measures.iter_rows(named=True) if r["verdict"] == "A better")
+        """Measures on which an arm is significantly worse than the baseline (sign test, Holm)."""
+        return tuple(dict.fromkeys(r["measure"] for r in self._rows("verdict", "A better")))
 
     @property
     def better(self) -> tuple[str, ...]:
-        """Measures on which B is significantly better than A."""
-        return tuple(r["measure"] for r in self.measures.iter_rows(named=True) if r["verdict"] == "B better")
+        """Measures on which an arm is significantly better than the baseline."""
+        return tuple(dict.fromkeys(r["measure"] for r in self._rows("verdict", "B better")))
 
-    def document(self, *, max_changed: int = DEFAULT_CHANGED) -> dict[str, Any]:
-        """The JSON-able document ``tooldisc compare --format json`` prints."""
-        a, b = self.a, self.b
-        rows = [{
-            "measure": r["measure"], "n": r["n"], "a": number(r["a"]), "b": number(r["b"]),
-            "delta": number(r["delta"]) if r["n"] else None, "better": r["better"],
-            "wins": r["wins"], "ties": r["ties"], "losses": r["losses"],
-            "p_randomization": number(r["p_randomization"]), "p_randomization_holm": number(r["p_randomization_holm"]),
-            "p_ttest": number(r["p_ttest"]), "p_ttest_holm": number(r["p_ttest_holm"]), "exact": r["exact"],
-            "verdict": r["verdict"],
-        } for r in self.measures.iter_rows(named=True)]
-        changed = self.changed
-        listed = [{
-            "id": c["id"], "query": c["query"], "expected": c["expected"], "a": c["offered_a"][:5],
-            "b": c["offered_b"][:5], "hit_a": c["hit_a"], "hit_b": c["hit_b"],
-            "ndcg_a": number(c["nDCG_a"]) if c["nDCG_a"] is not None else None,
-            "ndcg_b": number(c["nDCG_b"]) if c["nDCG_b"] is not None else None,
-        } for c in changed.head(max_changed).iter_rows(named=True)]
-        notes = [*a.catalog.notes, *a.gold.notes]
-        if a.catalog.hash != b.catalog.hash:
-            notes.append(f"A and B ran on different catalogs ({a.catalog.source} and {b.catalog.source})")
-        if a.context != b.context:
-            notes.append("A and B ran with different contexts; the context shown is A's")
-        return {
-            "schema_version": 1,
-            "queries": len(a.gold),
-            "matched": sum(1 for q in a.gold.queries if q.matched),
-            "k": a.k,
-            "cutoff": a.cutoff,
-            "context": a.context.to_dict(),
-            "a": {"source": a.config.source, "hash": a.config.hash},
-            "b": {"source": b.config.source, "hash": b.config.hash},
-            "permutations": self.permutations,
-            "seed": self.seed,
-            "alpha": self.alpha,
-            "measures": rows,
-            "too_small": [r["measure"] for r in rows if r["verdict"] == "too small to tell"],
-            "worse": list(self.worse),
-            "changed_count": changed.height,
-            "changed": listed,
-            "notes": list(dict.fromkeys(notes)),
-        }
+    @property
+    def too_small(self) -> tuple[str, ...]:
+        """Measures some arm cannot be judged on at all (no query in the domain, or too few moved)."""
+        return tuple(dict.fromkeys(r["measure"] for r in self._rows("verdict", TOO_SMALL)))
+
+    @property
+    def regressions(self) -> pl.DataFrame:
+        """What ``--fail-if-worse`` fails on: ``arm``, ``measure``, ``reason`` (significant or one-way)."""
+        import polars as pl
+
+        rows = []
+        for r in self.measures.iter_rows(named=True):
+            if r["verdict"] == "A better":
+                rows.append({"arm": r["arm"], "measure": r["measure"], "reason": "significantly worse"})
+            elif r["one_way"]:
+                rows.append({"arm": r["arm"], "measure": r["measure"],
+                             "reason": f"one-way: {r['losses']} quer{'y' if r['losses'] == 1 else 'ies'} made worse, "
+                                       "none better"})
+        return pl.DataFrame(rows, schema={"arm": pl.String, "measure": pl.String, "reason": pl.String})
+
+    def losses(self, measure: str, arm: str | None = None) -> pl.DataFrame:
+        """Queries ``arm`` (default: the second) made worse on ``measure`` (``nDCG`` or ``nDCG@15``), worst first."""
+        return self._moved(measure, arm, "loss")
+
+    def wins(self, measure: str, arm: str | None = None) -> pl.DataFrame:
+        """Queries ``arm`` (default: the second) made better on ``measure``, biggest first."""
+        return self._moved(measure, arm, "win")
+
+    def _moved(self, measure: str, arm: str | None, kind: str) -> pl.DataFrame:
+        import polars as pl
+
+        from tooldisc.errors import UsageError
+
+        _, name = self._arm(arm)
+        bare = base_name(measure)
+        if bare not in HEADLINE:
+            raise UsageError(f"wins and losses are listed for the headline measures ({', '.join(HEADLINE)}); "
+                             f"got {measure!r}")
+        return self.moves.filter((pl.col("arm") == name) & (pl.col("measure").str.split("@").list.first() == bare)
+                                 & (pl.col("kind") == kind))
+
+    def slice_regressions(self, by: Sequence[str] | None) -> tuple[pl.DataFrame, tuple[str, ...]]:
+        """Each slice's regressions against the baseline, and the slice warnings.
+
+        Per slice field, every (value, arm, measure) is a sign test over that slice's
+        queries, Holm-corrected across the field's tests; a row is a slice where an arm
+        is significantly worse, or (safety measures) made a query worse and none better.
+        """
+        from tooldisc.evaluation.compare_document import slice_regressions
+
+        return slice_regressions(self, by)
+
+    def document(self, *, max_changed: int = DEFAULT_CHANGED, max_moves: int = DEFAULT_MOVES,
+                 by: Sequence[str] | None = None) -> dict[str, Any]:
+        """The JSON-able document ``tooldisc compare --format json`` prints.
+
+        Two arms keep every key of the two-arm document (``a``, ``b``, ``measures``,
+        ``too_small``, ``worse``, ``changed_count``, ``changed``); every comparison also
+        has ``arms``, ``baseline``, ``table``, ``regressions``, ``moves`` and, with
+        ``by``, ``slices``.
+        """
+        from tooldisc.evaluation.compare_document import comparison_document
+
+        return comparison_document(self, max_changed=max_changed, max_moves=max_moves, by=by)
+
+
+def marker(verdict: str, one_way: bool) -> str:
+    """The table's mark for an arm's value: ▲ / ▼ significantly better / worse, ? too small, ! one-way."""
+    mark = {"B better": MARK_BETTER, "A better": MARK_WORSE, TOO_SMALL: MARK_SMALL}.get(verdict, "")
+    return mark + (MARK_ONE_WAY if one_way and verdict != "A better" else "")
 
 
 def _as_eval(run: EvalRun | RunResult) -> EvalRun:
     return run if isinstance(run, EvalRun) else score_eval(run)
 
 
-def compare(run_a: EvalRun | RunResult, run_b: EvalRun | RunResult, *, permutations: int = DEFAULT_PERMUTATIONS,
-            seed: int = 0, alpha: float = DEFAULT_ALPHA) -> Comparison:
-    """Compare run ``b`` against run ``a`` with paired tests; both must share the gold set and K.
+def _default_names(runs: Sequence[EvalRun]) -> tuple[str, ...]:
+    return tuple(chr(ord("A") + i) for i in range(len(runs)))
 
-    Runs from :func:`tooldisc.evaluate` (or offers from ``run_discovery``) with other
-    weights, another catalog or another context compare fine; another gold set or K
-    is a :class:`~tooldisc.errors.UsageError`, since nothing would be paired.
+
+def check_names(names: Sequence[str], count: int) -> tuple[str, ...]:
+    """Arm labels: one per run, distinct, non-empty strings."""
+    from tooldisc.errors import UsageError
+
+    out = tuple(names)
+    if len(out) != count:
+        raise UsageError(f"The 'names' parameter must name each of the {count} runs. Got {len(out)} names instead.")
+    for n in out:
+        if not isinstance(n, str) or not n.strip():
+            raise UsageError(f"an arm name must be a non-empty string; got {n!r}")
+    dup = next((n for n in out if out.count(n) > 1), None)
+    if dup is not None:
+        raise UsageError(f"arm name {dup!r} is given twice; arms must be told apart (NAME=…)")
+    return out
+
+
+def compare(*runs: EvalRun | RunResult, names: Sequence[str] | None = None,
+            permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, alpha: float = DEFAULT_ALPHA) -> Comparison:
+    """Compare every run against the first (the baseline) with paired tests; all must share the gold set and K.
+
+    ``runs`` are two or more :func:`tooldisc.evaluate` results (or offers from
+    ``run_discovery``, or a TREC run file read by ``tooldisc.evaluate(..., run=…)``);
+    other weights, another catalog or another context compare fine, another gold set
+    or K is a :class:`~tooldisc.errors.UsageError`, since nothing would be paired.
+    ``names`` label the arms (default ``A``, ``B``, ``C``…). Two arms give the same
+    tables as before, plus ``table`` and ``moves``.
     """
     import polars as pl
 
     from tooldisc.errors import UsageError
     from tooldisc.evaluation.per_query import MEASURE_COLUMNS
 
-    a, b = _as_eval(run_a), _as_eval(run_b)
-    if a.gold.hash != b.gold.hash or a.cutoff != b.cutoff:
-        raise UsageError("compare needs two runs over the same gold queries at the same K")
+    if len(runs) < 2:
+        raise UsageError(f"compare needs at least two runs (a baseline and one to compare); got {len(runs)}")
+    if len(runs) > MAX_ARMS:
+        raise UsageError(f"compare takes at most {MAX_ARMS} runs; got {len(runs)}")
     if not 0.0 <= alpha <= 1.0:
         raise UsageError(f"The 'alpha' parameter must be a float in the range [0, 1]. Got {alpha!r} instead.")
-    measures = eval_measures(a.cutoff)
-    tests = []
-    for i, m in enumerate(measures):
-        va, vb = a.scores.values[m], b.scores.values[m]
-        qids = list(va)
-        t = paired_test([va[q] for q in qids], [vb[q] for q in qids], lower_is_better=m.lower_is_better,
-                        permutations=permutations, seed=seed + i)
-        tests.append((m, t))
-    p_rand = holm([t.p_randomization for _, t in tests])
-    p_t = holm([t.p_ttest for _, t in tests])
-    table = pl.DataFrame([{
-        "measure": str(m), "n": t.n, "a": t.mean_a, "b": t.mean_b, "delta": t.delta,
-        "better": m.BETTER, "wins": t.wins, "ties": t.ties, "losses": t.losses,
-        "p_randomization": t.p_randomization, "p_randomization_holm": pr, "p_ttest": t.p_ttest,
-        "p_ttest_holm": pt, "exact": t.exact,
-        "verdict": _verdict(t.n, t.discordant, t.delta if t.n else 0.0, pr, m.lower_is_better, alpha),
-    } for (m, t), pr, pt in zip(tests, p_rand, p_t, strict=True)])
-    sides = ["offered", *MEASURE_COLUMNS]
+    if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 1:
+        raise UsageError(f"The 'permutations' parameter must be an int in the range [1, inf). Got {permutations!r} "
+                         "instead.")
+    evals = tuple(_as_eval(r) for r in runs)
+    base = evals[0]
+    for other in evals[1:]:
+        if other.gold.hash != base.gold.hash or other.cutoff != base.cutoff:
+            raise UsageError("compare needs runs over the same gold queries at the same K")
+    arm_names = check_names(names, len(evals)) if names is not None else _default_names(evals)
+    measures = eval_measures(base.cutoff)
+    tests: list[tuple[int, Measure, Any]] = []
+    for j, run in enumerate(evals[1:], 1):
+        for i, m in enumerate(measures):
+            va, vb = base.scores.values[m], run.scores.values[m]
+            qids = list(va)
+            t = paired_test([va[q] for q in qids], [vb[q] for q in qids], lower_is_better=m.lower_is_better,
+                            permutations=permutations, seed=seed + (j - 1) * len(measures) + i)
+            tests.append((j, m, t))
+
+    def family(get: Any) -> list[float]:
+        return holm([get(t) if t.n else math.nan for _, _, t in tests])
+
+    p_sign_raw = [t.p_sign if t.n else math.nan for _, _, t in tests]
+    p_sign = holm(p_sign_raw)
+    p_rand = family(lambda t: t.p_randomization)
+    p_t = family(lambda t: t.p_ttest)
+    m_tests = sum(1 for p in p_sign_raw if not math.isnan(p))
+    level = alpha / m_tests if m_tests else 0.0
+    rows = []
+    for (j, m, t), ps_raw, ps, pr, pt in zip(tests, p_sign_raw, p_sign, p_rand, p_t, strict=True):
+        verdict = _verdict(t.n, t.wins, t.losses, ps, level, alpha)
+        rows.append({
+            "arm": arm_names[j], "measure": str(m), "n": t.n, "a": t.mean_a, "b": t.mean_b,
+            "delta": t.delta if t.n else math.nan, "better": m.BETTER, "wins": t.wins, "ties": t.ties,
+            "losses": t.losses, "p_sign": ps_raw, "p_sign_holm": ps,
+            "p_randomization": t.p_randomization if t.n else math.nan, "p_randomization_holm": pr,
+            "p_ttest": t.p_ttest if t.n else math.nan, "p_ttest_holm": pt, "exact": t.exact, "verdict": verdict,
+            "one_way": base_name(str(m)) in SAFETY and t.losses > 0 and t.wins == 0,
+        })
+    long = pl.DataFrame(rows, schema={
+        "arm": pl.String, "measure": pl.String, "n": pl.Int64, "a": pl.Float64, "b": pl.Float64,
+        "delta": pl.Float64, "better": pl.String, "wins": pl.Int64, "ties": pl.Int64, "losses": pl.Int64,
+        "p_sign": pl.Float64, "p_sign_holm": pl.Float64, "p_randomization": pl.Float64,
+        "p_randomization_holm": pl.Float64, "p_ttest": pl.Float64, "p_ttest_holm": pl.Float64,
+        "exact": pl.Boolean, "verdict": pl.String, "one_way": pl.Boolean}, strict=False)
+    sides = ["offered", "forbidden_offered", *MEASURE_COLUMNS]
     paired = pl.concat([
-        a.per_query.select("id", "query", "expected", *(pl.col(c).alias(f"{c}_a") for c in sides)),
-        b.per_query.select(pl.col(c).alias(f"{c}_b") for c in sides),
+        base.per_query.select("id", "query", "expected"),
+        *[run.per_query.select(pl.col(c).alias(f"{c}_{SUFFIXES[j]}") for c in sides)
+          for j, run in enumerate(evals)],
     ], how="horizontal")
-    return Comparison(a, b, table, paired, permutations, seed, alpha)
+    wide = _wide(long, arm_names)
+    moves = _moves(paired, arm_names, measures)
+    return Comparison(evals, arm_names, long, wide, paired, moves, permutations, seed, alpha, m_tests)
 
 
-def compare_document(a: EvalRun | RunResult, b: EvalRun | RunResult, *, permutations: int = DEFAULT_PERMUTATIONS,
-                     seed: int = 0, alpha: float = DEFAULT_ALPHA,
-                     max_changed: int = DEFAULT_CHANGED) -> dict[str, Any]:
-    """Compare run ``b`` against run ``a`` (A is the baseline); a JSON-able document."""
-    return compare(a, b, permutations=permutations, seed=seed, alpha=alpha).document(max_changed=max_changed)
+def _wide(long: pl.DataFrame, names: Sequence[str]) -> pl.DataFrame:
+    """One row per measure: every arm's value, then each other arm's marker and win/tie/loss."""
+    import polars as pl
+
+    by_measure: dict[str, dict[str, Any]] = {}
+    for r in long.iter_rows(named=True):
+        row = by_measure.setdefault(r["measure"], {"measure": r["measure"], "better": r["better"], names[0]: r["a"]})
+        row[r["arm"]] = r["b"]
+        row[f"{r['arm']} marker"] = marker(r["verdict"], r["one_way"])
+        row[f"{r['arm']} win/tie/loss"] = f"{r['wins']}/{r['ties']}/{r['losses']}"
+    schema: dict[str, Any] = {"measure": pl.String, "better": pl.String, **{n: pl.Float64 for n in names}}
+    for n in names[1:]:
+        schema[f"{n} marker"] = pl.String
+        schema[f"{n} win/tie/loss"] = pl.String
+    return pl.DataFrame(list(by_measure.values()), schema=schema, strict=False)
 
 
-def shared_k(config_a: Any, config_b: Any, k: int | str | None) -> int | str:
-    """The K both configs are compared at: ``k`` if given, else their common configured K.
+def _moves(paired: pl.DataFrame, names: Sequence[str], measures: Sequence[Measure]) -> pl.DataFrame:
+    """Every query each arm moved on a headline measure: losses first, worst first, then wins, biggest first."""
+    import polars as pl
 
-    Measures are named by their cutoff, so two configs whose K (or, for ``auto``,
-    whose ``adaptive.max_k``) differ cannot be paired without an explicit ``--k``.
+    frames = []
+    for j in range(1, len(names)):
+        s = SUFFIXES[j]
+        for m in measures:
+            bare = base_name(str(m))
+            if bare not in HEADLINE:
+                continue
+            sign = -1.0 if m.lower_is_better else 1.0
+            gain = (pl.col(f"{bare}_{s}") - pl.col(f"{bare}_a")) * sign
+            part = (paired.filter(pl.col(f"{bare}_a").is_not_null() & pl.col(f"{bare}_{s}").is_not_null())
+                    .with_columns(gain.alias("_gain"))
+                    .filter(pl.col("_gain").abs() > 1e-9)
+                    .select(pl.lit(names[j]).alias("arm"), pl.lit(str(m)).alias("measure"),
+                            pl.when(pl.col("_gain") < 0).then(pl.lit("loss")).otherwise(pl.lit("win")).alias("kind"),
+                            "id", "query", "expected", pl.col("offered_a"), pl.col(f"offered_{s}").alias("offered_b"),
+                            pl.col(f"forbidden_offered_{s}").alias("forbidden_offered_b"),
+                            pl.col(f"{bare}_a").alias("value_a"), pl.col(f"{bare}_{s}").alias("value_b"),
+                            pl.col("_gain").abs().alias("_size")))
+            frames.append(part.sort(["kind", "_size", "id"], descending=[False, True, False]).drop("_size"))
+    schema = {"arm": pl.String, "measure": pl.String, "kind": pl.String, "id": pl.String, "query": pl.String,
+              "expected": pl.List(pl.String), "offered_a": pl.List(pl.String), "offered_b": pl.List(pl.String),
+              "forbidden_offered_b": pl.List(pl.String), "value_a": pl.Float64, "value_b": pl.Float64}
+    if not frames:
+        return pl.DataFrame(schema=schema)
+    return pl.concat(frames, how="vertical")
+
+
+def compare_document(a: EvalRun | RunResult, b: EvalRun | RunResult, *more: EvalRun | RunResult,
+                     names: Sequence[str] | None = None, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0,
+                     alpha: float = DEFAULT_ALPHA, max_changed: int = DEFAULT_CHANGED,
+                     max_moves: int = DEFAULT_MOVES, by: Sequence[str] | None = None) -> dict[str, Any]:
+    """Compare every run against ``a`` (the baseline); a JSON-able document."""
+    cmp = compare(a, b, *more, names=names, permutations=permutations, seed=seed, alpha=alpha)
+    return cmp.document(max_changed=max_changed, max_moves=max_moves, by=by)
+
+
+def shared_k(*configs: Any, k: int | str | None = None) -> int | str:
+    """The K every config arm is compared at: ``k`` if given, else their common configured K.
+
+    Measures are named by their cutoff, so configs whose K (or, for ``auto``, whose
+    ``adaptive.max_k``) differ cannot be paired without an explicit ``--k``.
     """
     from tooldisc.errors import UsageError
 
+    cfgs = list(configs)
     if k is None:
-        if config_a.k != config_b.k:
-            raise UsageError(f"A and B set different K ({config_a.k} and {config_b.k}); pass --k to compare at one K")
-        k = config_a.k
-    if k == "auto" and config_a.adaptive.max_k != config_b.adaptive.max_k:
-        raise UsageError("with --k auto, A and B must share adaptive.max_k so their measures share a cutoff")
+        ks = sorted({c.k for c in cfgs}, key=str)
+        if len(ks) > 1:
+            raise UsageError(f"the arms set different K ({', '.join(map(str, ks))}); pass --k to compare at one K")
+        k = ks[0] if ks else None
+    if k == "auto" and len({c.adaptive.max_k for c in cfgs}) > 1:
+        raise UsageError("with --k auto, the arms must share adaptive.max_k so their measures share a cutoff")
+    if k is None:
+        raise UsageError("no config arm sets K; pass --k")
     return k

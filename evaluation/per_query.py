@@ -13,7 +13,17 @@ null for a query outside its domain (a no-match query has no ``MRR``).
 Files: ``.parquet``, ``.csv`` or ``.jsonl`` by extension. CSV has no list type, so the
 list columns (``expected``, ``offered``, ``scores``, ``forbidden_offered``) are written
 as JSON arrays inside the cell (``["a","b"]``), which any CSV reader returns as text
-and ``json.loads`` turns back into a list.
+and ``json.loads`` turns back into a list. :func:`read_per_query` reads any of the three
+back with :data:`PER_QUERY_SCHEMA`'s types.
+
+JSON Lines carries no schema, and ``polars.read_ndjson`` infers one from the first 100
+lines: a column null (or an empty list) in all of them is read as ``Null`` and loses
+every later value (``MRR`` on a set whose first 100 queries all match no tool, or
+``forbidden_offered`` when the first 100 offers are clean). So the JSONL file starts
+with the few queries that show every column's type — for each column that has a value
+somewhere, the first query that has one (a non-empty list for list columns) — and then
+the rest, each part in gold order. Every row is the same; only the file's row order
+differs from the table's, and ``id`` names each row.
 """
 
 from __future__ import annotations
@@ -100,7 +110,7 @@ def per_query_bytes(frame: pl.DataFrame, fmt: str) -> bytes:
     if fmt == "parquet":
         frame.write_parquet(buf, statistics=False)
     elif fmt == "jsonl":
-        frame.write_ndjson(buf)
+        _typed_first(frame).write_ndjson(buf)
     elif fmt == "csv":
         flat = frame.with_columns(
             pl.Series(name, [json.dumps(v, ensure_ascii=False) for v in frame[name].to_list()], dtype=pl.String)
@@ -111,8 +121,33 @@ def per_query_bytes(frame: pl.DataFrame, fmt: str) -> bytes:
     return buf.getvalue()
 
 
+# polars.read_ndjson's default infer_schema_length: the JSONL witnesses must come first.
+NDJSON_INFER_ROWS = 100
+
+
+def _typed_first(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows that show each column's type (the first holding a value, or a non-empty list), then the rest."""
+    witnesses: list[int] = []
+    for name, dtype in frame.schema.items():
+        col = frame[name]
+        informative = col.list.len().fill_null(0) > 0 if isinstance(dtype, pl.List) else col.is_not_null()
+        hits = informative.arg_true()
+        if hits.len() and int(hits[0]) not in witnesses:
+            witnesses.append(int(hits[0]))
+    first = sorted(witnesses)
+    if len(first) > NDJSON_INFER_ROWS:  # more typed columns than inferred rows: cannot happen with this schema
+        raise UsageError(f"per-query JSONL: {len(first)} rows needed to show every column's type")
+    rest = [i for i in range(frame.height) if i not in set(first)]
+    return frame[first + rest] if first else frame
+
+
 def read_per_query(path: str | Path) -> pl.DataFrame:
-    """A per-query file written by ``--per-query-out`` back as the table (CSV lists decoded)."""
+    """A per-query file (``--per-query-out``: parquet, CSV or JSONL) back as the table, with the schema's types.
+
+    CSV list cells are decoded from their JSON arrays; JSONL is read with
+    :data:`PER_QUERY_SCHEMA` (its rows start with the ones that show each column's
+    type, so a plain ``polars.read_ndjson`` reads it too).
+    """
     fmt = per_query_format(path)
     if fmt == "parquet":
         return pl.read_parquet(path)

@@ -18,16 +18,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tooldisc.evaluation.slices import NONE_LABEL, SLICE_FIELDS
+
 if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.config import RankerConfig
     from tooldisc.discovery.model import Context
     from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.evaluation.run_file import RunFile
     from tooldisc.gold.model import GoldQuery, GoldSet
     from tooldisc.metrics.measures import Measure
 
-SLICE_FIELDS: tuple[str, ...] = ("category", "difficulty", "hard_case", "intent")
-NONE_LABEL = "(none)"
+__all__ = ["NONE_LABEL", "SLICE_FIELDS"]  # re-exported from .slices, where slice fields are decided
+
 # The kinds of miss a report lists, worst first.
 MISS_KINDS: tuple[str, ...] = ("forbidden", "false_abstention", "miss", "no_match_offered")
 
@@ -45,10 +48,12 @@ class QueryRun:
 
 @dataclass(frozen=True)
 class RunResult:
-    """Offers for every gold query from one engine, in gold order.
+    """Offers for every gold query from one engine (or one run file), in gold order.
 
     ``cutoff`` is the largest offer any query could get (K, or ``max_k`` for auto);
-    it names the measures.
+    it names the measures. ``run_file`` says where the offers came from when a TREC
+    run file made them (:mod:`tooldisc.evaluation.run_file`); ``config`` is then only
+    the one K was taken from.
     """
 
     gold: GoldSet
@@ -58,6 +63,10 @@ class RunResult:
     k: int | str
     cutoff: int
     queries: tuple[QueryRun, ...]
+    # Set when the offers were read from a TREC run file rather than made by discovery.
+    run_file: RunFile | None = None
+    # SHA-256 of the learned file discovery used ("" without one).
+    learned_digest: str = ""
 
     def run(self, depth: int | None = None) -> dict[str, tuple[str, ...]]:
         """``{qid: ranked names}``, each cut at ``depth`` when given."""
@@ -87,7 +96,8 @@ def run_discovery(engine: Discoverer, gold: GoldSet, context: Context, k: int | 
         results.append(QueryRun(q.id, offer.names, tuple(c.score for c in offer.candidates), offer.k, elapsed))
         if progress is not None:
             progress(i)
-    return RunResult(gold, engine.catalog, cfg, context, k, cutoff_for(cfg, k), tuple(results))
+    return RunResult(gold, engine.catalog, cfg, context, k, cutoff_for(cfg, k), tuple(results),
+                     learned_digest=engine.index.learned_digest)
 
 
 def cutoff_for(config: RankerConfig, k: int | str) -> int:
@@ -191,27 +201,11 @@ def score_run(result: RunResult, measures: Sequence[Measure | str], *, depth: in
     return Scores(tuple(ms), values, aggregate(rows, ms))
 
 
-def _slice_value(q: GoldQuery, name: str) -> str:
-    value = getattr(q, name, None)
-    if value is None or value == "":
-        return NONE_LABEL
-    return str(value)
+def slices(gold: GoldSet, by: Sequence[str] | None) -> dict[str, dict[str, set[str]]]:
+    """``{field: {value: qids}}`` for each slice field that labels at least one query (see :mod:`.slices`)."""
+    from tooldisc.evaluation.slices import slice_groups
 
-
-def slices(gold: GoldSet, by: Sequence[str]) -> dict[str, dict[str, set[str]]]:
-    """``{field: {value: qids}}`` for each slice field that labels at least one query."""
-    from tooldisc.errors import UsageError
-
-    out: dict[str, dict[str, set[str]]] = {}
-    for name in by:
-        if name not in SLICE_FIELDS:
-            raise UsageError(f"--by must name fields among {', '.join(SLICE_FIELDS)}; got {name!r}")
-        groups: dict[str, set[str]] = {}
-        for q in gold.queries:
-            groups.setdefault(_slice_value(q, name), set()).add(q.id)
-        if set(groups) != {NONE_LABEL}:
-            out[name] = {v: groups[v] for v in sorted(groups)}
-    return out
+    return slice_groups(gold, by).groups
 
 
 def misses(result: RunResult, scores: Scores, cutoff: int) -> list[dict[str, Any]]:

@@ -14,13 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from tooldisc.evaluation.run import (
     MISS_KINDS,
-    SLICE_FIELDS,
     RunResult,
     Scores,
     eval_measures,
     misses,
     score_run,
-    slices,
 )
 
 if TYPE_CHECKING:
@@ -53,14 +51,17 @@ def check_measurable(measures: Sequence[Measure | str]) -> None:
                              "and records no separate retrieval candidates")
 
 
-def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timings: bool = False,
+def eval_document(result: RunResult, *, by: Sequence[str] | None = None, timings: bool = False,
                   max_misses: int = DEFAULT_MISSES, extra: Sequence[Measure | str] = (),
                   scores: Scores | None = None) -> dict[str, Any]:
     """Score ``result`` and build the eval document (see ``eval.schema.json``).
 
     ``extra`` measures (e.g. a gate's ``hit@10``) are computed on the same run and
     added to ``metrics``; a cutoff above the run's must be refused by the caller.
+    ``by`` names the slice fields (``None``: the usual label fields, those no query
+    carries left out quietly; a field asked for that no query carries is a note).
     """
+    from tooldisc.evaluation.slices import slice_groups
     from tooldisc.metrics.measures import LatencyP50, LatencyP95, SchemaTokens, parse_measures
 
     cutoff = result.cutoff
@@ -76,7 +77,8 @@ def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timing
     if scores is None:
         scores = score_run(result, measures, timings=timings, schema_tokens=tokens)
     gold = result.gold
-    groups = slices(gold, by)
+    sliced = slice_groups(gold, by)
+    groups = sliced.groups
     by_out: dict[str, Any] = {}
     base = eval_measures(cutoff)
     for name, values in groups.items():
@@ -92,7 +94,7 @@ def eval_document(result: RunResult, *, by: Sequence[str] = SLICE_FIELDS, timing
     counts = {kind: sum(1 for m in found if m["kind"] == kind) for kind in MISS_KINDS}
     cat = result.catalog
     cfg = result.config
-    notes = list(dict.fromkeys([*cat.notes, *gold.notes, *_version_notes(result)]))
+    notes = list(dict.fromkeys([*cat.notes, *gold.notes, *_version_notes(result), *sliced.warnings]))
     return {
         "schema_version": SCHEMA_VERSION,
         "queries": len(gold),

@@ -35,6 +35,10 @@ EXTERNAL_NOTE = (
     "it carries no policy, so its tools count as read-only (side_effect none)"
 )
 _LABELS = ("required_capability", "category", "difficulty", "hard_case", "source")
+# Keys of an external row that are the row itself, or GoldQuery fields it never sets:
+# the rest, when their value is a string, boolean or integer, are slice labels.
+_EXTERNAL_KEYS = frozenset({"id", "query", "relevant", "acceptable", "primary_expected_tools", "acceptable_tools",
+                            "forbidden_tools", "intent", "no_match", "history", "require_all_primary", "labels"})
 
 
 def gold_schema() -> dict[str, Any]:
@@ -282,6 +286,7 @@ def _native_query(r: Mapping[str, Any]) -> GoldQuery:
         no_match=bool(r.get("no_match", False)),
         history=tuple((t["role"], t["content"]) for t in r.get("history") or ()),
         require_all_primary=bool(r.get("require_all_primary", False)),
+        labels=tuple(sorted((r.get("labels") or {}).items())),
         **{key: _opt_str(r.get(key)) for key in _LABELS},
     )
 
@@ -291,7 +296,15 @@ def _external_query(r: Mapping[str, Any]) -> GoldQuery:
     acceptable = r.get("acceptable") or ()
     if isinstance(acceptable, Mapping):
         acceptable = tuple(acceptable)  # the keys: alternative names for a relevant tool
-    category = r.get("category")
+    fields: dict[str, str] = {}
+    labels: dict[str, str | bool | int] = {}
+    for key, value in r.items():
+        if key in _EXTERNAL_KEYS or value is None or value == "":
+            continue
+        if key in _LABELS and isinstance(value, str):
+            fields[key] = value  # a known label field (Seal-Tools' difficulty), as a native set has it
+        elif isinstance(value, str | bool | int) and not isinstance(value, float):
+            labels[key] = value  # any other scalar: MetaTool's subset, Seal-Tools' n_gold_calls
     return GoldQuery(
         id=str(r["id"]),
         query=r["query"],
@@ -299,7 +312,8 @@ def _external_query(r: Mapping[str, Any]) -> GoldQuery:
         acceptable_tools=tuple(t for t in acceptable if t not in relevant),
         intent="read",
         no_match=not relevant,
-        category=category if isinstance(category, str) and category else None,
+        labels=tuple(sorted(labels.items())),
+        **fields,
     )
 
 

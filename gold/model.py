@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from tooldisc.metrics.judgment import Judgment
 
 INTENTS: tuple[str, ...] = ("read", "write", "delete", "export", "execute", "none")
+# The GoldQuery fields a slice (``--by``) may name; any key of ``labels`` may be named too.
+FIELD_LABELS: tuple[str, ...] = ("category", "difficulty", "hard_case", "intent", "required_capability", "source",
+                                 "no_match", "require_all_primary")
+LabelValue = str | bool | int
 
 
 @dataclass(frozen=True)
@@ -23,7 +27,11 @@ class GoldQuery:
     """One labelled query (DESIGN §6).
 
     ``history`` holds earlier turns as ``(role, content)`` pairs. Empty labels
-    (``""``) are stored as ``None`` so a slice never splits on both.
+    (``""``) are stored as ``None`` so a slice never splits on both. ``labels`` holds
+    a file's other slice labels, ``(name, value)`` pairs sorted by name with string,
+    boolean or integer values (a native set's ``labels`` object; a benchmark row's
+    extra keys, such as MetaTool's ``subset`` or Seal-Tools' ``n_gold_calls``). They
+    are read only by ``--by``: never by discovery or any measure.
     """
 
     id: str
@@ -40,6 +48,7 @@ class GoldQuery:
     history: tuple[tuple[str, str], ...] = ()
     require_all_primary: bool = False
     source: str | None = None
+    labels: tuple[tuple[str, LabelValue], ...] = ()
 
     @property
     def matched(self) -> bool:
@@ -59,8 +68,29 @@ class GoldQuery:
             no_match=self.no_match,
         )
 
+    def label(self, name: str) -> LabelValue | None:
+        """The slice label ``name``: a field of :data:`FIELD_LABELS`, else a key of ``labels``; None if absent."""
+        if name in FIELD_LABELS:
+            value = getattr(self, name)
+            if value is not None:
+                return value
+        for key, value in self.labels:
+            if key == name:
+                return value
+        return None
+
     def to_dict(self) -> dict[str, Any]:
-        """The native JSON record (what :func:`~tooldisc.gold.loader.load_gold` reads back)."""
+        """The native JSON record (what :func:`~tooldisc.gold.loader.load_gold` reads back).
+
+        ``labels`` appears only when the query has some, so a set without them writes
+        (and hashes) exactly as before labels existed.
+        """
+        body = self._core_dict()
+        if self.labels:
+            body["labels"] = dict(self.labels)
+        return body
+
+    def _core_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "query": self.query,
@@ -107,13 +137,14 @@ class GoldSet:
     def hash(self) -> str:
         """SHA-256 of the queries' canonical JSON: what decides the measures, whatever the file.
 
-        The same queries read from JSON, JSONL or YAML hash alike; versions, notes and the
-        path do not count, so a baseline can tell "another gold set" from "another copy".
+        The same queries read from JSON, JSONL or YAML hash alike; versions, notes, the
+        path and the extra slice ``labels`` (read only by ``--by``) do not count, so a
+        baseline can tell "another gold set" from "another copy".
         """
         import hashlib
         import json
 
-        body = json.dumps([q.to_dict() for q in self.queries], sort_keys=True, separators=(",", ":"),
+        body = json.dumps([q._core_dict() for q in self.queries], sort_keys=True, separators=(",", ":"),
                           ensure_ascii=False)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
 

@@ -11,11 +11,23 @@ so without the nudge it could reorder a run tooldisc ordered by score desc, then
 Which qrels grade each measure counts as relevant is part of the measure
 (``Measure.IR_MEASURES``): hit, recall and MRR take grade 2 (primary) only, P takes
 grade 1 and up, nDCG uses the grades as gains.
+
+**TREC-safe names.** A TREC line is whitespace-separated fields, so a tool or query id
+holding a space (Seal-Tools has ``requestFirst Aid Assistance``) cannot be written as
+is. Every TREC file tooldisc writes or reads (run, qrels, topics) uses one reversible
+rule: whitespace, control characters and ``%`` are percent-encoded as the ``%XX`` of
+their UTF-8 bytes (``requestFirst%20Aid%20Assistance``, ``50%25``); every other
+character, any script, is written as it is. Reading decodes every ``%XX`` run, so the
+rule round-trips exactly, and trec_eval or ir_measures, which compare the fields as
+opaque strings, score encoded qrels against an encoded run exactly as tooldisc scores
+the names themselves.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,11 +47,49 @@ TREC_NOTE = ("TREC qrels + topics: grade >= 2 is primary, 1 acceptable; they car
 BINARY_NOTE = "the qrels are binary (no grade above 1): grade 1 counts as primary"
 
 
+_ENCODED = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _unsafe(ch: str) -> bool:
+    """Whitespace (what splits a TREC line), control characters and the escape character itself."""
+    return ch == "%" or ch.isspace() or unicodedata.category(ch) == "Cc"
+
+
+def encode_name(name: str) -> str:
+    """A name as a TREC field: whitespace, control characters and ``%`` become ``%XX`` (UTF-8 bytes).
+
+    ``decode_name(encode_name(s)) == s`` for every string; a name without those
+    characters is written unchanged.
+    """
+    if not any(_unsafe(ch) for ch in name):
+        return name
+    return "".join("".join(f"%{b:02X}" for b in ch.encode("utf-8")) if _unsafe(ch) else ch for ch in name)
+
+
+def decode_name(field: str) -> str:
+    """A TREC field back to the name: each run of ``%XX`` is decoded as UTF-8.
+
+    A ``%`` not followed by two hex digits is kept as it is (a name written by another
+    tool); ``%XX`` bytes that are not UTF-8 are a :class:`DataError`.
+    """
+    if "%" not in field:
+        return field
+
+    def bytes_of(m: re.Match[str]) -> str:
+        raw = bytes.fromhex(m.group().replace("%", ""))
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DataError(f"{field!r}: the percent-encoded bytes {m.group()} are not UTF-8") from None
+
+    return _ENCODED.sub(bytes_of, field)
+
+
 def _token(value: str, what: str, source: str | None) -> str:
-    if not value or any(ch.isspace() for ch in value):
-        raise DataError(f"{what} {value!r} cannot be written to a TREC file (empty or holds whitespace)",
-                        file=source)
-    return value
+    """``value`` as one TREC field (percent-encoded); an empty one cannot be written."""
+    if not value:
+        raise DataError(f"{what} {value!r} cannot be written to a TREC file (empty)", file=source)
+    return encode_name(value)
 
 
 def qrels_dict(gold: GoldSet) -> dict[str, dict[str, int]]:
@@ -52,11 +102,11 @@ def qrels_text(gold: GoldSet) -> str:
     """``qid 0 tool grade`` lines, queries in file order, primary tools first, each sorted."""
     lines = []
     for q in gold.queries:
-        _token(q.id, "query id", gold.source)
+        qid = _token(q.id, "query id", gold.source)
         primary = sorted(set(q.primary_expected_tools))
         acceptable = sorted(set(q.acceptable_tools) - set(primary))
         for tool, grade in [*((t, PRIMARY) for t in primary), *((t, ACCEPTABLE) for t in acceptable)]:
-            lines.append(f"{q.id} 0 {_token(tool, 'tool name', gold.source)} {grade}\n")
+            lines.append(f"{qid} 0 {_token(tool, 'tool name', gold.source)} {grade}\n")
     return "".join(lines)
 
 
@@ -95,6 +145,7 @@ def read_grades(path: str | Path) -> dict[str, dict[str, int]]:
             g = int(grade)
         except ValueError:
             raise DataError(f"grade must be an integer; got {grade!r}", file=source, where=f"line {lineno}") from None
+        qid, tool = _decoded(qid, source, lineno), _decoded(tool, source, lineno)
         grades.setdefault(qid, {})[tool] = g
     return grades
 
@@ -138,6 +189,7 @@ def read_topics(path: str | Path) -> dict[str, str]:
         check_query(text, f"query {qid!r}", error=DataError, file=source, where=where)
         if not qid or any(ch.isspace() for ch in qid):
             raise DataError(f"query id {qid!r} is empty or holds whitespace", file=source, where=where)
+        qid = _decoded(qid, source, lineno)
         if not text:
             raise DataError(f"query {qid!r} has an empty text", file=source, where=where)
         if qid in topics:
@@ -221,14 +273,18 @@ def run_text(run: Mapping[str, Sequence[str]], tag: str = "tooldisc", *,
 
     ``scores`` (query id → one score per ranked tool) are discovery's; without them the
     score is the rank counted down (n, n−1, … 1). A query with an empty offer has no line.
+    Query ids and tool names are percent-encoded (:func:`encode_name`); the tag is
+    tooldisc's own word and must hold no whitespace.
     """
-    _token(tag, "run tag", None)
+    if not tag or any(_unsafe(ch) for ch in tag):
+        raise DataError(f"run tag {tag!r} cannot be written to a TREC file (empty, or holds whitespace, "
+                        "a control character or '%')")
     unit = 10 ** SCORE_DECIMALS
     lines = []
     for qid, ranking in run.items():
-        _token(qid, "query id", None)
+        field = _token(qid, "query id", None)
         for i, (tool, units) in enumerate(zip(ranking, _scores(run, scores, qid), strict=True)):
-            lines.append(f"{qid} Q0 {_token(tool, 'tool name', None)} {i + 1} {units / unit:.{SCORE_DECIMALS}f} {tag}\n")
+            lines.append(f"{field} Q0 {_token(tool, 'tool name', None)} {i + 1} {units / unit:.{SCORE_DECIMALS}f} {tag}\n")
     return "".join(lines)
 
 
@@ -239,6 +295,16 @@ def write_run(run: Mapping[str, Sequence[str]], path: str | Path, tag: str = "to
 
 def read_run(path: str | Path) -> dict[str, tuple[str, ...]]:
     """A TREC run → ``{qid: ranked tools}``, ordered by score desc, then tool name."""
+    return {qid: tuple(t for t, _ in ranked) for qid, ranked in read_scored_run(path).items()}
+
+
+def read_scored_run(path: str | Path) -> dict[str, tuple[tuple[str, float], ...]]:
+    """A TREC run → ``{qid: ((tool, score), …)}``, best first: score desc, then tool name.
+
+    The rank column is ignored, as trec_eval ignores it: the score orders a run. Names
+    are decoded (:func:`decode_name`); a score that is not a finite number, a line
+    without 6 fields or a tool listed twice for one query is a :class:`DataError`.
+    """
     source = str(path)
     scored: dict[str, dict[str, float]] = {}
     for lineno, line in enumerate(_read(path).splitlines(), 1):
@@ -253,10 +319,20 @@ def read_run(path: str | Path) -> dict[str, tuple[str, ...]]:
             value = float(score)
         except ValueError:
             raise DataError(f"score must be a number; got {score!r}", file=source, where=f"line {lineno}") from None
+        if not math.isfinite(value):
+            raise DataError(f"score must be a finite number; got {score!r}", file=source, where=f"line {lineno}")
+        qid, tool = _decoded(qid, source, lineno), _decoded(tool, source, lineno)
         if tool in scored.setdefault(qid, {}):
             raise DataError(f"tool {tool!r} appears twice for query {qid!r}", file=source, where=f"line {lineno}")
         scored[qid][tool] = value
-    return {qid: tuple(sorted(s, key=lambda t: (-s[t], t))) for qid, s in scored.items()}
+    return {qid: tuple(sorted(s.items(), key=lambda ts: (-ts[1], ts[0]))) for qid, s in scored.items()}
+
+
+def _decoded(field: str, source: str, lineno: int) -> str:
+    try:
+        return decode_name(field)
+    except DataError as exc:
+        raise DataError(exc.message, file=source, where=f"line {lineno}") from None
 
 
 def _read(path: str | Path) -> str:

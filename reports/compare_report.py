@@ -1,9 +1,11 @@
 """The compare and gate reports, built from their JSON documents alone.
 
-A compare report puts each measure's A and B side by side with the paired tests'
-Holm-corrected p-values and says in words which is better, or that the sample is too
-small to tell; a gate report leads with the verdict, since it is read in a CI step
-summary.
+A compare report puts every arm's value of each measure side by side (one table, arms
+as columns, each value marked where it differs significantly from the baseline), then
+each arm's paired tests against the baseline with Holm-corrected p-values and a verdict
+in words, its worst losses and biggest wins per headline measure, and with ``--by`` each
+slice's regressions; a gate report leads with the verdict, since it is read in a CI
+step summary.
 """
 
 from __future__ import annotations
@@ -14,36 +16,123 @@ from typing import Any
 from tooldisc.reports.blocks import Chart, Lines, Paragraph, Report, numeric, table
 from tooldisc.reports.eval_report import _COUNTS, describe_context, fmt, k_text
 
-CMP_HEADERS = ("measure", "n", "A", "B", "delta", "win/tie/loss", "p (rand, Holm)", "p (t, Holm)", "verdict")
+CMP_HEADERS = ("measure", "n", "A", "B", "delta", "win/tie/loss", "p (sign, Holm)", "p (rand, Holm)", "p (t, Holm)",
+               "verdict")
 CHANGED_HEADERS = ("id", "query", "expected", "A got", "B got", "nDCG A", "nDCG B")
+MOVE_HEADERS = ("id", "query", "expected", "A got", "B got", "A", "B")
+SLICE_HEADERS = ("field", "value", "queries", "arm", "measure", "A", "B", "win/tie/loss", "p (sign, Holm)", "why")
 GATE_HEADERS = ("result", "measure", "threshold", "actual")
+_LEGEND = ("▲ / ▼: significantly better / worse than the baseline; ?: too small to tell; "
+           "!: a safety measure with a query made worse and none made better")
 
 
 def _p(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
-def _compare_rows(doc: Mapping[str, Any]) -> list[list[str]]:
-    rows = []
-    for r in doc["measures"]:
+def _value(value: float | None, measure: str) -> str:
+    """At least 3 decimals: 4 for rates, 3 for counts (avg_k)."""
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" if measure.split("@", 1)[0] in _COUNTS else f"{value:.4f}"
+
+
+def _two(doc: Mapping[str, Any]) -> bool:
+    return len(doc["arms"]) == 2
+
+
+def _vs(doc: Mapping[str, Any], arm: str) -> str:
+    """How an arm is named against the baseline: ``B vs A`` for two arms, else ``bm25 vs default``."""
+    return "B vs A" if _two(doc) else f"{arm} vs {doc['baseline']}"
+
+
+def _compare_rows(rows: list[Mapping[str, Any]]) -> list[list[str]]:
+    out = []
+    for r in rows:
         delta = "n/a" if r["delta"] is None else f"{r['delta']:+.4f}"
-        rows.append([r["measure"], str(r["n"]), fmt(r["a"], r["measure"]), fmt(r["b"], r["measure"]), delta,
-                     f"{r['wins']}/{r['ties']}/{r['losses']}", _p(r["p_randomization_holm"]),
-                     _p(r["p_ttest_holm"]), r["verdict"]])
-    return rows
+        out.append([r["measure"], str(r["n"]), _value(r["a"], r["measure"]), _value(r["b"], r["measure"]), delta,
+                    f"{r['wins']}/{r['ties']}/{r['losses']}", _p(r["p_sign_holm"]), _p(r["p_randomization_holm"]),
+                    _p(r["p_ttest_holm"]), r["verdict"] + (" (one-way)" if r["one_way"] else "")])
+    return out
+
+
+def _arm_line(doc: Mapping[str, Any], i: int, arm: Mapping[str, Any]) -> str:
+    label = "AB"[i] if _two(doc) else arm["name"]
+    what = "run file " if arm["kind"] == "run" else ""
+    learned = f", learned file {arm['learned']}" if arm.get("learned") else ""
+    base = " (baseline)" if i == 0 and not _two(doc) else ""
+    return f"{label}{base}: {what}{arm['source']} (hash {arm['hash']}{learned})"
 
 
 def _compare_lines(doc: Mapping[str, Any]) -> list[str]:
-    lines = [f"A: {doc['a']['source']} (hash {doc['a']['hash']})", f"B: {doc['b']['source']} (hash {doc['b']['hash']})",
-             f"{doc['queries']} queries ({doc['matched']} matched), {k_text(doc)}; "
-             f"paired randomization test ({doc['permutations']} sign flips, seed {doc['seed']}) and paired t-test, "
-             f"Holm-corrected across measures, alpha {doc['alpha']}; wins count queries where B is better",
-             f"context: {describe_context(doc['context'])}"]
-    if doc["too_small"]:
-        lines.append("too small to tell (fewer than 30 queries, or fewer than 20 that moved): "
-                     + ", ".join(doc["too_small"]))
+    lines = [_arm_line(doc, i, arm) for i, arm in enumerate(doc["arms"])]
+    lines += [f"{doc['queries']} queries ({doc['matched']} matched), {k_text(doc)}; the exact sign test over the "
+              f"queries that moved decides, Holm-corrected across {doc['tests']} tests (measures x arms against "
+              f"the baseline), alpha {doc['alpha']}; paired randomization test ({doc['permutations']} sign flips, "
+              f"seed {doc['seed']}) and paired t-test beside it; wins count queries where "
+              f"{'B' if _two(doc) else 'the arm'} is better",
+              f"context: {describe_context(doc['context'])}", _LEGEND]
+    small = [r for r in doc["measures"] if r["verdict"] == "too small to tell"]
+    for label, rows in ((f"fewer than {doc.get('sign_test_needs')} queries moved, so the sign test cannot reach "
+                         "alpha/m", [r for r in small if r["n"]]),
+                        ("no query in its domain", [r for r in small if not r["n"]])):
+        if rows:
+            names = [r["measure"] if _two(doc) else f"{r['measure']} ({r['arm']})" for r in rows]
+            lines.append(f"too small to tell ({label}): " + ", ".join(names))
     lines += [f"note: {n}" for n in doc.get("notes", [])]
     return lines
+
+
+def _table_block(doc: Mapping[str, Any]) -> Any:
+    """The one table: a row per measure, every arm's value (marked against the baseline), then win/tie/loss."""
+    names = [a["name"] for a in doc["arms"]]
+    heads = ["measure", *[f"{n} (baseline)" if i == 0 else n for i, n in enumerate(names)],
+             *[f"{n} win/tie/loss" for n in names[1:]]]
+    rows = []
+    for r in doc["table"]:
+        values = [(_value(v, r["measure"]) + (f" {m}" if m else "")) for v, m in zip(r["values"], r["markers"],
+                                                                                     strict=True)]
+        wtl = [f"{w}/{t}/{lo}" for w, t, lo in zip(r["wins"][1:], r["ties"][1:], r["losses"][1:], strict=True)]
+        rows.append([r["measure"], *values, *wtl])
+    return table(heads, rows, "Measures", align=("left", *numeric(0, len(heads) - 1)))
+
+
+def _move_rows(items: list[Mapping[str, Any]], measure: str) -> list[list[str]]:
+    rows = []
+    for m in items:
+        got_b = ", ".join(m["b"]) or "(empty)"
+        if m.get("forbidden_offered_b") and measure.startswith("forbidden"):
+            got_b += f" [forbidden: {', '.join(m['forbidden_offered_b'])}]"
+        rows.append([m["id"], m["query"], ", ".join(m["expected"]) or "(none)", ", ".join(m["a"]) or "(empty)",
+                     got_b, _value(m["value_a"], measure), _value(m["value_b"], measure)])
+    return rows
+
+
+def _move_blocks(doc: Mapping[str, Any]) -> list[Any]:
+    """Per arm and headline measure: its worst losses, then its biggest wins, with counts."""
+    blocks: list[Any] = []
+    still = []
+    for mv in doc["moves"]:
+        who = "B" if _two(doc) else mv["arm"]
+        if not mv["wins"] and not mv["losses"]:
+            still.append(mv["measure"] if _two(doc) else f"{mv['measure']} ({mv['arm']})")
+            continue
+        for key, what, count in (("worst_losses", "worst losses", "losses"), ("biggest_wins", "biggest wins", "wins")):
+            title = f"{who}'s {what} on {mv['measure']} ({len(mv[key])} of {mv[count]})"
+            blocks.append(table(MOVE_HEADERS, _move_rows(mv[key], mv["measure"]), title, align=numeric(5, 2)))
+    if still:
+        blocks.insert(0, Lines((f"no query moved on: {', '.join(still)}",)))
+    return blocks
+
+
+def _slice_blocks(doc: Mapping[str, Any]) -> list[Any]:
+    if "slices" not in doc:
+        return []
+    rows = [[r["field"], r["value"], str(r["queries"]), r["arm"], r["measure"], _value(r["a"], r["measure"]),
+             _value(r["b"], r["measure"]), f"{r['wins']}/{r['ties']}/{r['losses']}", _p(r["p_sign_holm"]),
+             r["reason"]] for r in doc["slices"]["regressions"]]
+    title = f"Regressions by slice ({', '.join(doc['slices']['by'])})"
+    return [table(SLICE_HEADERS, rows, title, align=(*numeric(2, 1), "left", "left", *numeric(0, 4), "left"))]
 
 
 def _changed_rows(doc: Mapping[str, Any]) -> list[list[str]]:
@@ -52,18 +141,24 @@ def _changed_rows(doc: Mapping[str, Any]) -> list[list[str]]:
 
 
 def compare_report(doc: Mapping[str, Any]) -> Report:
-    """How A and B were run, A and B per rate measure (HTML chart), the tests, the queries that changed."""
-    rates = tuple({"measure": r["measure"], "config": side, "value": r[side.lower()]}
-                  for r in doc["measures"] if r["measure"].split("@", 1)[0] not in _COUNTS
-                  for side in ("A", "B") if r[side.lower()] is not None)
-    blocks: list[Any] = [Lines(tuple(_compare_lines(doc)))]
+    """How the arms were run, the one table (and an HTML chart), each arm's tests, wins and losses, slices."""
+    names = [a["name"] for a in doc["arms"]]
+    rates = tuple({"measure": r["measure"], "arm": names[i], "value": v}
+                  for r in doc["table"] if r["measure"].split("@", 1)[0] not in _COUNTS
+                  for i, v in enumerate(r["values"]) if v is not None)
+    blocks: list[Any] = [Lines(tuple(_compare_lines(doc))), _table_block(doc)]
     if rates:
-        blocks.append(Chart("bar", rates, x="measure", y="value", color="config", y_title="value",
-                            title="A and B per measure (means over the queries each measure covers)"))
-    blocks.append(table(CMP_HEADERS, _compare_rows(doc), "B vs A", align=("left", *numeric(0, 7), "left")))
-    blocks.append(table(CHANGED_HEADERS, _changed_rows(doc),
-                        f"Queries that changed ({len(doc['changed'])} of {doc['changed_count']})",
-                        align=numeric(5, 2)))
+        blocks.append(Chart("bar", rates, x="measure", y="value", color="arm", y_title="value",
+                            title="Every arm per measure (means over the queries each measure covers)"))
+    for arm in names[1:]:
+        rows = [r for r in doc["measures"] if r["arm"] == arm]
+        blocks.append(table(CMP_HEADERS, _compare_rows(rows), _vs(doc, arm), align=("left", *numeric(0, 8), "left")))
+    blocks += _move_blocks(doc)
+    blocks += _slice_blocks(doc)
+    if "changed" in doc:
+        blocks.append(table(CHANGED_HEADERS, _changed_rows(doc),
+                            f"Queries that changed ({len(doc['changed'])} of {doc['changed_count']})",
+                            align=numeric(5, 2)))
     return Report("tooldisc compare", tuple(blocks))
 
 

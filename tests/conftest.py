@@ -26,6 +26,7 @@ HEAVY_FIRST = (
     "canary/test_spark_options.py",
     "canary/test_cli.py",
     "evaluation/test_cli.py",
+    "test_docs_commands.py",
     "discovery/test_security_property_session.py",
     "discovery/test_security_property_session_more.py",
     "discovery/test_index_build.py",

@@ -11,7 +11,9 @@ Public API (imported lazily so ``import tooldisc`` stays instant)::
     run = tooldisc.evaluate("catalog.yaml", "gold.json", k=15)         # eval, in a notebook
     run.metrics["MRR"], run.per_query                                   # totals; polars, per query
     other = tooldisc.evaluate("catalog.yaml", "gold.json", config="configs/bm25.yaml", k=15)
-    tooldisc.compare(run, other).measures                               # paired tests, Holm
+    mine = tooldisc.evaluate("catalog.yaml", "gold.json", k=15, run="embeddings.trec")   # any retriever's run
+    tooldisc.compare(run, other, mine, names=["default", "bm25", "mine"]).table   # arms as columns, sign test, Holm
+    tooldisc.read_per_query("per_query.jsonl")                          # a --per-query-out file, typed
 """
 
 from __future__ import annotations
@@ -40,10 +42,12 @@ __all__ = [
     "default_context",
     "discover",
     "evaluate",
+    "fuse",
     "load_catalog",
     "load_config",
     "load_gold",
     "load_learned",
+    "read_per_query",
 ]
 
 _LAZY = {
@@ -66,6 +70,8 @@ _LAZY = {
     "evaluate": "tooldisc.evaluation.api",
     "EvalRun": "tooldisc.evaluation.api",
     "compare": "tooldisc.evaluation.compare",
+    "fuse": "tooldisc.evaluation.fuse",
+    "read_per_query": "tooldisc.evaluation.per_query",
     "Comparison": "tooldisc.evaluation.compare",
     "load_gold": "tooldisc.gold.loader",
     "GoldSet": "tooldisc.gold.model",
@@ -82,6 +88,8 @@ if TYPE_CHECKING:
     from tooldisc.errors import ConfigError, DataError, ToolDiscError, UsageError
     from tooldisc.evaluation.api import EvalRun, evaluate
     from tooldisc.evaluation.compare import Comparison, compare
+    from tooldisc.evaluation.fuse import fuse
+    from tooldisc.evaluation.per_query import read_per_query
     from tooldisc.gold.loader import load_gold
     from tooldisc.gold.model import GoldSet
 

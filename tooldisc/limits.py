@@ -44,6 +44,8 @@ COUNTS: dict[str, Count] = {
     "sample": Count(10, 1_000_000, "requests whose ranking features are computed"),
     "min_requests": Count(2, 1_000_000, "k of k-anonymity"),
     "max_phrases": Count(1, 10_000, "expansion phrases kept per tool"),
+    "rrf_k": Count(0, 1_000_000, "RRF's constant k in 1 / (k + rank)"),
+    "depth": Count(1, 1_000_000, "tools kept per query in a fused run"),
     "seed": Count(0, MAX_SEED, "a seed: any non-negative 64-bit integer"),
 }
 

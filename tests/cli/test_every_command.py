@@ -12,7 +12,7 @@ from tooldisc.cli.app import app
 
 # `serve` speaks MCP over stdio: its output is the protocol itself, so it has no --format.
 COMMANDS = [
-    "discover", "eval", "sweep", "compare", "gate", "tune", "bench",
+    "discover", "eval", "sweep", "compare", "fuse", "gate", "tune", "bench",
     "catalog validate", "catalog stats", "catalog convert", "catalog diff",
     "canary assign", "canary simulate", "canary synth", "canary ingest", "canary verdict",
     "plan validate", "gold validate", "gold stats", "gold split", "gold qrels", "kernels status", "kernels build",

@@ -109,6 +109,21 @@ def test_gate_from_fails_exit_1(eval_json: Path, tmp_path: Path) -> None:
     assert text.startswith("earlier step\n") and "FAILED" in text  # appended, as CI step summaries are
 
 
+def test_gate_html_and_out(eval_json: Path, tmp_path: Path) -> None:
+    """The README says every report renders as HTML: gate too, on stdout or into --out (exit code kept)."""
+    out = tmp_path / "gate.html"
+    r = run_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.99", "--out", str(out))
+    assert r.returncode == 1 and r.stdout == "" and f"wrote {out}" in r.stderr
+    page = out.read_text("utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "tooldisc gate: FAILED" in page and "hit@15" in page
+    r = run_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.9", "--format", "html")
+    assert r.returncode == 0 and r.stdout.startswith("<!DOCTYPE html>")
+    r = run_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.9", "--out", str(tmp_path / "g.md"))
+    assert r.returncode == 0 and (tmp_path / "g.md").read_text("utf-8").startswith("## tooldisc gate: passed")
+    r = run_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.9", "--out", str(tmp_path / "g.txt"))
+    assert r.returncode == 2 and "--format" in r.stderr
+
+
 @pytest.mark.parametrize("args, match", [
     (["--min", "hits@15=0.9"], "unknown measure"),
     (["--min", "hit@15=abc"], "not a number"),

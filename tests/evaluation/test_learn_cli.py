@@ -61,6 +61,23 @@ def test_compare_without_and_with_the_learned_file(files) -> None:
     assert mrr["b"] > mrr["a"] + 0.3  # in-sample: a wiring check, not a quality claim
 
 
+def test_learned_arms_by_name_by_content_and_by_flag_agree(files) -> None:
+    """``default default+L``, ``default L`` (a learned file is known by its content) and ``--learned-b L``
+    alone (the docs' form: both arms default to the shipped config) are one comparison."""
+    common = ["--catalog", str(files["catalog"]), "--gold", str(files["traffic"]), "--k", "5", "--json"]
+    docs = []
+    for args in (["default", f"default+{files['learned']}"], ["default", f"mine={files['learned']}"],
+                 ["--learned-b", str(files["learned"])]):
+        proc = run_cli("compare", *args, *common)
+        assert proc.returncode == 0, proc.stderr
+        docs.append(json.loads(proc.stdout))
+    assert [a["name"] for a in docs[0]["arms"]] == ["default", "default+learned"]
+    assert [a["name"] for a in docs[1]["arms"]] == ["default", "mine"]
+    assert [a["name"] for a in docs[2]["arms"]] == ["default", "default+learned"]
+    assert all(d["arms"][1]["learned"] and not d["arms"][0]["learned"] for d in docs)
+    assert docs[0]["table"] == docs[1]["table"] == docs[2]["table"]
+
+
 def test_a_request_naming_an_unknown_tool_is_bad_input(tmp_path: Path, files) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"id": "x", "query": "q", "relevant": ["no_such_tool"]}) + "\n")

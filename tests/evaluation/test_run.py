@@ -102,11 +102,15 @@ def test_slices_partition_the_queries(tiny) -> None:
     jsonschema.validate(doc, _schema())
 
 
-def test_unknown_slice_field_is_usage_error(tiny) -> None:
+def test_a_slice_field_no_query_has_is_a_note_and_a_non_label_is_usage_error(tiny) -> None:
     _cat, gold, engine = tiny
     result = run_discovery(engine, gold, engine.default_context, 3)
-    with pytest.raises(UsageError, match="--by"):
-        eval_document(result, by=("colour",))
+    doc = eval_document(result, by=("colour", "category"))
+    assert list(doc["by"]) == ["category"]
+    assert any(n.startswith("warning: --by colour: no query in") for n in doc["notes"])
+    assert not any("--by" in n for n in eval_document(result)["notes"])  # the defaults stay quiet
+    with pytest.raises(UsageError, match="--by query"):
+        eval_document(result, by=("query",))
 
 
 def test_auto_k_names_measures_with_max_k(tiny) -> None:
@@ -169,8 +173,9 @@ def test_compare_same_config_is_all_ties(tiny) -> None:
     doc = compare_document(a, a, permutations=200)
     for row in doc["measures"]:
         assert row["wins"] == row["losses"] == 0
-        assert row["p_randomization"] == 1.0 and row["verdict"] == "too small to tell"
-    assert doc["changed_count"] == 0 and doc["too_small"]
+        assert row["p_randomization"] == 1.0 and row["p_sign"] == 1.0
+        assert row["verdict"] == "no significant difference"  # nothing moved: a finding, not "too small"
+    assert doc["changed_count"] == 0 and doc["too_small"] == [] and doc["regressions"] == []
 
 
 def test_compare_detects_a_changed_ranker(tiny) -> None:

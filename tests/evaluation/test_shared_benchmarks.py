@@ -55,8 +55,12 @@ def test_hesabix(shared: Path) -> None:
 @pytest.mark.parametrize("name, gold, k", [("metatool", "queries_sample2k.jsonl", 5), ("bfcl", "queries.jsonl", 10)])
 def test_external_format(shared: Path, tmp_path: Path, name: str, gold: str, k: int) -> None:
     b = shared / "benchmarks" / name
-    doc = _eval(b / "tools.jsonl", b / gold, k, "--run-out", str(tmp_path / "run.trec"))
+    by = ["--by", "subset,category"] if name == "metatool" else []
+    doc = _eval(b / "tools.jsonl", b / gold, k, "--run-out", str(tmp_path / "run.trec"), *by)
     assert doc["queries"] == _rows(b / gold)
+    if name == "metatool":  # a benchmark row's own label (was refused: "--by must name fields among …")
+        assert {v: s["queries"] for v, s in doc["by"]["subset"].items()} == {"multi": 497, "single": 1503}
+        assert "category" not in doc["by"] and any("--by category" in n for n in doc["notes"])
     assert any("tools.jsonl" in n and "read-only" in n for n in doc["notes"])
     m = doc["metrics"]
     pool = _rows(b / "tools.jsonl")

@@ -9,7 +9,15 @@ import pytest
 from scipy import stats
 
 from tooldisc.errors import UsageError
-from tooldisc.evaluation.significance import holm, paired_test, randomization_p, ttest_p
+from tooldisc.evaluation.significance import (
+    holm,
+    paired_test,
+    randomization_p,
+    sign_test_floor,
+    sign_test_needs,
+    sign_test_p,
+    ttest_p,
+)
 
 
 def test_randomization_exact_tiny_case_by_hand() -> None:
@@ -102,3 +110,33 @@ def test_paired_test_counts_and_direction() -> None:
     assert (lower.wins, lower.losses) == (1, 2)
     with pytest.raises(UsageError):
         paired_test([1, 2], [1])
+
+
+def test_sign_test_equals_scipy_binomtest_and_ignores_ties() -> None:
+    for wins, losses in [(0, 18), (3, 0), (28, 109), (70, 161), (5, 5), (1, 0), (0, 0)]:
+        want = stats.binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
+        assert sign_test_p(wins, losses) == pytest.approx(want, rel=1e-12)
+    t = paired_test([0] * 1982 + [0] * 18, [0] * 1982 + [1] * 18, lower_is_better=True)
+    assert (t.wins, t.ties, t.losses) == (0, 1982, 18) and t.p_sign == pytest.approx(2 * 0.5 ** 18)
+    with pytest.raises(UsageError, match="wins"):
+        sign_test_p(-1, 2)
+
+
+def test_sign_test_floor_and_how_many_moved_queries_it_needs() -> None:
+    assert sign_test_floor(0) == 1.0 and sign_test_floor(1) == 1.0 and sign_test_floor(18) == 2 * 0.5 ** 18
+    for n in range(1, 30):  # the floor is the p of every moved query going one way
+        assert sign_test_floor(n) == pytest.approx(stats.binomtest(0, n, 0.5).pvalue)
+    assert sign_test_needs(0.05 / 10) == 9 and sign_test_needs(0.05 / 20) == 10 and sign_test_needs(0.05) == 6
+    assert sign_test_floor(9) < 0.005 <= sign_test_floor(8)
+    assert sign_test_needs(0.0) is None
+
+
+def test_there_is_one_holm() -> None:
+    """issue 27: compare and the canary gates share one Holm function (a later refactor wants one)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = [p.relative_to(root).as_posix() for d in ("tooldisc", "evaluation", "canary", "metrics", "discovery",
+                                                      "reports", "agent", "cli", "gold")
+             for p in (root / d).rglob("*.py") if "def holm" in p.read_text("utf-8")]
+    assert found == ["evaluation/significance.py"]

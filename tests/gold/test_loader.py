@@ -219,3 +219,49 @@ def test_the_external_rows_fast_path_never_accepts_what_jsonschema_rejects() -> 
             assert not want, row
         assert [e.message for e in _row_errors(row)] == [e.message for e in want]
     assert fast > 80  # the fast path is taken, not just never wrong
+
+
+def test_slice_labels_from_native_labels_and_benchmark_rows(tmp_path) -> None:
+    """A benchmark row's other scalar keys, and a native set's ``labels`` object, are slice labels;
+    they never change the gold hash (they decide no measure)."""
+    from tooldisc.evaluation.slices import slice_groups
+
+    ext = tmp_path / "q.jsonl"
+    ext.write_text('{"id": "a", "query": "x", "relevant": ["t"], "subset": "single", "difficulty": "easy", '
+                   '"n_gold_calls": 2, "flags": ["f"], "score": 0.5, "split": null}\n'
+                   '{"id": "b", "query": "y", "relevant": [], "subset": "multi", "n_gold_calls": 11}\n')
+    gold = load_gold(ext)
+    a, _b = gold.queries
+    assert a.difficulty == "easy" and a.labels == (("n_gold_calls", 2), ("subset", "single"))
+    assert a.label("subset") == "single" and a.label("flags") is None and a.label("score") is None
+    groups = slice_groups(gold, ["subset", "n_gold_calls", "difficulty", "flags"])
+    assert groups.groups["n_gold_calls"] == {"2": {"a"}, "11": {"b"}}  # integers in numeric order
+    assert list(groups.groups["difficulty"]) == ["easy", "(none)"]
+    assert groups.warnings and "--by flags" in groups.warnings[0]
+    native = tmp_path / "n.json"
+    native.write_text(json.dumps({"queries": [{"id": "a", "query": "x", "intent": "read", "primary_expected_tools": ["t"],
+                                               "labels": {"team": "ops", "tier": 1, "beta": True}}]}))
+    q = load_gold(native).queries[0]
+    assert q.labels == (("beta", True), ("team", "ops"), ("tier", 1))
+    assert slice_groups(load_gold(native), ["beta"]).groups == {"beta": {"true": {"a"}}}
+    plain = native.with_name("plain.json")
+    plain.write_text(json.dumps({"queries": [{"id": "a", "query": "x", "intent": "read",
+                                              "primary_expected_tools": ["t"]}]}))
+    assert load_gold(plain).hash == load_gold(native).hash and "labels" not in load_gold(plain).queries[0].to_dict()
+    assert load_gold(native).queries[0].to_dict()["labels"] == {"beta": True, "team": "ops", "tier": 1}
+    native.write_text(json.dumps({"queries": [{"id": "a", "query": "x", "intent": "read", "labels": {"x": [1]}}]}))
+    with pytest.raises(DataError, match="labels"):
+        load_gold(native)
+
+
+def test_an_id_like_integer_field_is_not_a_slice(tmp_path) -> None:
+    from tooldisc.errors import UsageError
+    from tooldisc.evaluation.slices import MAX_INTEGER_VALUES, slice_groups
+
+    p = tmp_path / "q.jsonl"
+    p.write_text("".join(json.dumps({"id": f"q{i}", "query": "x", "relevant": [], "seq": i}) + "\n"
+                         for i in range(MAX_INTEGER_VALUES + 1)))
+    with pytest.raises(UsageError, match="--by seq: an integer field with 21 distinct values"):
+        slice_groups(load_gold(p), ["seq"])
+    with pytest.raises(UsageError, match="--by query"):
+        slice_groups(load_gold(p), ["query"])

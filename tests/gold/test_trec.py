@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.fuzzing import examples
 from tooldisc.errors import DataError
 from tooldisc.gold import GoldQuery, GoldSet
 from tooldisc.gold.trec import (
     BINARY_NOTE,
     TREC_NOTE,
+    decode_name,
+    encode_name,
     load_trec_gold,
     qrels_dict,
     qrels_text,
+    read_grades,
     read_qrels,
     read_run,
     read_topics,
@@ -80,11 +87,42 @@ def test_read_run_orders_ties_by_name_and_rejects_bad_lines(tmp_path: Path) -> N
         read_run(p)
 
 
-def test_names_with_whitespace_cannot_be_written() -> None:
-    with pytest.raises(DataError, match="cannot be written to a TREC file"):
-        run_text({"q": ("has space",)})
-    with pytest.raises(DataError, match="query id"):
-        qrels_text(GoldSet((GoldQuery("a b", "x", ("t",)),)))
+def test_names_with_whitespace_are_percent_encoded_and_read_back(tmp_path: Path) -> None:
+    """Whitespace, control characters and % are encoded; every other character is written as is."""
+    assert encode_name("requestFirst Aid Assistance") == "requestFirst%20Aid%20Assistance"
+    assert encode_name("50%\t\x00") == "50%25%09%00"
+    assert encode_name("ns.tool::v2/فاکتور\u200c") == "ns.tool::v2/فاکتور\u200c"  # ZWNJ is not whitespace
+    assert encode_name("a\u00a0b\u2028c") == "a%C2%A0b%E2%80%A8c"  # no-break space, line separator
+    text = run_text({"q 1": ("has space", "x%y")})
+    assert text.split("\n")[0].split() == ["q%201", "Q0", "has%20space", "1", "2.000000", "tooldisc"]
+    (tmp_path / "run").write_text(text, encoding="utf-8")
+    assert read_run(tmp_path / "run") == {"q 1": ("has space", "x%y")}
+    gold = GoldSet((GoldQuery("a b", "x y", ("t 1",), acceptable_tools=("t%2",)),))
+    write_qrels(gold, tmp_path / "qrels")
+    assert (tmp_path / "qrels").read_text("utf-8") == "a%20b 0 t%201 2\na%20b 0 t%252 1\n"
+    assert read_grades(tmp_path / "qrels") == {"a b": {"t 1": 2, "t%2": 1}}
+    (tmp_path / "topics").write_text(topics_text(gold), encoding="utf-8")
+    assert read_topics(tmp_path / "topics") == {"a b": "x y"}
+    with pytest.raises(DataError, match="empty"):
+        run_text({"q": ("",)})
+    with pytest.raises(DataError, match="run tag"):
+        run_text({"q": ("t",)}, "two words")
+
+
+def test_decoding_keeps_a_stray_percent_and_refuses_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    assert decode_name("100%") == "100%" and decode_name("a%zz") == "a%zz"
+    p = tmp_path / "run"
+    p.write_text("q Q0 bad%FF 1 1.0 t\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 1: .*not UTF-8"):
+        read_run(p)
+
+
+@given(st.text(min_size=1, max_size=30))
+@settings(max_examples=examples(300), deadline=None)
+def test_encoding_round_trips_and_leaves_one_field(name: str) -> None:
+    encoded = encode_name(name)
+    assert decode_name(encoded) == name
+    assert encoded.split() == [encoded] and not any(unicodedata.category(c) == "Cc" for c in encoded)
 
 
 def test_files_agree_with_pytrec_eval(tmp_path: Path) -> None:
