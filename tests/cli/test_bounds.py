@@ -106,7 +106,7 @@ USAGE_CASES = [
     (["--bogus"], "No such option: --bogus"),
     (["eval", "--k"], "Option '--k' requires an argument"),
     (["eval", "--bogus"], "No such option: --bogus"),
-    (["compare"], "Missing argument 'A.yaml'"),
+    (["compare"], "compare needs at least two arms"),
     (["discover"], "Missing argument 'query'"),
     (["canary", "simulate", "--ids", "abc", "--salt", "s", "--percent", "5"], "'--ids'"),
     (["canary", "nope"], "No such command 'nope'"),
