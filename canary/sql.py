@@ -160,6 +160,14 @@ class Dialect:
     def count_if(self, cond: str) -> str:
         return f"count_if({cond})"
 
+    def shift(self, expr: str, bits: str, left: bool) -> str:
+        """*Engine-specific*: ``expr`` shifted by ``bits`` (non-negative integers)."""
+        return f"(({expr}) {'<<' if left else '>>'} ({bits}))"
+
+    def epoch_us(self, expr: str) -> str:
+        """*Engine-specific*: a timestamp as integer microseconds since 1970 (UTC)."""
+        return f"epoch_us({expr})"
+
     # -- shared ----------------------------------------------------------------------
     def exact_sum(self, col: Column, squared: bool, where: str | None, valid_only: bool = False) -> str:
         """Sum (or sum of squares) over valid rows, exact and the same in every engine.
@@ -178,6 +186,27 @@ class Dialect:
         term = f"{v} * {v}" if squared else v
         cond = " AND ".join(([] if valid_only else ["_reason IS NULL"]) + ([where] if where else []))
         return f"coalesce(sum({f'CASE WHEN {cond} THEN {term} END' if cond else term}), 0)"
+
+    def thousandths(self, expr: str) -> str:
+        """A ``number`` as the integer of thousandths the exact sums add (rounded half away
+        from zero), so a histogram bin and a sum read the same value."""
+        return f"CAST(round({expr} * 1000) AS BIGINT)"
+
+    def log_bin(self, v: str) -> str:
+        """The histogram bin of a non-negative integer ``v``
+        (:func:`tooldisc.canary.engine.log_bin`): its top bits, in integer arithmetic
+        (the bit length is the length of its binary digits), so every engine agrees."""
+        from tooldisc.canary.engine import BIN_BITS, BIN_SHIFTS
+
+        # the shift is the number of powers of two the value reaches beyond BIN_BITS bits: a
+        # CASE ladder of integer comparisons, cheaper than any string or logarithm
+        steps = " ".join(f"WHEN {v} < {1 << (BIN_BITS + s)} THEN {s}" for s in range(BIN_SHIFTS))
+        shift = f"(CASE {steps} ELSE {BIN_SHIFTS} END)"
+        return f"({self.shift(shift, str(BIN_BITS), True)} + {self.shift(v, shift, False)})"
+
+    def step_of(self, ts: str, step_us: int) -> str:
+        """Which step of ``step_us`` microseconds a timestamp falls in (integer division)."""
+        return self.int_div(self.epoch_us(ts), str(int(step_us)))
 
     def exact_int_type(self, col: Column, squared: bool) -> str:
         """*Engine-specific*: the integer type each value of an exact sum is cast to.

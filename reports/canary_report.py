@@ -74,6 +74,8 @@ def verdict_dict(v: Verdict, confidence: float = 0.95) -> dict[str, Any]:
                               "v2_ids_repeated": dup.v2_ids_repeated,
                               "v2_ids_conflicting": dup.v2_ids_conflicting} if dup else None)
         out["window"]["hours"] = round(ev.span_hours, 3) if ev and ev.span_hours is not None else None
+        out["sequential"] = v.sequential or None
+    out["next_step"] = v.next_step or None
     return json.loads(json.dumps(out, sort_keys=True))
 
 
