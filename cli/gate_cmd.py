@@ -94,7 +94,7 @@ def gate_command(
         parse_thresholds,
     )
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json", "md"))
+    out_fmt = resolve_format(fmt, json_, ("table", "json", "md", "html"))
     drops = [parse_max_drop(text) for text in max_drop or ()]
     if drops and not baseline:
         raise UsageError("--max-drop needs --baseline BASE.json (an earlier 'tooldisc eval --format json')")
