@@ -33,6 +33,36 @@ PROBE = r"""
 const ARABIC = /[\u0600-\u06FF\u0750-\u077F\uFB50-\uFDFF\uFE70-\uFEFF]/;
 const STRONG = /[A-Za-z\u00C0-\u024F\u0600-\u06FF\u0750-\u077F\uFB50-\uFDFF\uFE70-\uFEFF\u0590-\u05FF]/;
 function firstStrongRtl(text) { const m = text.match(STRONG); return m !== null && ARABIC.test(m[0]); }
+function corners(t) {
+  // the label's own box, turned with it (rotated labels are compared as drawn, not by
+  // their upright bounding boxes)
+  const b = t.getBBox(), m = t.getScreenCTM();
+  return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+    .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+}
+function intersect(p, q) {
+  // separating axis test for two convex quadrilaterals; touching within half a pixel is apart
+  for (const poly of [p, q]) for (let i = 0; i < 4; i++) {
+    const [x1, y1] = poly[i], [x2, y2] = poly[(i + 1) % 4];
+    const len = Math.hypot(x2 - x1, y2 - y1) || 1, nx = (y2 - y1) / len, ny = (x1 - x2) / len;
+    const proj = pts => pts.map(([x, y]) => nx * x + ny * y);
+    const a = proj(p), b = proj(q);
+    if (Math.max(...a) <= Math.min(...b) + 0.5 || Math.max(...b) <= Math.min(...a) + 0.5) return false;
+  }
+  return true;
+}
+function labelOverlaps(svg) {
+  // axis labels (per axis) drawn on top of each other: "−0.0010.000" is two labels in one place
+  const found = [];
+  for (const axis of svg.querySelectorAll(".role-axis")) {
+    const boxes = Array.from(axis.querySelectorAll(".role-axis-label text"))
+      .filter(t => t.textContent.trim() && t.getAttribute("opacity") !== "0")
+      .map(t => [t.textContent, corners(t)]);
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++)
+      if (intersect(boxes[i][1], boxes[j][1])) found.push(boxes[i][0] + "|" + boxes[j][0]);
+  }
+  return found;
+}
 function probe(frame) {
   const doc = frame.contentDocument, root = doc.documentElement, win = frame.contentWindow;
   const out = {name: frame.dataset.name, width: Number(frame.dataset.width),
@@ -54,9 +84,10 @@ function probe(frame) {
     axisTitles: Array.from(svg.querySelectorAll(".role-axis-title text")).map(t => t.textContent.trim())
                   .filter(t => t.length > 0),
     marks: svg.querySelectorAll(".role-mark path, .role-mark line").length,
+    overlaps: labelOverlaps(svg),
     width: svg.getBoundingClientRect().width, label: svg.getAttribute("aria-label")}));
   out.rtl = [];
-  for (const el of doc.querySelectorAll("[dir=auto]")) {
+  for (const el of doc.querySelectorAll("td, th, li, p, h1, h2, h3, summary, figcaption, caption")) {
     const text = el.textContent.trim();
     if (text && firstStrongRtl(text)) out.rtl.push({tag: el.tagName.toLowerCase(), text: text.slice(0, 60),
                                                      direction: win.getComputedStyle(el).direction});

@@ -26,23 +26,49 @@ KINDS = {"eval", "sweep", "compare", "gate", "tune", "catalog-diff", "verdict-ho
 PERSIAN = ("eval", "compare", "catalog-diff")
 
 
+def _broken_page() -> str:
+    """A page the probe must fault on every count: a wide table outside a scroll box,
+    colliding axis labels, a Persian cell forced left to right, no banner."""
+    from tooldisc.reports.charts import svg
+
+    spec = {"data": {"values": [{"x": i / 1000, "y": i} for i in range(40)]}, "mark": "point",
+            "width": 120, "title": "collide",
+            "encoding": {"x": {"field": "x", "type": "quantitative", "title": "x",
+                               "axis": {"labelOverlap": False, "tickCount": 40, "format": ".3f"}},
+                         "y": {"field": "y", "type": "quantitative", "title": "y"}}}
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
+            f"<figure class='chart'>{svg(spec, 'collide')}</figure>"
+            "<table><tr><td style='white-space:nowrap'>" + "wide " * 400 + "</td>"
+            "<td dir='ltr'>سلام دنیا</td><td dir='auto'>سلام</td></tr></table></body></html>")
+
+
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], list[dict[str, Any]], float]:
     browser = require_browser()
     pages = all_pages(tmp_path_factory.mktemp("pages"))
     start = time.monotonic()
-    rows = measure(pages, browser)
+    rows = measure({**pages, "broken": _broken_page()}, browser)
     return pages, rows, time.monotonic() - start
 
 
 def _rows(measured: Any, name: str | None = None) -> list[dict[str, Any]]:
-    return [r for r in measured[1] if name is None or r["name"] == name]
+    return [r for r in measured[1] if (name is None and r["name"] != "broken") or r["name"] == name]
+
+
+def test_the_probe_sees_what_it_checks(measured) -> None:
+    """The checks below can fail: a deliberately broken page trips every one of them."""
+    for r in _rows(measured, "broken"):
+        assert r["scrollWidth"] > r["clientWidth"] and r["overflowing"], r
+        assert r["charts"][0]["overlaps"], r["charts"]
+        assert "banner" not in r
+    # Persian forced left to right is caught; with dir="auto" it runs right to left
+    assert [x["direction"] for x in _rows(measured, "broken")[0]["rtl"]] == ["ltr", "rtl"]
 
 
 def test_every_kind_loads_at_both_widths_in_one_browser_run_within_a_minute(measured) -> None:
     pages, rows, seconds = measured
     assert set(pages) == KINDS
-    assert {(r["name"], r["width"]) for r in rows} == {(n, w) for n in KINDS for w in WIDTHS}
+    assert {(r["name"], r["width"]) for r in rows} == {(n, w) for n in {*KINDS, "broken"} for w in WIDTHS}
     assert not [r for r in rows if "error" in r], [r for r in rows if "error" in r]
     assert seconds <= 60, f"the browser checks took {seconds:.1f} s"
 
@@ -90,6 +116,7 @@ def test_every_chart_has_a_title_and_labelled_axes(measured) -> None:
             assert c["title"] and c["label"] == c["title"], (r["name"], c)
             assert len(c["axisTitles"]) >= 2 and all(c["axisTitles"]), (r["name"], c)
             assert c["marks"] > 0 and 0 < c["width"] <= r["width"], (r["name"], c)
+            assert c["overlaps"] == [], (r["name"], r["width"], c["title"], c["overlaps"])
     pages_with_charts = {r["name"] for r in _rows(measured) if r["charts"]}
     assert {"eval", "sweep", "compare", "verdict-hold", "verdict-promote", "verdict-rollback"} <= pages_with_charts
     assert charts > 30
