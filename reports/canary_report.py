@@ -286,8 +286,6 @@ def _raw(d: dict[str, Any]) -> Details:
     blocks: list[Any] = []
     if d["arms"]:
         blocks.append(table(["metric", *sorted(d["arms"])], _arm_rows(d), "Arms (rate [Wilson 95%] (k/n))"))
-    if d.get("summary"):
-        blocks.append(Fields(tuple((k, str(v)) for k, v in sorted(d["summary"].items())), "Summary"))
     blocks.append(Fields(tuple((g["name"], _compact(g["numbers"])) for g in d["gates"]), "Gate numbers", code=True))
     return Details("Raw numbers: arms and every gate's numbers (all of it: --format json)",
                    tuple(blocks))
@@ -313,6 +311,8 @@ def verdict_report(d: dict[str, Any]) -> Report:
         if (grid := sequential(d)) is not None:
             blocks.append(grid)
     blocks.append(_gates_table(d))
+    if d.get("summary"):  # the shadow profile's counts
+        blocks.append(Fields(tuple((k, str(v)) for k, v in sorted(d["summary"].items())), "Summary"))
     if d.get("segments"):
         blocks.append(_segments_table(d, title="Segments (experiment vs control)"))
     if reasons := _reason_rows(d):

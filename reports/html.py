@@ -37,6 +37,7 @@ h2{font-size:1.2rem;margin:1.5rem 0 0.5rem}
 table{border-collapse:collapse}
 th,td{border:1px solid #ccc;padding:0.3rem 0.6rem;text-align:start;vertical-align:top;overflow-wrap:normal}
 td:not(.num){min-width:7rem}
+@media (max-width:48rem){table{width:max-content}td:not(.num){max-width:22rem}}
 th{background:#f3f3f3}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.flag{background:#fbe3d9;color:#8c2a00;font-weight:bold}
