@@ -22,6 +22,8 @@ from tooldisc.canary.assignment import BUCKETS, threshold
 from tooldisc.canary.comparisons import INCONCLUSIVE, NON_INFERIOR, WORSE, MetricResult, compare
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.events import SECURITY_FLAGS
+from tooldisc.canary.looks import sequential_view
+from tooldisc.canary.next_step import next_step
 from tooldisc.canary.stats import goodness_of_fit, wilson
 
 Comparisons = Mapping[str, MetricResult]
@@ -304,9 +306,6 @@ def judge(ev: Evidence, cfg: GateConfig | None = None) -> Verdict:
     current = _num(ev.current_percent) if ev.current_percent is not None else None
     nxt = next_percent(verdict, ev.current_percent, cfg.ladder)
     comparisons = tuple(cmp.values()) if cmp is not None else ()
-    from tooldisc.canary.looks import sequential_view
-    from tooldisc.canary.next_step import next_step
-
     return Verdict(profile="canary", experiment=ev.experiment, verdict=verdict, next_percent=nxt,
                    current_percent=current, gates=results, evidence=ev, comparisons=comparisons,
                    next_step=next_step("canary", verdict, nxt, current, results, comparisons, ev, cfg),

@@ -37,12 +37,12 @@ def _data_wait(ev: Any, cfg: GateConfig) -> list[dict[str, Any]]:
     have = {a: (ev.arms[a].requests if a in ev.arms else 0) for a in ("experiment", "control")}
     out = []
     for pct, share in acc.shares:
-        short = [(cfg.min_requests_per_arm - have[a]) / s
-                 for a, s in (("experiment", share), ("control", 1 - share)) if have[a] < cfg.min_requests_per_arm]
-        if any(s <= 0 for s in (share, 1 - share)) and short:
+        arms = (("experiment", share), ("control", 1 - share))
+        short = [(a, s) for a, s in arms if have[a] < cfg.min_requests_per_arm]
+        if any(s <= 0 for _, s in short):  # a short arm that no longer grows (100 %)
             out.append({"percent": _num(pct), **wait_at(None, share, acc.per_hour)})
             continue
-        r = max(short, default=0.0)
+        r = max(((cfg.min_requests_per_arm - have[a]) / s for a, s in short), default=0.0)
         out.append({"percent": _num(pct), **wait_at(math.ceil(r), share, acc.per_hour)})
     return out
 
