@@ -180,27 +180,23 @@ def measure(pages: Mapping[str, str], browser: str, widths: Sequence[int] = WIDT
 
 
 def screenshots(pages: Mapping[str, str], browser: str, out: Path, widths: Sequence[int] = WIDTHS) -> list[Path]:
-    """A full-height PNG of every page at every width (one browser run per picture)."""
+    """A full-height PNG of every page at every width: each page's height measured first (one
+    browser run for all), then one run per picture at that height."""
     out.mkdir(parents=True, exist_ok=True)
+    heights = {(r["name"], r["width"]): max(800, min(20_000, int(r.get("scrollHeight", 4000))))
+               for r in measure(pages, browser, widths)}
     written = []
     with tempfile.TemporaryDirectory(prefix="tooldisc-shots-") as tmp:
         for name, text in pages.items():
             src = Path(tmp) / f"{name}.html"
             src.write_text(text, encoding="utf-8")
             for w in widths:
-                # tall enough for the whole page: measured first, then shot at that height
-                height = next((r["height"] for r in _heights({name: text}, browser, w)), 4000)
                 png = out / f"{name}-{w}.png"
-                subprocess.run([browser, *_flags(str(Path(tmp) / "profile")), f"--window-size={w},{height}",
-                                f"--screenshot={png}", src.as_uri()], capture_output=True, timeout=120,
-                               check=True)
+                subprocess.run([browser, *_flags(str(Path(tmp) / "profile")),
+                                f"--window-size={w},{heights[(name, w)]}", f"--screenshot={png}", src.as_uri()],
+                               capture_output=True, timeout=120, check=True)
                 written.append(png)
     return written
-
-
-def _heights(pages: Mapping[str, str], browser: str, width: int) -> list[dict[str, Any]]:
-    rows = measure(pages, browser, (width,))
-    return [{"name": r["name"], "height": max(800, min(20000, int(r.get("scrollHeight", 4000))))} for r in rows]
 
 
 def main(argv: Sequence[str]) -> int:
