@@ -64,10 +64,12 @@ def _wait_text(d: Mapping[str, Any], wait: Mapping[str, Any]) -> str:
     r = wait.get("requests_per_arm")
     if r:
         text += (f" (about {r['experiment']:,} more experiment and {r['control']:,} more control "
-                 f"requests; {wait['by']} needs the longest)")
+                 "requests" + ("" if wait["by"] == "data" else f"; {wait['by']} needs the longest") + ")")
     nxt = wait.get("next_step")
     if nxt and nxt.get("hours") is not None:
         text += f"; {hours_text(nxt['hours'])} at the next ladder step, {pct(nxt['percent'])}"
+    if wait.get("by") == "data":
+        text += "; then the guarded metrics are compared"
     return text + "."
 
 
@@ -130,6 +132,4 @@ def canary_decision(d: Mapping[str, Any]) -> Decision:
     else:
         why = f"{gate['name']} gate: {gate['reason']}"
         nxt = _FIX.get(gate["name"], f"Fix what the {gate['name']} gate reports, then judge again.")
-    if wait and wait.get("hours") is not None:
-        nxt += f" Then {hours_text(wait['hours'])} more at {pct(wait['percent'])} for the guarded metrics."
     return Decision(verdict, "warn", why, nxt)
