@@ -358,10 +358,11 @@ class DuckDBEngine:
         g = "".join(f"{D.ident(k)}, " for k in query.group_by)
         col = D.ident(spec.histogram)
         step = D.step_of(D.ident(spec.column), spec.step_us)
-        bin_ = f"CASE WHEN __v IS NOT NULL THEN {D.log_bin('__v')} END"
-        return (f"SELECT {g}3 AS __g, __look, {bin_} AS __bin, {select(spec.measures, True)} "
-                f"FROM (SELECT *, {step} AS __look, {D.thousandths(col)} AS __v FROM __src "
-                f"WHERE _reason IS NULL) GROUP BY {g}__look, __bin")
+        # the value, then its shift, each computed once per row (nested selects)
+        rows = f"SELECT *, {step} AS __look, {D.thousandths(col)} AS __v FROM __src WHERE _reason IS NULL"
+        return (f"SELECT {g}3 AS __g, __look, CASE WHEN __v IS NOT NULL THEN {D.log_bin('__v', '__s')} END "
+                f"AS __bin, {select(spec.measures, True)} FROM (SELECT *, {D.bin_shift('__v')} AS __s "
+                f"FROM ({rows})) GROUP BY {g}__look, __bin")
 
 
 def _quantile_sql(query: AggregateQuery) -> str:

@@ -427,11 +427,13 @@ class SparkEngine:
                else f"NULL AS {D.ident('m_' + m.name)}" for m in measures]
         col = D.ident(spec.histogram)
         g = ", ".join(D.ident(k) for k in query.group_by)
+        # the value, then its shift, each computed once per row (nested selects)
+        rows = (f"SELECT *, {D.step_of(D.ident(spec.column), spec.step_us)} AS __look, "
+                f"{D.thousandths(col)} AS __v FROM {source} WHERE _reason IS NULL")
+        binned = (f"SELECT *, CASE WHEN __v IS NOT NULL THEN {D.log_bin('__v', '__s')} END AS __bin "
+                  f"FROM (SELECT *, {D.bin_shift('__v')} AS __s FROM ({rows}))")
         return (f"SELECT {''.join(c + ', ' for c in cols)}CAST(NULL AS STRING) AS _reason, 3 AS __g, "
-                f"__look, __bin, {', '.join(sel)} FROM (SELECT *, "
-                f"{D.step_of(D.ident(spec.column), spec.step_us)} AS __look, CASE WHEN {col} IS NOT NULL "
-                f"THEN {D.log_bin(D.thousandths(col))} END AS __bin FROM {source} WHERE _reason IS NULL) "
-                f"GROUP BY {g + ', ' if g else ''}__look, __bin")
+                f"__look, __bin, {', '.join(sel)} FROM ({binned}) GROUP BY {g + ', ' if g else ''}__look, __bin")
 
     def _quantiles(self, query: AggregateQuery, source: str) -> dict[tuple[str | None, ...],
                                                                      tuple[float | None, ...]]:
