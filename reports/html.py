@@ -6,6 +6,11 @@ makes a browser fetch (no ``src``, ``href`` or CSS ``url()`` pointing outside th
 page). Data is escaped into text, so it can quote a URL — an experiment named
 ``http-cache-v2``, a query about a webhook — without the page referencing one;
 :func:`page` checks the markup itself, not the text, before it returns.
+
+A page is read on a phone as often as on a desktop: a viewport, charts that shrink with
+the screen, tables that scroll sideways inside their own box (the page never does),
+``dir="auto"`` wherever user text appears (Persian reads right to left), and print
+styles. A report's decision, if it has one, is the banner above everything else.
 """
 
 from __future__ import annotations
@@ -50,10 +55,10 @@ figcaption{color:#444;font-size:0.9em}
 .banner{border:2px solid;border-inline-start-width:0.6rem;border-radius:4px;padding:0.6rem 1rem;margin:0.5rem 0 1rem}
 .banner p{margin:0.25rem 0}
 .banner .word{font-size:1.6rem;font-weight:bold;letter-spacing:0.03em}
-.good{border-color:#1b7837;background:#edf8ee}.good .word{color:#14612b}
-.warn{border-color:#a66a00;background:#fff6e0}.warn .word{color:#7a4d00}
-.bad{border-color:#b3261e;background:#fdecea}.bad .word{color:#9b1c14}
-.info{border-color:#5a6b7b;background:#f2f5f8}.info .word{color:#33404d}
+.banner.good{border-color:#1b7837;background:#edf8ee}.banner.good .word{color:#14612b}
+.banner.warn{border-color:#a66a00;background:#fff6e0}.banner.warn .word{color:#7a4d00}
+.banner.bad{border-color:#b3261e;background:#fdecea}.banner.bad .word{color:#9b1c14}
+.banner.info{border-color:#5a6b7b;background:#f2f5f8}.banner.info .word{color:#33404d}
 details{margin:1rem 0}
 summary{cursor:pointer;font-weight:bold}
 .pass{color:#17692c}.fail,.FAIL{color:#b3261e;font-weight:bold}.not_judged{color:#8a5a00}.reported{color:#444}
