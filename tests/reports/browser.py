@@ -218,5 +218,4 @@ def main(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONHASHSEED", "0")
     sys.exit(main(sys.argv[1:]))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -147,8 +146,8 @@ def test_pages_stand_alone(measured) -> None:
         assert "<script" not in text and 'name="viewport"' in text, name
 
 
-def test_the_screenshot_script_names_every_kind(tmp_path: Path) -> None:
-    """``make screenshots`` runs this module's sibling; its page list is the one tested here."""
+def test_the_screenshot_script_needs_an_output_folder() -> None:
+    """``make screenshots`` runs ``tests.reports.browser`` on the pages tested here."""
     from tests.reports import browser
 
     assert browser.main([]) == 2  # usage: an output folder is required
