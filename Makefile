@@ -6,7 +6,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 # uncompiled, so install compiles them once, as pip does for every other installed package.
 PACKAGE_DIRS := tooldisc cli discovery metrics gold reports canary agent evaluation
 
-.PHONY: install demo test lint bench bench-smoke fuzz clean
+.PHONY: install demo test lint bench bench-smoke fuzz screenshots clean
 
 $(BIN)/tooldisc: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -33,6 +33,11 @@ test: install
 # The fuzz properties (marked `fuzz`) at their large counts (tests/fuzzing.py).
 fuzz: install
 	TOOLDISC_FUZZ=1 $(BIN)/python -m pytest -m fuzz -n 2 --dist loadfile -q
+
+# PNGs of every report kind at 500 and 1280 px (headless chromium; not committed): for review.
+SCREENSHOTS ?= screenshots
+screenshots: install
+	$(BIN)/python -m tests.reports.browser $(SCREENSHOTS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -19,6 +19,7 @@ from tooldisc.canary.engine import (
     AggregateResult,
     Duplicates,
     Engine,
+    LookSpec,
     Measure,
     QuantileSpec,
     merge,
@@ -60,6 +61,10 @@ MEASURES: tuple[Measure, ...] = (
     Measure("first_ts", "min", "ts"),
     Measure("last_ts", "max", "ts"),
 )
+# What each hourly look needs (the guarded rates' counts; latency from the histogram)
+LOOK_MEASURES: tuple[Measure, ...] = tuple(
+    m for m in MEASURES if m.name in ("requests", "task_known", "task_ok", "exec_known", "exec_ok",
+                                      "discovery_miss", "fallback"))
 QUARANTINE_MEASURES: tuple[Measure, ...] = (
     Measure("q_security", "count_if", where=any_of(*(IsTrue(f) for f in SECURITY_FLAGS))),
     Measure("q_security_unknown", "count_if", where=any_of(*(IsNull(f) for f in SECURITY_FLAGS))),
@@ -100,6 +105,17 @@ class ArmStats:
 
 
 @dataclass(frozen=True)
+class StepCounts:
+    """One arm's valid rows in one step of the window (an hour): the look measures and the
+    latency histogram (``(bin, rows)`` ascending; :func:`tooldisc.canary.engine.log_bin`)."""
+
+    step: int
+    arm: str
+    counts: dict[str, int]
+    latency_bins: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
 class Evidence:
     """Everything the gates judge, for one experiment and window."""
 
@@ -116,6 +132,8 @@ class Evidence:
     segments: dict[str, dict[str, dict[str, ArmStats]]] = field(default_factory=dict)
     duplicates: Duplicates = field(default_factory=Duplicates)
     span_hours: float | None = None
+    steps: tuple[StepCounts, ...] = ()  # per arm and hour, ascending (the sequential view)
+    step_us: int = 3_600_000_000
 
     @property
     def rows(self) -> int:
@@ -150,7 +168,8 @@ def evidence_query(experiment: str, since: datetime | None, until: datetime | No
         schema=EVENT_SCHEMA, experiment=experiment, since=since, until=until,
         group_by=("arm",), segments=tuple(segments), measures=MEASURES,
         quarantine_measures=QUARANTINE_MEASURES,
-        quantile=QuantileSpec("latency_ms", latency_levels(latency_p_bp)))
+        quantile=QuantileSpec("latency_ms", latency_levels(latency_p_bp)),
+        looks=LookSpec(LOOK_MEASURES, "latency_ms"))
 
 
 def _arm_stats(v: Mapping[str, Any], order: OrderStats | None) -> ArmStats:
@@ -221,6 +240,7 @@ def build_evidence(result: AggregateResult, query: AggregateQuery) -> Evidence:
               for value, by_arm in sorted(values.items())}
         for seg, values in segs_raw.items()
     }
+    steps = _steps(result) if query.looks is not None else ()
     span = None
     if first_ts is not None and last_ts is not None:
         span = (last_ts - first_ts).total_seconds() / 3600
@@ -239,7 +259,26 @@ def build_evidence(result: AggregateResult, query: AggregateQuery) -> Evidence:
         segments=segments,
         duplicates=result.duplicates,
         span_hours=span,
+        steps=steps,
+        step_us=query.looks.step_us if query.looks is not None else 3_600_000_000,
     )
+
+
+def _steps(result: AggregateResult) -> tuple[StepCounts, ...]:
+    """The engine's look rows (per arm, step and latency bin) as one record per arm and step."""
+    counts: dict[tuple[int, str], dict[str, int]] = {}
+    bins: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    for key, step, bin_, values in result.looks:
+        arm = key[0]
+        if arm is None:
+            continue
+        into = counts.setdefault((step, arm), {})
+        for name, v in values.items():
+            into[name] = into.get(name, 0) + int(v or 0)
+        if bin_ is not None:
+            bins.setdefault((step, arm), []).append((bin_, int(values["requests"])))
+    return tuple(StepCounts(step, arm, dict(sorted(c.items())), tuple(sorted(bins.get((step, arm), []))))
+                 for (step, arm), c in sorted(counts.items()))
 
 
 def aggregate(engine: Engine, experiment: str, since: datetime | None = None,

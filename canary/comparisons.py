@@ -33,15 +33,15 @@ from tooldisc.canary.config import GateConfig, Margin
 from tooldisc.canary.sequential import (
     Boundary,
     Mixture,
+    contrast_shown,
     mean_contrast,
     norm_ppf,
     quantile_lower,
     quantile_radius,
     quantile_upper,
     rate_contrast,
+    requests_to_show,
     smallest_alpha,
-    solve_units,
-    units_for_contrast,
 )
 from tooldisc.evaluation.significance import holm
 
@@ -121,9 +121,11 @@ def _latency_worse_p(e: ArmStats, c: ArmStats, p: float, b: Boundary) -> float:
     return smallest_alpha(lambda a: quantile_lower(eo, p, b, a / 2) > quantile_upper(co, p, b, a / 2))
 
 
-def _latency_needed(e: ArmStats, c: ArmStats, p: float, margin: Margin, b: Boundary, alpha: float,
-                    power: float, share_e: float) -> float | None:
-    """Total requests at which the observed quantile functions would show non-inferiority."""
+def _latency_shown(e: ArmStats, c: ArmStats, p: float, margin: Margin, b: Boundary, alpha: float,
+                   power: float) -> Callable[[float, float], bool] | None:
+    """``ok(n_e, n_c)`` for :func:`requests_to_show`: with that many requests per arm, would
+    the observed quantile functions show non-inferiority with ``power``? None when the
+    observed quantiles themselves are beyond the margin (no number of requests helps)."""
     assert e.latency_order is not None and c.latency_order is not None
     eo, co = e.latency_order, c.latency_order
     z = norm_ppf(power)
@@ -132,37 +134,112 @@ def _latency_needed(e: ArmStats, c: ArmStats, p: float, margin: Margin, b: Bound
         r = math.floor(os.n * level) + 1 if upper else math.ceil(os.n * level)
         return os.at_rank_at_least(r) if upper else os.at_rank_at_most(r)
 
-    def ok(t: float) -> bool:
-        ne, nc = t * share_e, t * (1 - share_e)
+    def limit_of(low: float) -> float:
+        return low * (1 + margin.value) if margin.kind == "relative" else low + margin.value
+
+    def ok(ne: float, nc: float) -> bool:
         ue = quantile_radius(p, ne, b, alpha / 2) + z * math.sqrt(p * (1 - p) / ne)
         uc = quantile_radius(p, nc, b, alpha / 2) + z * math.sqrt(p * (1 - p) / nc)
-        up, low = q_at(eo, p + ue, True), q_at(co, p - uc, False)
-        limit = low * (1 + margin.value) if margin.kind == "relative" else low + margin.value
-        return up <= limit
+        return q_at(eo, p + ue, True) <= limit_of(q_at(co, p - uc, False))
 
-    if q_at(eo, p, True) > (q_at(co, p, False) * (1 + margin.value) if margin.kind == "relative"
-                            else q_at(co, p, False) + margin.value):
+    if q_at(eo, p, True) > limit_of(q_at(co, p, False)):
         return None
-    return solve_units(ok, float(eo.n + co.n))
+    return ok
 
 
-def _needed(total_units: float | None, units: dict[str, int], share: dict[str, float],
-            unit_share: dict[str, float], ev: Evidence) -> dict[str, Any]:
-    """Additional requests per arm, and hours at the window's request rate."""
-    if total_units is None:
+@dataclass(frozen=True)
+class Accrual:
+    """How a window grows: requests per hour, and the rollout percents to ask about (the
+    current one and the next ladder step), so "how long" is answered for both."""
+
+    per_hour: float | None
+    shares: tuple[tuple[float, float], ...]  # (percent, experiment share)
+
+
+def accrual(ev: Evidence, cfg: GateConfig) -> Accrual:
+    """The window's request rate and the percents a wait is computed for: the current
+    percent (or the observed split when it is unknown) and the next ladder step."""
+    requests = sum(a.requests for a in ev.arms.values())
+    per_hour = requests / ev.span_hours if ev.span_hours and ev.span_hours > 0 and requests else None
+    pct = ev.current_percent
+    shares: list[tuple[float, float]] = []
+    if pct is not None and 0 < pct < 100:
+        shares.append((pct, pct / 100))
+        nxt = next((step for step in cfg.ladder if step > pct), None)
+        if nxt is not None:
+            shares.append((nxt, min(nxt, 100) / 100))
+    elif requests:
+        e = ev.arms.get("experiment")
+        shares.append((pct if pct is not None else 100 * (e.requests if e else 0) / requests,
+                       (e.requests if e else 0) / requests))
+    return Accrual(per_hour, tuple(shares))
+
+
+def wait_at(requests: float | None, share: float, per_hour: float | None) -> dict[str, Any]:
+    """Further requests (split by ``share``) and the hours they take at ``per_hour``."""
+    if requests is None:
         return {"requests_per_arm": None, "hours": None,
                 "note": "not reachable if the observed difference holds"}
-    extra: dict[str, int] = {}
-    for arm in ("control", "experiment"):
-        want_units = total_units * share[arm]
-        have = units[arm]
-        extra[arm] = max(0, math.ceil((want_units - have) / max(unit_share[arm], 1e-12)))
-    hours = None
-    requests = sum(a.requests for a in ev.arms.values())
-    if ev.span_hours and ev.span_hours > 0 and requests > 0:
-        rate = requests / ev.span_hours
-        hours = max(extra[a] / (rate * share[a]) for a in extra if share[a] > 0)
-    return {"requests_per_arm": extra, "hours": _r(hours, 2)}
+    hours = requests / per_hour if per_hour else None
+    return {"requests_per_arm": {"experiment": math.ceil(requests * share),
+                                 "control": math.ceil(requests * (1 - share))},
+            "hours": _r(hours, 2)}
+
+
+def _needed(ok: Callable[[float, float], bool] | None, have: tuple[float, float],
+            unit_share: tuple[float, float], acc: Accrual) -> dict[str, Any]:
+    """What an inconclusive metric still needs: further requests per arm and hours at the
+    window's rate, at the current percent, and (``next_step``) at the next ladder step."""
+    out: dict[str, Any] = {}
+    for i, (pct, share) in enumerate(acc.shares):
+        r = None if ok is None else requests_to_show(ok, have, (share * unit_share[0],
+                                                                (1 - share) * unit_share[1]))
+        at = wait_at(r, share, acc.per_hour)
+        if i == 0:
+            out.update(at)
+        else:
+            out["next_step"] = {"percent": pct, **at}
+    if not out:
+        out = wait_at(None, 0.0, None)
+    return out
+
+
+def interval(kind: str, estimate: float, low: float, high: float, limit: float,
+             higher_is_better: bool, alpha: float) -> dict[str, Any]:
+    """A guarded metric's always-valid interval as the forest plot and sequential view draw
+    it: ``kind`` ``difference`` (experiment − control, a rate), ``ratio`` or
+    ``difference_ms`` (latency); ``limit`` is the margin on that scale, and ``worse`` says
+    which side is harm. Shown non-inferior exactly when the harm-side end is within ``limit``."""
+    return {"kind": kind, "estimate": _r(estimate), "low": _r(low), "high": _r(high), "limit": _r(limit),
+            "worse": "lower" if higher_is_better else "higher", "alpha": alpha}
+
+
+def rate_interval(g: Guarded, xe: int, ne: int, xc: int, nc: int, margin: Margin, b: Boundary,
+                  alpha: float) -> dict[str, Any] | None:
+    """The Agresti–Caffo difference with its always-valid two one-sided bounds at ``alpha``
+    (each the bound the non-inferiority decision reads), and the margin as a difference
+    (a relative margin at control's observed rate)."""
+    if ne <= 0 or nc <= 0 or xe < 0 or xc < 0:
+        return None
+    sign = -1.0 if g.higher_is_better else 1.0
+    worse = rate_contrast(xe, ne, xc, nc, sign, -sign, 0.0)
+    d = sign * worse.estimate
+    half = worse.se * b.multiplier(worse.t, alpha)
+    limit = sign * (margin.value if margin.kind == "absolute" else margin.value * xc / nc)
+    return interval("difference", d, d - half, d + half, limit, g.higher_is_better, alpha)
+
+
+def latency_interval(pe: float, pc: float, low_e: float, up_e: float, low_c: float, up_c: float,
+                     margin: Margin, alpha: float) -> dict[str, Any]:
+    """Experiment vs control latency quantile: a ratio (relative margin) or a difference in
+    ms (absolute margin); ends from each arm's always-valid bounds at ``alpha``/2."""
+    def div(a: float, b: float) -> float:
+        return a / b if b > 0 and math.isfinite(a) and math.isfinite(b) else math.inf
+
+    if margin.kind == "relative":
+        return interval("ratio", div(pe, pc), div(low_e, up_c), div(up_e, low_c), 1 + margin.value,
+                        False, alpha)
+    return interval("difference_ms", pe - pc, low_e - up_c, up_e - low_c, margin.value, False, alpha)
 
 
 def compare(ev: Evidence, cfg: GateConfig) -> dict[str, MetricResult]:
@@ -170,9 +247,7 @@ def compare(ev: Evidence, cfg: GateConfig) -> dict[str, MetricResult]:
     b = Mixture.tuned(cfg.sequential_tuning_requests, cfg.non_inferiority_alpha)
     ctrl, exp = ev.arms["control"], ev.arms["experiment"]
     p = cfg.latency_quantile
-    pct = ev.current_percent
-    share_e = (pct / 100) if pct is not None and 0 < pct < 100 else exp.requests / (exp.requests + ctrl.requests)
-    share = {"experiment": share_e, "control": 1 - share_e}
+    acc = accrual(ev, cfg)
 
     # 1. every "worse" hypothesis: metric × (whole window + each segment value)
     family: list[tuple[str, str | None, str | None, float]] = []
@@ -217,6 +292,7 @@ def compare(ev: Evidence, cfg: GateConfig) -> dict[str, MetricResult]:
                                 "hypotheses_in_family": len(family)}
         shown_ni = False
         needed: dict[str, Any] | None = None
+        alpha = cfg.non_inferiority_alpha
         if g.kind == "rate":
             pair = _rate_contrasts(g, exp, ctrl, margin)
             if pair is None:
@@ -226,36 +302,23 @@ def compare(ev: Evidence, cfg: GateConfig) -> dict[str, MetricResult]:
             ni_c = pair[1]
             assert g.read is not None
             (xe, ne), (xc, nc) = g.read(exp), g.read(ctrl)
-            bound = ni_c.lower(b, cfg.non_inferiority_alpha)
+            bound = ni_c.lower(b, alpha)
             shown_ni = bound > 0
-            # for the chart: the difference, its always-valid bound in the bad direction, and
-            # where the margin sits (in rate points at control's observed rate)
-            good = 1.0 if g.higher_is_better else -1.0
-            delta = xe / ne - xc / nc
-            worse_c = pair[0]
-            d_bound = delta - good * worse_c.se * b.multiplier(worse_c.t, cfg.non_inferiority_alpha)
-            m_line = -good * (margin.value if margin.kind == "absolute" else margin.value * xc / nc)
             nums.update({"experiment": {"successes": xe, "n": ne, "rate": _r(xe / ne)},
                          "control": {"successes": xc, "n": nc, "rate": _r(xc / nc)},
                          "delta": _r(xe / ne - xc / nc),
                          "non_inferiority_slack": _r(bound),
-                         "chart": {"unit": "rate difference", "estimate": _r(delta),
-                                   "bound": _r(d_bound), "margin": _r(m_line)},
+                         "interval": rate_interval(g, xe, ne, xc, nc, margin, b, alpha),
                          "worse_p_value": float(f"{p_whole.get(g.name, 1.0):.6g}")})
             if not shown_ni:
-                sigma = math.sqrt(ni_c.a ** 2 * ni_c.var_e / share_e
-                                  + ni_c.b ** 2 * ni_c.var_c / (1 - share_e))
-                t_need = units_for_contrast(ni_c.estimate, sigma, b, cfg.non_inferiority_alpha,
-                                            cfg.power, ni_c.t)
-                needed = _needed(t_need, {"experiment": ne, "control": nc}, share,
-                                 {"experiment": ne / max(exp.requests, 1),
-                                  "control": nc / max(ctrl.requests, 1)}, ev)
+                needed = _needed(contrast_shown(ni_c, b, alpha, cfg.power), (ni_c.n_e, ni_c.n_c),
+                                 (ne / max(exp.requests, 1), nc / max(ctrl.requests, 1)), acc)
         else:
             if exp.latency_order is None or ctrl.latency_order is None:
                 out[g.name] = MetricResult(g.name, g.gate, INCONCLUSIVE, "latency: no latency values",
                                            nums)
                 continue
-            shown_ni, up, limit = _latency_ni(exp, ctrl, p, margin, b, cfg.non_inferiority_alpha)
+            shown_ni, up, limit = _latency_ni(exp, ctrl, p, margin, b, alpha)
             key = f"p{round(p * 100, 2):g}"
             nums.update({"statistic": key,
                          "experiment": {key: exp.latency.get(key), "upper_bound": _r(up, 3)},
@@ -263,15 +326,14 @@ def compare(ev: Evidence, cfg: GateConfig) -> dict[str, MetricResult]:
                          "limit": _r(limit, 3),
                          "worse_p_value": float(f"{p_whole.get(g.name, 1.0):.6g}")})
             pe, pc = exp.latency.get(key), ctrl.latency.get(key)
-            low_c = quantile_lower(ctrl.latency_order, p, b, cfg.non_inferiority_alpha / 2)
-            if pe is not None and pc is not None and math.isfinite(up) and math.isfinite(low_c):
-                nums["chart"] = {"unit": f"{key} difference (ms)", "estimate": _r(pe - pc, 3),
-                                 "bound": _r(up - low_c, 3), "margin": _r(limit - low_c, 3)}
+            if pe is not None and pc is not None:
+                nums["interval"] = latency_interval(
+                    pe, pc, quantile_lower(exp.latency_order, p, b, alpha / 2), up,
+                    quantile_lower(ctrl.latency_order, p, b, alpha / 2),
+                    quantile_upper(ctrl.latency_order, p, b, alpha / 2), margin, alpha)
             if not shown_ni:
-                t_need = _latency_needed(exp, ctrl, p, margin, b, cfg.non_inferiority_alpha,
-                                         cfg.power, share_e)
-                needed = _needed(t_need, {"experiment": exp.requests, "control": ctrl.requests},
-                                 share, {"experiment": 1.0, "control": 1.0}, ev)
+                needed = _needed(_latency_shown(exp, ctrl, p, margin, b, alpha, cfg.power),
+                                 (exp.requests, ctrl.requests), (1.0, 1.0), acc)
         worse = worse_by_metric[g.name]
         nums["shown_worse"] = worse
         if worse:

@@ -29,6 +29,11 @@ What every engine computes, exactly (the parity contract):
    points) — SQL's ``percentile_disc``.
 5. **Quarantine.** Attributed quarantined rows: count per reason, and each quarantine
    measure over all of them.
+6. **Looks** (when the query asks, :class:`LookSpec`). Valid rows grouped by ``group_by``,
+   the step of their timestamp (``epoch µs // step``, integer division) and the
+   histogram bin of one column (:func:`log_bin`; NULL when the value is), each look
+   measure computed per group — from the same scan as the cells, so the sequential
+   view costs no second pass over the telemetry.
 """
 
 from __future__ import annotations
@@ -70,6 +75,41 @@ class QuantileSpec:
 
 
 @dataclass(frozen=True)
+class LookSpec:
+    """Per-step aggregates for the sequential view: ``measures`` per ``group_by`` group,
+    timestamp step (``step_us`` microseconds of ``column``) and :func:`log_bin` bin of
+    ``histogram`` (the valid rows' values, so quantile bounds can be read at any look)."""
+
+    measures: tuple[Measure, ...]
+    histogram: str
+    column: str = "ts"
+    step_us: int = 3_600_000_000
+
+
+# Histogram bins: a value is read as an integer of thousandths (as the exact sums read
+# it); values below 2**BIN_BITS keep their own bin, larger ones keep their top BIN_BITS
+# bits, so a bin spans at most 1/64 of its lower edge (1.6%) and the bin of a value is
+# integer arithmetic every engine does alike.
+BIN_BITS = 7
+BIN_SHIFTS = 56  # values up to 2**63 (a BIGINT) keep their top BIN_BITS bits
+
+
+def log_bin(thousandths: int) -> int:
+    """The bin of a non-negative integer (engines compute the same in SQL:
+    :meth:`tooldisc.canary.sql.Dialect.log_bin`)."""
+    shift = max(thousandths.bit_length() - BIN_BITS, 0)
+    return (shift << BIN_BITS) + (thousandths >> shift)
+
+
+def bin_edges(b: int) -> tuple[int, int]:
+    """The smallest and largest integer (thousandths) in bin ``b``."""
+    shift, top = b >> BIN_BITS, b & ((1 << BIN_BITS) - 1)
+    if shift == 0:
+        return top, top
+    return top << shift, ((top + 1) << shift) - 1
+
+
+@dataclass(frozen=True)
 class AggregateQuery:
     """What the gates of one profile need, for one experiment and window."""
 
@@ -83,6 +123,7 @@ class AggregateQuery:
     quarantine_measures: tuple[Measure, ...] = ()
     quantile: QuantileSpec | None = None
     dedup: bool = True
+    looks: LookSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +143,8 @@ class AggregateResult:
     quarantine_reasons: Mapping[str, int]
     quarantine_values: Mapping[str, Any]
     duplicates: Duplicates = field(default_factory=Duplicates)
+    # (group key, step, bin or None, look measures), sorted; empty unless the query asks
+    looks: tuple[tuple[tuple[str | None, ...], int, int | None, Mapping[str, Any]], ...] = ()
 
 
 class Engine(Protocol):
@@ -116,6 +159,12 @@ class Engine(Protocol):
     def aggregate(self, query: AggregateQuery) -> AggregateResult: ...
 
     def close(self) -> None: ...
+
+
+def look_order(look: tuple[tuple[str | None, ...], int, int | None, Any]) -> tuple[Any, ...]:
+    """Sort key of :attr:`AggregateResult.looks` rows: group, step, bin (NULL first)."""
+    key, step, bin_, _ = look
+    return (tuple("" if x is None else x for x in key), step, -1 if bin_ is None else bin_)
 
 
 LAST_STEPS = 10001  # a ``last`` pair packs as epoch µs × LAST_STEPS + value in 0.01 steps

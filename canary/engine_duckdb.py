@@ -26,6 +26,7 @@ from tooldisc.canary.engine import (
     Duplicates,
     Measure,
     exact_value,
+    look_order,
     unpack_last,
 )
 from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
@@ -284,6 +285,8 @@ class DuckDBEngine:
                  f"WHERE _reason IS NOT NULL GROUP BY _reason"]
         if query.quantile is not None:
             parts.append(_quantile_sql(query))
+        if query.looks is not None:
+            parts.append(self._looks_sql(query, select))
         if find_duplicates and self.dup_flag:
             # The ingest flagged every row whose key may repeat: reading a flag replaces
             # hashing every key (a row without a flag, NULL, counts as a candidate).
@@ -309,8 +312,15 @@ class DuckDBEngine:
         quarantine_rows: list[dict[str, Any]] = []
         n_group = len(query.group_by)
         candidates = unflagged = 0
+        looks: list[tuple[tuple[str | None, ...], int, int | None, dict[str, Any]]] = []
+        look_measures = query.looks.measures if query.looks is not None else ()
         for values in cur.fetchall():
             row = dict(zip(names, values, strict=True))
+            if row["__g"] == 3:
+                key = tuple(None if row[k] is None else str(row[k]) for k in query.group_by)
+                looks.append((key, int(row["__look"]), None if row["__bin"] is None else int(row["__bin"]),
+                              {m.name: _plain(self.schema, m, row["m_" + m.name]) for m in look_measures}))
+                continue
             if row["__g"] == 2:
                 candidates += int(row["__n"])
                 unflagged += int(row.get("__u") or 0)
@@ -336,8 +346,23 @@ class DuckDBEngine:
                                      quantiles.items(), key=lambda kv: tuple("" if x is None else x for x in kv[0]))),
                                  quarantine_reasons=dict(sorted(reasons.items())),
                                  quarantine_values=total(query.quarantine_measures, quarantine_rows),
-                                 duplicates=dups)
+                                 duplicates=dups, looks=tuple(sorted(looks, key=look_order)))
         return result, candidates, unflagged
+
+    def _looks_sql(self, query: AggregateQuery, select: Callable[[tuple[Measure, ...], bool], str]) -> str:
+        """Valid rows per group, timestamp step and histogram bin (engine contract, 6):
+        one more reader of the shared scan. Only named columns, so the materialised scan
+        stays as narrow as its other readers need."""
+        spec = query.looks
+        assert spec is not None
+        g = "".join(f"{D.ident(k)}, " for k in query.group_by)
+        col = D.ident(spec.histogram)
+        step = D.step_of(D.ident(spec.column), spec.step_us)
+        # the value, then its shift, each computed once per row (nested selects)
+        rows = f"SELECT *, {step} AS __look, {D.thousandths(col)} AS __v FROM __src WHERE _reason IS NULL"
+        return (f"SELECT {g}3 AS __g, __look, CASE WHEN __v IS NOT NULL THEN {D.log_bin('__v', '__s')} END "
+                f"AS __bin, {select(spec.measures, True)} FROM (SELECT *, {D.bin_shift('__v')} AS __s "
+                f"FROM ({rows})) GROUP BY {g}__look, __bin")
 
 
 def _quantile_sql(query: AggregateQuery) -> str:

@@ -33,6 +33,7 @@ from tooldisc.canary.engine import (
     Duplicates,
     Measure,
     exact_value,
+    look_order,
     total,
     unpack_last,
 )
@@ -137,6 +138,12 @@ class SparkDialect(Dialect):
 
     def count_if(self, cond: str) -> str:
         return f"count_if({cond})"
+
+    def shift(self, expr: str, bits: str, left: bool) -> str:
+        return f"{'shiftleft' if left else 'shiftright'}({expr}, {bits})"
+
+    def epoch_us(self, expr: str) -> str:
+        return f"unix_micros({expr})"
 
 
 SPARK = SparkDialect()
@@ -365,13 +372,28 @@ class SparkEngine:
         sel = [f"{self._measure_sql(m)} AS {D.ident('m_' + m.name)}" for m in measures]
         group = ", ".join(["_reason", *(D.ident(k) for k in keys)])
         key_cols = "".join(f"{D.ident(k)}, " for k in keys)
-        rows = self._collect(f"SELECT {key_cols}_reason, {', '.join(sel)} FROM {source} GROUP BY {group}")
+        cells_sql = f"SELECT {key_cols}_reason, {', '.join(sel)} FROM {source} GROUP BY {group}"
+        looks: list[tuple[tuple[str | None, ...], int, int | None, dict[str, Any]]] = []
+        if query.looks is not None:
+            # the looks are one more aggregation in the same action, over the same
+            # (persisted) rows: no second read of the telemetry (engine contract, 6)
+            cells_sql = (f"SELECT {key_cols}_reason, 0 AS __g, CAST(NULL AS BIGINT) AS __look, "
+                         f"CAST(NULL AS BIGINT) AS __bin, {', '.join(sel)} FROM {source} GROUP BY {group}"
+                         f" UNION ALL {self._looks_sql(query, source, measures)}")
+        rows = self._collect(cells_sql)
         cells: list[tuple[tuple[str | None, ...], dict[str, Any]]] = []
         reasons: dict[str, int] = {}
         quarantine_rows: list[dict[str, Any]] = []
         count_name = next(m.name for m in measures if m.op == "count" and m.where is None)
         groups: set[tuple[str | None, ...]] = set()
+        look_measures = query.looks.measures if query.looks is not None else ()
         for row in rows:
+            if query.looks is not None and row["__g"] == 3:
+                group_key = tuple(None if row[k] is None else str(row[k]) for k in query.group_by)
+                looks.append((group_key, int(row["__look"]),
+                              None if row["__bin"] is None else int(row["__bin"]),
+                              {m.name: self._plain(m, row["m_" + m.name]) for m in look_measures}))
+                continue
             key = tuple(None if row[k] is None else str(row[k]) for k in keys)
             vals = {m.name: self._plain(m, row["m_" + m.name]) for m in measures}
             if row["_reason"] is not None:
@@ -391,7 +413,27 @@ class SparkEngine:
             quantiles=dict(sorted(quantiles.items(), key=lambda kv: _sort_key(kv[0]))),
             quarantine_reasons=dict(sorted(reasons.items())),
             quarantine_values=total(query.quarantine_measures, quarantine_rows),
-            duplicates=dups)
+            duplicates=dups, looks=tuple(sorted(looks, key=look_order)))
+
+    def _looks_sql(self, query: AggregateQuery, source: str, measures: tuple[Measure, ...]) -> str:
+        """The union branch of the looks: the cells' columns in the same order (a union
+        matches by position), the look measures computed, every other measure NULL."""
+        spec = query.looks
+        assert spec is not None
+        wanted = {m.name for m in spec.measures}
+        keys = (*query.group_by, *query.segments)
+        cols = [D.ident(k) if k in query.group_by else f"CAST(NULL AS STRING) AS {D.ident(k)}" for k in keys]
+        sel = [f"{self._measure_sql(m)} AS {D.ident('m_' + m.name)}" if m.name in wanted
+               else f"NULL AS {D.ident('m_' + m.name)}" for m in measures]
+        col = D.ident(spec.histogram)
+        g = ", ".join(D.ident(k) for k in query.group_by)
+        # the value, then its shift, each computed once per row (nested selects)
+        rows = (f"SELECT *, {D.step_of(D.ident(spec.column), spec.step_us)} AS __look, "
+                f"{D.thousandths(col)} AS __v FROM {source} WHERE _reason IS NULL")
+        binned = (f"SELECT *, CASE WHEN __v IS NOT NULL THEN {D.log_bin('__v', '__s')} END AS __bin "
+                  f"FROM (SELECT *, {D.bin_shift('__v')} AS __s FROM ({rows}))")
+        return (f"SELECT {''.join(c + ', ' for c in cols)}CAST(NULL AS STRING) AS _reason, 3 AS __g, "
+                f"__look, __bin, {', '.join(sel)} FROM ({binned}) GROUP BY {g + ', ' if g else ''}__look, __bin")
 
     def _quantiles(self, query: AggregateQuery, source: str) -> dict[tuple[str | None, ...],
                                                                      tuple[float | None, ...]]:

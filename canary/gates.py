@@ -22,6 +22,8 @@ from tooldisc.canary.assignment import BUCKETS, threshold
 from tooldisc.canary.comparisons import INCONCLUSIVE, NON_INFERIOR, WORSE, MetricResult, compare
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.events import SECURITY_FLAGS
+from tooldisc.canary.looks import sequential_view
+from tooldisc.canary.next_step import next_step
 from tooldisc.canary.stats import goodness_of_fit, wilson
 
 Comparisons = Mapping[str, MetricResult]
@@ -58,6 +60,8 @@ class Verdict:
     evidence: Evidence | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     comparisons: tuple[MetricResult, ...] = ()
+    next_step: dict[str, Any] = field(default_factory=dict)  # tooldisc.canary.next_step
+    sequential: dict[str, Any] = field(default_factory=dict)  # tooldisc.canary.looks
 
     @property
     def exit_code(self) -> int:
@@ -300,7 +304,9 @@ def judge(ev: Evidence, cfg: GateConfig | None = None) -> Verdict:
     results = tuple(g(ev, cfg, cmp) for g in GATES)
     verdict = decide(results)
     current = _num(ev.current_percent) if ev.current_percent is not None else None
-    return Verdict(profile="canary", experiment=ev.experiment, verdict=verdict,
-                   next_percent=next_percent(verdict, ev.current_percent, cfg.ladder),
-                   current_percent=current, gates=results, evidence=ev,
-                   comparisons=tuple(cmp.values()) if cmp is not None else ())
+    nxt = next_percent(verdict, ev.current_percent, cfg.ladder)
+    comparisons = tuple(cmp.values()) if cmp is not None else ()
+    return Verdict(profile="canary", experiment=ev.experiment, verdict=verdict, next_percent=nxt,
+                   current_percent=current, gates=results, evidence=ev, comparisons=comparisons,
+                   next_step=next_step("canary", verdict, nxt, current, results, comparisons, ev, cfg),
+                   sequential=sequential_view(ev, cfg))

@@ -267,3 +267,48 @@ def units_for_contrast(estimate: float, sigma_unit: float, boundary: Boundary,
         return estimate * math.sqrt(t) / sigma_unit >= boundary.multiplier(t, alpha) + z_power
 
     return solve_units(ok, max(start, 4.0))
+
+
+def requests_to_show(ok: Callable[[float, float], bool], have: tuple[float, float],
+                     per_request: tuple[float, float], limit: float = 1e13) -> float | None:
+    """Fewest further requests ``R ≥ 0`` after which ``ok(n_e, n_c)`` holds, where each arm
+    grows by its units per request (``per_request``: the arm's share of requests times
+    the share of its requests that carry the metric) — so the answer may be asked for the
+    current split or for another rollout percent, data already collected included.
+    ``None`` when not by ``limit`` requests (or when no arm grows). ``ok`` is monotone."""
+    if per_request[0] <= 0 and per_request[1] <= 0:
+        return None
+
+    def at(r: float) -> bool:
+        return ok(have[0] + r * per_request[0], have[1] + r * per_request[1])
+
+    if at(0.0):
+        return 0.0
+    hi = 16.0
+    while not at(hi):
+        hi *= 2
+        if hi > limit:
+            return None
+    lo = hi / 2 if hi > 16.0 else 0.0
+    while hi - lo > max(1.0, lo * 1e-6):
+        mid = (lo + hi) / 2
+        if at(mid):
+            hi = mid
+        else:
+            lo = mid
+    return math.ceil(hi)
+
+
+def contrast_shown(c: Contrast, boundary: Boundary, alpha: float, power: float) -> Callable[[float, float], bool]:
+    """``ok(n_e, n_c)`` for :func:`requests_to_show`: with ``n_e``/``n_c`` units and the
+    per-unit variances of ``c`` ("if the observed rates hold"), the contrast would be
+    shown positive with ``power``."""
+    z_power = norm_ppf(power)
+
+    def ok(n_e: float, n_c: float) -> bool:
+        if c.estimate <= 0:
+            return False
+        se = math.sqrt(c.a ** 2 * c.var_e / n_e + c.b ** 2 * c.var_c / n_c)
+        return c.estimate / se >= boundary.multiplier(n_e + n_c, alpha) + z_power
+
+    return ok

@@ -42,6 +42,7 @@ from tooldisc.canary.config import GateConfig
 from tooldisc.canary.engine import AggregateQuery, Engine, Measure, QuantileSpec
 from tooldisc.canary.events import Column, RowRule, RowSchema
 from tooldisc.canary.gates import FAIL, HOLD, NOT_JUDGED, PASS, GateResult, Verdict, decide, rnd
+from tooldisc.canary.next_step import next_step
 
 SHADOW_SCHEMA = RowSchema(
     name="shadow",
@@ -282,4 +283,5 @@ def judge_shadow(s: ShadowEvidence, experiment: str, cfg: GateConfig | None = No
                "latency_p95_ms": s.latency_p95, "tokens": s.tokens,
                "next_mode": "capability" if verdict == "PROMOTE" else "shadow"}
     return Verdict(profile="shadow", experiment=experiment, verdict=verdict, next_percent=None,
-                   current_percent=None, gates=results, evidence=None, summary=summary)
+                   current_percent=None, gates=results, evidence=None, summary=summary,
+                   next_step=next_step("shadow", verdict, None, None, results, cfg=cfg))

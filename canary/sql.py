@@ -160,6 +160,14 @@ class Dialect:
     def count_if(self, cond: str) -> str:
         return f"count_if({cond})"
 
+    def shift(self, expr: str, bits: str, left: bool) -> str:
+        """*Engine-specific*: ``expr`` shifted by ``bits`` (non-negative integers)."""
+        return f"(({expr}) {'<<' if left else '>>'} ({bits}))"
+
+    def epoch_us(self, expr: str) -> str:
+        """*Engine-specific*: a timestamp as integer microseconds since 1970 (UTC)."""
+        return f"epoch_us({expr})"
+
     # -- shared ----------------------------------------------------------------------
     def exact_sum(self, col: Column, squared: bool, where: str | None, valid_only: bool = False) -> str:
         """Sum (or sum of squares) over valid rows, exact and the same in every engine.
@@ -178,6 +186,38 @@ class Dialect:
         term = f"{v} * {v}" if squared else v
         cond = " AND ".join(([] if valid_only else ["_reason IS NULL"]) + ([where] if where else []))
         return f"coalesce(sum({f'CASE WHEN {cond} THEN {term} END' if cond else term}), 0)"
+
+    def thousandths(self, expr: str) -> str:
+        """A ``number`` as the integer of thousandths the exact sums add (rounded half away
+        from zero), so a histogram bin and a sum read the same value."""
+        return f"CAST(round({expr} * 1000) AS BIGINT)"
+
+    def bin_shift(self, v: str, lo: int = 0, hi: int | None = None) -> str:
+        """How far a non-negative integer ``v`` is shifted to keep its top bits
+        (:func:`tooldisc.canary.engine.log_bin`): the smallest ``s`` with
+        ``v < 2**(BIN_BITS + s)``, as a binary search of integer comparisons (six deep), so
+        every engine agrees and a row costs a few comparisons — a flat ladder of 56 made
+        Spark's hourly view cost 5× as much."""
+        from tooldisc.canary.engine import BIN_BITS, BIN_SHIFTS
+
+        hi = BIN_SHIFTS if hi is None else hi
+        if lo == hi:
+            return str(lo)
+        mid = (lo + hi) // 2
+        return (f"CASE WHEN {v} < {1 << (BIN_BITS + mid)} THEN {self.bin_shift(v, lo, mid)} "
+                f"ELSE {self.bin_shift(v, mid + 1, hi)} END")
+
+    def log_bin(self, v: str, shift: str | None = None) -> str:
+        """The histogram bin of a non-negative integer ``v``, its shift given (a column
+        computed once with :meth:`bin_shift`) or computed here."""
+        from tooldisc.canary.engine import BIN_BITS
+
+        s = shift or f"({self.bin_shift(v)})"
+        return f"({self.shift(s, str(BIN_BITS), True)} + {self.shift(v, s, False)})"
+
+    def step_of(self, ts: str, step_us: int) -> str:
+        """Which step of ``step_us`` microseconds a timestamp falls in (integer division)."""
+        return self.int_div(self.epoch_us(ts), str(int(step_us)))
 
     def exact_int_type(self, col: Column, squared: bool) -> str:
         """*Engine-specific*: the integer type each value of an exact sum is cast to.

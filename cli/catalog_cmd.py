@@ -280,15 +280,15 @@ def diff_command(
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.discovery.catalog_diff import diff_catalogs
 
-    out = resolve_format(fmt, json_, ("table", "json", "md"))
+    out = resolve_format(fmt, json_, ("table", "json", "md", "html"))
     diff = diff_catalogs(load_catalog_option(old, source), load_catalog_option(new, source))
     document = {"old": old, "new": new, **diff.to_dict()}
     if out == "json":
         print_json(document)
-    elif out == "md":
+    elif out in ("md", "html"):
         from tooldisc.reports.render import render
 
-        sys.stdout.write(render(document, "catalog-diff", "md"))
+        sys.stdout.write(render(document, "catalog-diff", out))
     else:
         for line in _diff_text(diff, old, new):
             echo(line)

@@ -62,7 +62,7 @@ def tune_command(
     from tooldisc.evaluation.tune import WeightTuner, load_space, parse_objective
     from tooldisc.evaluation.tune_report import tune_document, weights_yaml
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json"))
+    out_fmt = resolve_format(fmt, json_, ("table", "json", "md", "html"))
     catalogs, golds = list(catalog or ()), list(gold or ())
     if len(catalogs) != len(golds):
         raise UsageError(f"--catalog and --gold come in pairs; got {len(catalogs)} --catalog and {len(golds)} --gold")

@@ -17,6 +17,22 @@ Align = Literal["left", "right"]
 
 
 @dataclass(frozen=True)
+class Decision:
+    """What a report decides, said first in every format: the HTML banner, the Markdown
+    summary's opening line, the terminal's first lines.
+
+    ``word`` is the verdict as text (PROMOTE, FAILED…: never colour alone), ``tone`` one
+    of ``good``, ``warn``, ``bad`` or ``info`` (the banner's colour), ``why`` one sentence
+    naming the deciding gate or measure, ``next`` what to do now (None when nothing).
+    """
+
+    word: str
+    tone: Literal["good", "warn", "bad", "info"]
+    why: str
+    next: str | None = None
+
+
+@dataclass(frozen=True)
 class Lines:
     """Facts or notes, one per line (Markdown bullets, an HTML list, plain terminal lines)."""
 
@@ -55,6 +71,7 @@ class Table:
     align: tuple[Align, ...] = ()
     status: tuple[int, ...] = ()
     empty: str = "None."
+    flagged: frozenset[tuple[int, int]] = frozenset()  # (row, column) cells marked as bad
 
     def alignment(self, i: int) -> Align:
         return self.align[i] if i < len(self.align) else "left"
@@ -66,10 +83,14 @@ class Chart:
 
     ``mark``: ``line`` and ``bar`` plot ``y`` against ``x``, one series per ``color``;
     ``interval`` draws each row's ``x`` with a whisker from ``low`` to ``high``, one
-    line per ``y`` value. Rows are JSON-able records.
+    line per ``y`` value; ``forest`` is ``interval`` against a reference: each row also
+    has ``ref`` (no difference, a line) and ``limit`` (the margin; the band between them
+    is shaded), ``color`` names the outcome; ``band`` draws ``y`` over ``x`` with the
+    ``low``–``high`` band around it and the same ``ref`` and ``limit`` lines. Rows are
+    JSON-able records. ``note`` is a caption under the chart.
     """
 
-    mark: Literal["line", "bar", "interval"]
+    mark: Literal["line", "bar", "interval", "forest", "band"]
     rows: tuple[Mapping[str, Any], ...]
     x: str
     y: str
@@ -79,9 +100,30 @@ class Chart:
     y_title: str | None = None
     heading: str | None = None
     x_max: float | None = None
+    note: str | None = None
+    colors: tuple[tuple[str, str], ...] = ()  # value of ``color`` → colour, when fixed
 
 
-Block = Lines | Paragraph | Fields | Table | Chart
+@dataclass(frozen=True)
+class Details:
+    """Blocks folded away under a one-line ``summary`` (HTML ``<details>``, closed): numbers
+    a reader may want, after the decision. The terminal leaves them out (``--format json``
+    has them all)."""
+
+    summary: str
+    blocks: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Charts side by side where the page is wide, one under another where it is narrow."""
+
+    charts: tuple[Chart, ...]
+    heading: str | None = None
+    note: str | None = None
+
+
+Block = Lines | Paragraph | Fields | Table | Chart | Details | Grid
 
 
 @dataclass(frozen=True)
@@ -92,13 +134,15 @@ class Report:
     title: str
     blocks: tuple[Block, ...] = field(default=())
     level: int = 1
+    decision: Decision | None = None
 
 
 def table(headers: list[str] | tuple[str, ...], rows: Any, title: str | None = None, *,
-          align: tuple[Align, ...] = (), status: tuple[int, ...] = (), empty: str = "None.") -> Table:
+          align: tuple[Align, ...] = (), status: tuple[int, ...] = (), empty: str = "None.",
+          flagged: frozenset[tuple[int, int]] = frozenset()) -> Table:
     """A :class:`Table` from any iterables, every cell made a string (None → ``n/a``)."""
     return Table(tuple(headers), tuple(tuple("n/a" if c is None else str(c) for c in row) for row in rows),
-                 title, align, status, empty)
+                 title, align, status, empty, flagged)
 
 
 def numeric(n_text: int, n_numbers: int) -> tuple[Align, ...]:

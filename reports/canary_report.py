@@ -9,11 +9,14 @@ ids, no query text, no file paths. The shadow profile's verdict has the same sha
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from tooldisc.canary.aggregate import ArmStats
 from tooldisc.canary.gates import Verdict, interval_dict
-from tooldisc.reports.blocks import Chart, Fields, Paragraph, Report, numeric, table
+from tooldisc.reports.blocks import Details, Fields, Paragraph, Report, Table, numeric, table
+from tooldisc.reports.canary_charts import forest, sequential
+from tooldisc.reports.canary_decision import canary_decision, pct
 
 REPORT_SCHEMA_VERSION = 1
 RATES = ("task_success", "tool_execution_success", "fallback", "index_hit", "retrieval_miss",
@@ -74,13 +77,17 @@ def verdict_dict(v: Verdict, confidence: float = 0.95) -> dict[str, Any]:
                               "v2_ids_repeated": dup.v2_ids_repeated,
                               "v2_ids_conflicting": dup.v2_ids_conflicting} if dup else None)
         out["window"]["hours"] = round(ev.span_hours, 3) if ev and ev.span_hours is not None else None
+        out["sequential"] = v.sequential or None
+    out["next_step"] = v.next_step or None
     return json.loads(json.dumps(out, sort_keys=True))
 
 
 SEGMENT_RATES = ("task_success", "tool_execution_success", "discovery_miss", "fallback")
-METRIC_HEADERS = ("metric", "outcome", "experiment", "control", "margin", "still needed")
-SEGMENT_HEADERS = ("segment", "experiment requests", "control requests", "task success (exp)",
-                   "task success (ctrl)", "shown worse")
+METRIC_HEADERS = ("metric", "outcome", "experiment", "control", "interval", "margin", "still needed")
+SEGMENT_HEADERS = ("segment", "requests (exp / ctrl)", "task success", "tool execution success",
+                   "discovery miss", "fallback", "mean latency ms", "shown worse")
+_SEGMENT_COLUMN = {"task_success": 2, "tool_execution_success": 3, "discovery_miss": 4, "fallback": 5,
+                   "latency": 6}
 
 
 def _segments(v: Verdict, confidence: float) -> list[dict[str, Any]]:
@@ -124,68 +131,81 @@ def _needed_text(m: dict[str, Any]) -> str:
         return "not reachable if the observed difference holds"
     text = f"+{r['experiment']:,} experiment, +{r['control']:,} control"
     if need.get("hours") is not None:
-        text += f" (~{need['hours']:g} h)"
+        text += f" (~{need['hours']:g} h"
+        nxt = need.get("next_step") or {}
+        if nxt.get("hours") is not None:
+            text += f"; ~{nxt['hours']:g} h at {pct(nxt['percent'])}"
+        text += ")"
     return text
 
 
+def _interval_text(iv: dict[str, Any] | None) -> str:
+    if not iv or iv.get("low") is None or iv.get("high") is None:
+        return "–"
+    if iv["kind"] == "ratio":
+        return f"{iv['low']:.3f} to {iv['high']:.3f}"
+    if iv["kind"] == "difference_ms":
+        return f"{iv['low']:+.1f} to {iv['high']:+.1f} ms"
+    return f"{iv['low'] * 100:+.2f} to {iv['high'] * 100:+.2f} points"
+
+
 def metric_rows(d: dict[str, Any]) -> list[list[str]]:
-    """Guarded metrics: outcome, both arms, margin and what an inconclusive one still needs."""
+    """Guarded metrics: outcome, both arms, the interval, margin and what an inconclusive one still needs."""
     rows = []
     for m in d.get("metrics", []):
         kind, value = next(iter(m["margin"].items()))
-        margin = f"{value:g} {kind}" if kind == "absolute" else f"{value:.0%} {kind}"
+        margin = f"{value:g} absolute" if kind == "absolute" else f"{value:.0%} {kind}"
         rows.append([m["name"], m["outcome"], _metric_value(m.get("experiment")),
-                     _metric_value(m.get("control")), margin, _needed_text(m)])
+                     _metric_value(m.get("control")), _interval_text(m.get("interval")), margin,
+                     _needed_text(m)])
     return rows
 
 
-def segment_rows(d: dict[str, Any], only_worse: bool = False) -> list[list[str]]:
-    rows = []
+def _pair(rates: dict[str, Any], name: str) -> str:
+    e, c = ((rates.get(a) or {}).get(name) or {} for a in ("experiment", "control"))
+    return f"{e['rate']:.4f} vs {c['rate']:.4f}" if e and c else "–"
+
+
+def segment_rows(d: dict[str, Any], only_worse: bool = False) -> tuple[list[list[str]], frozenset[tuple[int, int]]]:
+    """One row per segment value (experiment vs control per guarded rate), and the cells
+    of what was shown worse there (each metric's cell and the "shown worse" cell)."""
+    rows, flagged = [], set()
     for s in d.get("segments", []):
         if only_worse and not s["shown_worse"]:
             continue
-        req = s["requests"]
-        task = {a: (r.get("task_success") or {}).get("rate") for a, r in s["rates"].items()}
-        rows.append([f"{s['segment']}={s['value']}", str(req.get("experiment", 0)),
-                     str(req.get("control", 0)),
-                     "–" if task.get("experiment") is None else f"{task['experiment']:.4f}",
-                     "–" if task.get("control") is None else f"{task['control']:.4f}",
+        req, lat = s["requests"], s["mean_latency_ms"]
+        le, lc = lat.get("experiment"), lat.get("control")
+        for metric in s["shown_worse"]:
+            flagged |= {(len(rows), _SEGMENT_COLUMN.get(metric, 7)), (len(rows), 7)}
+        rows.append([f"{s['segment']}={s['value']}",
+                     f"{req.get('experiment', 0):,} / {req.get('control', 0):,}",
+                     *[_pair(s["rates"], r) for r in SEGMENT_RATES],
+                     f"{le:.1f} vs {lc:.1f}" if le is not None and lc is not None else "–",
                      ", ".join(s["shown_worse"]) or "none"])
-    return rows
+    return rows, frozenset(flagged)
 
 
-def metric_charts(d: dict[str, Any]) -> list[Chart]:
-    """One chart per guarded metric, each on its own scale: the difference with its
-    always-valid bound in the harmful direction, the margin, and no difference."""
-    charts = []
-    for m in d.get("metrics", []):
-        c = m.get("chart")
-        if not c:
-            continue
-        est, bound, margin = c["estimate"], c["bound"], c["margin"]
-        rows = ({"what": "experiment - control", "value": est, "low": min(est, bound),
-                 "high": max(est, bound)},
-                {"what": "margin", "value": margin, "low": margin, "high": margin},
-                {"what": "no difference", "value": 0.0, "low": 0.0, "high": 0.0})
-        charts.append(Chart("interval", rows, x="value", y="what", x_title=c["unit"],
-                            title=f"{m['name']}: {m['outcome']}"))
-    return charts
+def _segments_table(d: dict[str, Any], only_worse: bool = False, title: str | None = None) -> Table:
+    rows, flagged = segment_rows(d, only_worse)
+    return table(list(SEGMENT_HEADERS), rows, title, flagged=flagged,
+                 empty="No segment is shown worse." if only_worse else "None.")
+
+
+def _gates_table(d: dict[str, Any], title: str | None = "Gates") -> Table:
+    return table(["gate", "status", "reason"], [[g["name"], g["status"], g["reason"]] for g in d["gates"]],
+                 title, status=(1,))
 
 
 def summary_report(d: dict[str, Any]) -> Report:
-    """Compact, for CI step summaries: an H2 heading, the gates, the guarded metrics and
-    any segment shown worse; no JSON."""
-    nxt, cur = d["next_percent"], d["current_percent"]
-    blocks: list[Any] = [
-        Paragraph(f"Profile {d['profile']}; current percent {'–' if cur is None else cur}; next "
-                  f"percent {'–' if nxt is None else nxt}; quarantined rows {d['quarantined']}."),
-        table(["gate", "status", "reason"], [[g["name"], g["status"], g["reason"]] for g in d["gates"]]),
-    ]
+    """Compact, for CI step summaries: an H2 heading, the decision line, the gates, the
+    guarded metrics and any segment shown worse; no JSON."""
+    blocks: list[Any] = [Paragraph(_context(d)), _gates_table(d, None)]
     if d.get("metrics"):
         blocks.append(table(list(METRIC_HEADERS), metric_rows(d)))
-    if worse := segment_rows(d, only_worse=True):
-        blocks.append(table(list(SEGMENT_HEADERS), worse))
-    return Report(f"Canary {d['verdict']}: {d['experiment']}", tuple(blocks), level=2)
+    if any(s["shown_worse"] for s in d.get("segments", [])):
+        blocks.append(_segments_table(d, only_worse=True))
+    return Report(f"Canary {d['verdict']}: {d['experiment']}", tuple(blocks), level=2,
+                  decision=canary_decision(d))
 
 
 def summary_markdown(d: dict[str, Any]) -> str:
@@ -233,17 +253,21 @@ def _title(d: dict[str, Any]) -> str:
     return f"Canary verdict ({d['profile']}): {d['experiment']}"
 
 
-def _headline(d: dict[str, Any]) -> list[tuple[str, str]]:
-    rows = [("verdict", d["verdict"]),
-            ("next_percent", "null" if d["next_percent"] is None else f"{d['next_percent']}"),
-            ("current_percent", "null" if d["current_percent"] is None else f"{d['current_percent']}"),
-            ("quarantined rows", str(d["quarantined"]))]
+def _context(d: dict[str, Any]) -> str:
+    """One line: where the rollout stands and what was judged."""
+    parts = [f"{d['experiment']} at {pct(d['current_percent'])}" if d["current_percent"] is not None
+             else f"{d['experiment']} ({d['profile']} profile)"]
     w = d["window"]
     if w["since"] or w["until"]:
-        rows.append(("window", f"{w['since'] or '…'} to {w['until'] or '…'}"))
-    if d.get("summary"):
-        rows.extend((k, str(v)) for k, v in sorted(d["summary"].items()))
-    return rows
+        parts.append(f"window {w['since'] or '…'} to {w['until'] or '…'}")
+    if w.get("hours") is not None:
+        parts.append(f"{w['hours']:.1f} h of requests")
+    if d["arms"]:
+        req = {a: d["arms"][a]["requests"] for a in d["arms"]}
+        parts.append(f"{sum(req.values()):,} requests ("
+                     + ", ".join(f"{a} {n:,}" for a, n in sorted(req.items())) + ")")
+    parts.append(f"{d['quarantined']:,} quarantined rows")
+    return "; ".join(parts) + "."
 
 
 def _arm_rows(d: dict[str, Any]) -> list[list[str]]:
@@ -262,23 +286,41 @@ def _arm_rows(d: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def verdict_report(d: dict[str, Any]) -> Report:
-    """Headline, gates, guarded metrics (table, one chart each), segments, arms, quarantine, gate numbers."""
-    blocks: list[Any] = [
-        Fields(tuple(_headline(d)), status=("verdict",)),
-        Paragraph("PROMOTE means eligible for the next ladder step; an operator decides."),
-        table(["gate", "status", "reason"], [[g["name"], g["status"], g["reason"]] for g in d["gates"]], "Gates",
-              status=(1,)),
-    ]
-    if d.get("metrics"):
-        blocks.append(table(list(METRIC_HEADERS), metric_rows(d), "Guarded metrics"))
-        blocks.extend(metric_charts(d))
-    if d.get("segments"):
-        blocks.append(table(list(SEGMENT_HEADERS), segment_rows(d), "Segments"))
+def _raw(d: dict[str, Any]) -> Details:
+    """Every number behind the page, folded away: per-arm rates and each gate's numbers."""
+    blocks: list[Any] = []
     if d["arms"]:
-        names = sorted(d["arms"])
-        blocks.append(table(["metric", *names], _arm_rows(d), "Arms (rate [Wilson 95%] (k/n))"))
+        blocks.append(table(["metric", *sorted(d["arms"])], _arm_rows(d), "Arms (rate [Wilson 95%] (k/n))"))
+    blocks.append(Fields(tuple((g["name"], _compact(g["numbers"])) for g in d["gates"]), "Gate numbers", code=True))
+    return Details("Raw numbers: arms and every gate's numbers (all of it: --format json)",
+                   tuple(blocks))
+
+
+def verdict_report(d: dict[str, Any]) -> Report:
+    """Decision first (the banner), then the guarded metrics as a forest plot and hour by
+    hour, the gates, the segments, and the raw numbers folded away."""
+    blocks: list[Any] = [Paragraph(_context(d))]
+    if d.get("metrics"):
+        charts, missing = forest(d)
+        note = ("Each bar is an always-valid interval (alpha 0.05 on each side, valid at every look); the "
+                "shaded band runs from no difference (solid line) to the margin; right is worse. A metric is "
+                "non-inferior when its bar ends inside the band's far edge; \"worse\" is decided at alpha "
+                "0.01, Holm-corrected across every metric and segment.")
+        if missing:
+            note += f" No interval yet: {', '.join(missing)}."
+        for i, c in enumerate(charts):
+            blocks.append(replace(c, heading="Guarded metrics" if i == 0 else None,
+                                  note=note if i == len(charts) - 1 else None))
+        blocks.append(table(list(METRIC_HEADERS), metric_rows(d), None if charts else "Guarded metrics",
+                            status=(1,)))
+        if (grid := sequential(d)) is not None:
+            blocks.append(grid)
+    blocks.append(_gates_table(d))
+    if d.get("summary"):  # the shadow profile's counts
+        blocks.append(Fields(tuple((k, str(v)) for k, v in sorted(d["summary"].items())), "Summary"))
+    if d.get("segments"):
+        blocks.append(_segments_table(d, title="Segments (experiment vs control)"))
     if reasons := _reason_rows(d):
         blocks.append(table(["reason", "rows"], reasons, "Quarantined rows by reason", align=numeric(1, 1)))
-    blocks.append(Fields(tuple((g["name"], _compact(g["numbers"])) for g in d["gates"]), "Gate numbers", code=True))
-    return Report(_title(d), tuple(blocks))
+    blocks.append(_raw(d))
+    return Report(_title(d), tuple(blocks), decision=canary_decision(d))

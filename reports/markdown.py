@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tooldisc.reports.blocks import Block, Chart, Fields, Lines, Paragraph, Report, Table
+from tooldisc.reports.blocks import (
+    Block,
+    Chart,
+    Decision,
+    Details,
+    Fields,
+    Grid,
+    Lines,
+    Paragraph,
+    Report,
+    Table,
+)
 from tooldisc.reports.escape import md_code, md_text
 
 
@@ -44,14 +55,33 @@ def _block(block: Block, level: int) -> list[str]:
         head = [_heading(block.title, level), ""] if block.title else []
         body = md_table(block.headers, block.rows, [block.alignment(i) for i in range(len(block.headers))])
         return [*head, body if block.rows else md_text(block.empty)]
-    if isinstance(block, Chart):
+    if isinstance(block, Chart):  # drawn only in HTML; its section heading stays
+        return [_heading(block.heading, level)] if block.heading else []
+    if isinstance(block, Grid):
         return []
+    if isinstance(block, Details):
+        # GitHub folds this away (a CI step summary stays short); the tags are ours, the
+        # contents escaped as everywhere, with the blank lines GFM needs around them
+        inner = [line for b in block.blocks for line in [*_block(b, level), ""]]
+        return [f"<details><summary>{md_text(block.summary, line_start=False)}</summary>", "", *inner,
+                "</details>"]
     raise TypeError(f"no Markdown for {type(block).__name__}")
 
 
+def decision_line(decision: Decision) -> str:
+    """The decision as one Markdown paragraph: the verdict word in bold, why, and next."""
+    text = f"**{md_text(decision.word, line_start=False)}** — {md_text(decision.why, line_start=False)}"
+    if decision.next:
+        text += f" **Next:** {md_text(decision.next, line_start=False)}"
+    return text
+
+
 def write_markdown(report: Report) -> str:
-    """The report as Markdown: the title at ``report.level``, sections one level below."""
+    """The report as Markdown: the title at ``report.level``, then the decision line (if
+    the report decides something), then sections one level below."""
     parts = [_heading(report.title, report.level)]
+    if report.decision is not None:
+        parts.append(decision_line(report.decision))
     for block in report.blocks:
         lines = _block(block, report.level + 1)
         if lines:

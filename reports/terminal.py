@@ -12,7 +12,17 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tooldisc.reports.blocks import Block, Chart, Fields, Lines, Paragraph, Report, Table
+from tooldisc.reports.blocks import (
+    Block,
+    Chart,
+    Details,
+    Fields,
+    Grid,
+    Lines,
+    Paragraph,
+    Report,
+    Table,
+)
 from tooldisc.reports.escape import visible
 
 
@@ -55,9 +65,14 @@ def _block(block: Block) -> list[Any]:
         return _fields(block)
     if isinstance(block, Table):
         return _table(block)
-    if isinstance(block, Chart):
-        return []
+    if isinstance(block, Chart):  # drawn only in HTML; its section heading stays
+        return [_text(block.heading, "bold")] if block.heading else []
+    if isinstance(block, Grid | Details):
+        return []  # raw numbers stay out of the terminal: --format json has them
     raise TypeError(f"no terminal rendering for {type(block).__name__}")
+
+
+_TONES = {"good": "bold green", "warn": "bold yellow", "bad": "bold red", "info": "bold"}
 
 
 def write_table(report: Report, *, width: int = 100, color: bool = False) -> str:
@@ -68,6 +83,11 @@ def write_table(report: Report, *, width: int = 100, color: bool = False) -> str
     console = Console(file=buf, width=width, force_terminal=color, color_system="standard" if color else None,
                       highlight=False, markup=False, emoji=False, soft_wrap=False)
     console.print(_text(report.title, "bold"))
+    if (d := report.decision) is not None:
+        console.print(_text(d.word, _TONES[d.tone]))
+        console.print(_text(f"Why: {d.why}"))
+        if d.next:
+            console.print(_text(f"Next: {d.next}"))
     for block in report.blocks:
         for item in _block(block):
             console.print(item)

@@ -25,6 +25,7 @@ HEAVY_FIRST = (
     "discovery/test_security_property_more.py",
     "canary/test_spark_options.py",
     "canary/test_cli.py",
+    "reports/test_browser.py",
     "evaluation/test_cli.py",
     "test_docs_commands.py",
     "discovery/test_security_property_session.py",

@@ -196,9 +196,16 @@ def test_absent_experiment_is_bad_input_and_summary_is_compact(files: dict[str, 
                   "--summary", str(summary))
     assert res.returncode == 0, res.stderr
     text = summary.read_text()
-    assert text.startswith("earlier step\n## Canary PROMOTE: indexed-retrieval-v1\n")
+    assert text.startswith("earlier step\n## Canary PROMOTE: indexed-retrieval-v1\n\n**PROMOTE** — Every gate "
+                           "passes: each guarded metric is shown non-inferior within its margin and no segment is "
+                           "shown worse. **Next:** Eligible for the next ladder step, 50 %; an operator decides.\n")
     assert "| task | pass |" in text and "| task_success | non_inferior |" in text
     assert "{" not in text  # no JSON blobs
+    # the terminal: the decision first, and no gate-numbers dump at the end any more
+    out = res.stdout.splitlines()
+    assert out[0] == "Canary verdict (canary): indexed-retrieval-v1" and out[1] == "PROMOTE"
+    assert out[2].startswith("Why: Every gate passes") and out[3].startswith("Next: Eligible for the next")
+    assert "Gate numbers" not in res.stdout and '{"' not in res.stdout and len(out) < 70, len(out)
 
 
 def test_duckdb_memory_limit_and_spill_folder(files: dict[str, Path], tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def test_canary_profile_reasons_add_up(tmp_path: Path) -> None:
     assert gate["numbers"]["reasons"] == q["reasons"]
     md, html = render(d, "verdict", "md"), render(d, "verdict", "html")
     assert "## Quarantined rows by reason" in md and f"| {REASON} | {q['reasons'][REASON]} |" in md
-    assert "<h2>Quarantined rows by reason</h2>" in html
+    assert '<h2 dir="auto">Quarantined rows by reason</h2>' in html
 
 
 def test_reports_with_reasons_are_byte_identical_and_carry_no_paths(tmp_path: Path) -> None:

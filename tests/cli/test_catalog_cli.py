@@ -194,6 +194,15 @@ def test_diff_loosening_is_exit_1_in_every_format(tmp_path: Path) -> None:
     assert table.returncode == 1
     assert "POLICY LOOSENED (2 finding(s)):" in table.stdout
     assert "+ new_tool" in table.stdout
+    assert md.stdout.split("\n")[2].startswith("**POLICY LOOSENED** — 1 added, 0 removed, 1 changed; 2 changes "
+                                                "loosen policy: create_invoice (roles), create_invoice (side_effect)")
+    page = run_cli("catalog", "diff", OK, new, "--format", "html")
+    assert page.returncode == 1
+    assert '<section class="banner bad" id="decision">\n<p class="word" dir="auto">POLICY LOOSENED</p>' in page.stdout
+    assert '<td class="flag" dir="auto">roles</td>' in page.stdout  # the loosened field, marked
+    from tooldisc.reports.html import external_references
+
+    assert external_references(page.stdout) == [] and "<script" not in page.stdout
 
 
 def test_diff_an_added_open_delete_tool_is_a_loosening(tmp_path: Path) -> None:

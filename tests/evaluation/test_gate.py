@@ -107,6 +107,10 @@ def test_gate_from_fails_exit_1(eval_json: Path, tmp_path: Path) -> None:
     assert doc["passed"] is False and [c["passed"] for c in doc["checks"]] == [False, True]
     text = summary.read_text()
     assert text.startswith("earlier step\n") and "FAILED" in text  # appended, as CI step summaries are
+    assert text.split("\n")[3].startswith("**FAILED** — 1 of 2 thresholds fail: hit@15 is ")  # decision first
+    page = run_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.99", "--format", "html")
+    assert page.returncode == 1
+    assert '<p class="word" dir="auto">FAILED</p>' in page.stdout and page.stdout.startswith("<!DOCTYPE html>")
 
 
 def test_gate_html_and_out(eval_json: Path, tmp_path: Path) -> None:

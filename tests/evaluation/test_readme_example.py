@@ -33,3 +33,12 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
     html = (tmp_path / "ndcg_per_query.html").read_text("utf-8")
     assert "vega" in html and '"delta"' in html
     assert "verdict" in capsys.readouterr().out
+    # offline: no script is fetched, Vega itself is in the page ...
+    assert not re.search(r"<script[^>]*\bsrc=", html), "the chart page loads a script from elsewhere"
+    # ... and a real browser, with nothing to fetch, draws the bars
+    from tests.reports.browser import dump_dom, require_browser
+
+    dom = dump_dom(tmp_path / "ndcg_per_query.html", require_browser())
+    bars = re.findall(r'<path aria-label="nDCG@15 per query[^"]*; queries: \d+"[^>]*aria-roledescription="bar" '
+                      r'd="M[^"]+h[^"]+"', dom)
+    assert len(bars) >= 2, dom[-2000:]

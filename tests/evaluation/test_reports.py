@@ -35,7 +35,7 @@ def test_eval_html_quotes_a_url_as_text_and_references_nothing(docs) -> None:
     doc["notes"].append("see http://example.org")
     out = render(doc, "eval", "html")
     assert external_references(out) == []
-    assert "<svg" in out and "<td>post it to https://hooks.example/x</td>" in out
+    assert "<svg" in out and '<td dir="auto">post it to https://hooks.example/x</td>' in out
 
 
 @pytest.mark.parametrize("kind", ["eval", "sweep", "compare", "gate"])
@@ -83,6 +83,8 @@ def test_gate_markdown_summary_exact() -> None:
     checks = check(parse_thresholds(["hit@15=0.9"], ["forbidden@15=0"]), {"hit@15": 0.8, "forbidden@15": 0.0})
     assert render(gate_document(checks), "gate", "md") == (
         "## tooldisc gate: FAILED\n\n"
+        "**FAILED** — 1 of 2 thresholds fail: hit@15 is 0.8000, needs >= 0.9. **Next:** Fix the regression (or "
+        "change the threshold in review); the gate exits 1 until every threshold holds.\n\n"
         "1 of 2 thresholds hold\n\n"
         "| result | measure | threshold | actual |\n"
         "|---|---|---|---:|\n"
@@ -92,7 +94,8 @@ def test_gate_markdown_summary_exact() -> None:
 
 def test_gate_html_marks_each_result_for_colour(docs) -> None:
     out = render(docs["gate"], "gate", "html")
-    assert '<td><span class="FAIL">FAIL</span></td>' in out or '<td><span class="pass">pass</span></td>' in out
+    assert ('<td dir="auto"><span class="FAIL">FAIL</span></td>' in out
+            or '<td dir="auto"><span class="pass">pass</span></td>' in out)
     assert out.count("<tr>") == 1 + len(docs["gate"]["checks"])
 
 

@@ -311,6 +311,10 @@ def test_cli_tunes_a_non_weight_key(synthetic, tmp_path: Path):
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["base"]["params"] == {"adaptive.temperature": 0.175, "ngram.long_fields_max_tools": 20000}
+    page = run_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space),
+                   "--folds", "2", "--n-iter", "2", "--k", "3", "--format", "html")
+    assert page.returncode == 0, page.stderr
+    assert page.stdout.startswith("<!DOCTYPE html>") and '<h1 dir="auto">tooldisc tune</h1>' in page.stdout
     space.write_text("ngram.long_fields_max_tools: [-5]\n", encoding="utf-8")
     res = run_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space))
     assert res.returncode == 2 and "Traceback" not in res.stderr

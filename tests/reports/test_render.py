@@ -7,8 +7,18 @@ import json
 import pytest
 
 from tooldisc.reports import FORMATS, KINDS, render
-from tooldisc.reports.blocks import Chart, Fields, Lines, Paragraph, Report, Table
-from tooldisc.reports.html import write_html
+from tooldisc.reports.blocks import (
+    Chart,
+    Decision,
+    Details,
+    Fields,
+    Grid,
+    Lines,
+    Paragraph,
+    Report,
+    Table,
+)
+from tooldisc.reports.html import external_references, write_html
 from tooldisc.reports.markdown import write_markdown
 from tooldisc.reports.terminal import write_table
 
@@ -57,13 +67,31 @@ def test_every_block_in_every_writer() -> None:
     """A new block kind must be written by every writer; this report uses each kind once."""
     report = Report("t <x>", (Lines(("a", "b")), Paragraph("p & q"), Fields((("k", "v"),), "F", code=True),
                               Table(("h",), (("c",),), "T"), Table(("h",), (), "E", empty="nothing"),
-                              Chart("bar", ({"x": "a", "y": 1},), x="x", y="y", title="c")))
+                              Details("raw <n>", (Table(("h",), (("d",),), "D"),)),
+                              Grid((), "G", "g note"),
+                              Chart("bar", ({"x": "a", "y": 1},), x="x", y="y", title="c")),
+                    decision=Decision("HOLD", "warn", "why <w>", "next & n"))
     md = write_markdown(report)
-    assert md == ("# t \\<x>\n\n- a\n- b\n\np \\& q\n\n## F\n\n- **k**: `v`\n\n## T\n\n| h |\n|---|\n| c |\n\n"
-                  "## E\n\nnothing\n")
-    assert write_table(report).splitlines()[0] == "t <x>"
-    html = write_html(Report(report.title, report.blocks[:-1]))  # charts: drawn by the CLI tests (slow to start)
-    assert "<h1>t &lt;x&gt;</h1>" in html and "<p>nothing</p>" in html and "<code>v</code>" in html
+    assert md == ("# t \\<x>\n\n**HOLD** — why \\<w> **Next:** next \\& n\n\n- a\n- b\n\np \\& q\n\n## F\n\n"
+                  "- **k**: `v`\n\n## T\n\n| h |\n|---|\n| c |\n\n## E\n\nnothing\n\n"
+                  "<details><summary>raw \\<n></summary>\n\n## D\n\n| h |\n|---|\n| d |\n\n</details>\n")
+    text = write_table(report).splitlines()
+    assert text[:4] == ["t <x>", "HOLD", "Why: why <w>", "Next: next & n"] and "raw" not in "".join(text)
+    html = write_html(Report(report.title, report.blocks[:-1], decision=report.decision))  # charts: drawn by the CLI tests
+    assert '<h1 dir="auto">t &lt;x&gt;</h1>\n<section class="banner warn" id="decision">' in html
+    assert '<p class="why" dir="auto"><b>Why:</b> why &lt;w&gt;</p>' in html
+    assert '<p dir="auto">nothing</p>' in html and "<code>v</code>" in html
+    assert '<details>\n<summary dir="auto">raw &lt;n&gt;</summary>' in html and '<div class="grid">' in html
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
+    assert '<div class="scroll">\n<table>' in html and "@media print" in html
+    assert external_references(html) == []
+
+
+def test_a_refreshing_meta_is_still_refused() -> None:
+    """The viewport meta is allowed; a meta that can load something is not."""
+    assert external_references('<meta name="viewport" content="width=device-width, initial-scale=1">') == []
+    assert external_references('<meta http-equiv="refresh" content="0; url=https://x.example">') == ["<meta>"]
+    assert external_references('<meta name="viewport" content="url(https://x)">') == ["<meta>"]
 
 
 def test_unknown_kind_and_format() -> None:

@@ -140,7 +140,7 @@ def test_eval_html_structure_hostile_labels_and_rerun(hostile: list[str], tmp_pa
     assert external_references(text) == []
     assert not {a for a in page.attrs if a.startswith("on")}
     assert "script" not in page.tags and "img" not in page.tags and "a" not in page.tags
-    assert "<td>&lt;svg onload=alert(1)&gt; delete the invoice</td>" in text
+    assert '<td dir="auto">&lt;svg onload=alert(1)&gt; delete the invoice</td>' in text
     assert "<svg" in text and "\x1b" not in text
 
 
@@ -163,7 +163,7 @@ def test_compare_html_is_standalone(hostile: list[str], tmp_path: Path) -> None:
     assert page.headings[:3] == ["h1 tooldisc compare", "h2 Measures", "h2 B vs A"]
     assert page.headings[-1].startswith("h2 Queries that changed (")
     assert "<svg" in text and external_references(text) == []
-    assert "<th>p (rand, Holm)</th>" in text
+    assert '<th dir="auto">p (rand, Holm)</th>' in text
 
 
 def test_canary_experiment_named_like_a_url_renders(tmp_path: Path) -> None:
@@ -182,14 +182,15 @@ def test_canary_experiment_named_like_a_url_renders(tmp_path: Path) -> None:
     _, doc = run_verdict(EVENT_SCHEMA, "http-cache-v2", events=str(events))
     outs = [out.read_text("utf-8"), render(doc, "verdict", "md")]
     page = _Page(outs[0])
-    assert page.headings == ["h1 Canary verdict (canary): http-cache-v2", "h2 Gates",
-                             "h2 Guarded metrics", "h2 Segments", "h2 Arms (rate [Wilson 95%] (k/n))",
-                             "h2 Gate numbers"]
+    sections = ["h2 Guarded metrics", "h2 Gates", "h2 Segments (experiment vs control)",
+                "h2 Arms (rate [Wilson 95%] (k/n))", "h2 Gate numbers"]
+    assert page.headings == ["h1 Canary verdict (canary): http-cache-v2", sections[0], "h2 Hour by hour",
+                             *sections[1:]]
     assert external_references(outs[0]) == [] and "<svg" in outs[0]
-    assert _md_headings(outs[1]) == ["h1 Canary verdict (canary): http-cache-v2", "h2 Gates",
-                                     "h2 Guarded metrics", "h2 Segments",
-                                     "h2 Arms (rate [Wilson 95%] (k/n))", "h2 Gate numbers"]
-    assert "- **verdict**: PROMOTE\n" in outs[1]
+    assert outs[0].index('<section class="banner good" id="decision">') < outs[0].index("<h2")
+    assert _md_headings(outs[1]) == ["h1 Canary verdict (canary): http-cache-v2", *sections]
+    assert outs[1].split("\n")[2].startswith("**PROMOTE** — Every gate passes")
+    assert "<details><summary>Raw numbers" in outs[1]
 
 
 def test_version_exits_0() -> None:
