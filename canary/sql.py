@@ -30,6 +30,7 @@ from tooldisc.canary.conditions import (
 from tooldisc.canary.events import (
     INT_RE,
     ISO_TS,
+    JSON_TYPES,
     SECURITY_FLAGS,
     UUID_CANONICAL_RE,
     UUID_RE,
@@ -59,6 +60,12 @@ class Dialect:
         "int": "BIGINT", "version": "BIGINT", "number": "DOUBLE", "percent": "DOUBLE",
         "bool": "BOOLEAN", "string": "VARCHAR", "enum": "VARCHAR", "ts": "TIMESTAMPTZ",
         "uuid": "UUID",
+    }
+    # The engine's name of each JSON value type (``json_type``), by the tag
+    # :data:`tooldisc.canary.events.JSON_TYPES` uses.
+    json_tags: ClassVar[dict[str, tuple[str, ...]]] = {
+        "string": ("VARCHAR",), "bool": ("BOOLEAN",), "int": ("BIGINT", "UBIGINT"),
+        "float": ("DOUBLE",), "null": ("NULL",), "other": ("ARRAY", "OBJECT"),
     }
 
     # -- engine-specific -------------------------------------------------------------
@@ -134,7 +141,7 @@ class Dialect:
             if cat == "str":
                 return raw, False
             if cat in {"int", "float", "bool"}:
-                return f"CAST({raw} AS VARCHAR)", False
+                return f"CAST({raw} AS {self.value_type(kind)})", False
             return self.null(kind), True
         if kind == "ts":
             if cat == "tstz":
@@ -161,6 +168,24 @@ class Dialect:
         return f"count_if({cond})"
 
     # -- shared ----------------------------------------------------------------------
+    def parse_json(self, col: Column, raw: str, tag: str) -> tuple[str, bool]:
+        """A JSONL value: ``raw`` its text (a string's content, or the literal), ``tag`` its
+        JSON type as the engine names it. Only the types :data:`JSON_TYPES` lists for the
+        column's kind are read, by the text rules; any other (a string for a flag, an array
+        for a name) is a value that does not parse."""
+        names = [n for t in JSON_TYPES[col.kind] for n in self.json_tags[t]]
+        expr, _ = self.parse(col, raw, "str")
+        return f"CASE WHEN {tag} IN ({', '.join(self.literal(n) for n in names)}) THEN {expr} END", True
+
+    def reads_true(self, text: str) -> str:
+        """Whether some reading of a raw value's text says true: ``true`` or ``1`` in any
+        letter case, or a number equal to 1 (``1.0``). Used for security flags only, so
+        that a flag written in the wrong type (``"true"``, ``1.0``) counts as an incident
+        instead of an unknown (the row is quarantined either way)."""
+        number, _ = self.parse(Column("__n", "number"), text, "str")
+        return f"(lower(trim({text})) IN ('true', '1') OR coalesce({number} = 1, FALSE))"
+
+    # -- shared (aggregates) -----------------------------------------------------------
     def exact_sum(self, col: Column, squared: bool, where: str | None, valid_only: bool = False) -> str:
         """Sum (or sum of squares) over valid rows, exact and the same in every engine.
 
