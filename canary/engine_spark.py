@@ -21,6 +21,7 @@ so no floating-point rounding can pick a neighbour.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
@@ -37,7 +38,8 @@ from tooldisc.canary.engine import (
     unpack_last,
 )
 from tooldisc.canary.events import INT_RE, ISO_TS, UUID_RE, Column, RowSchema
-from tooldisc.canary.spark_read import CORRUPT, LINE, Location, read_raw, reading
+from tooldisc.canary.ingest import hive_values
+from tooldisc.canary.spark_read import CORRUPT, LINE, Location, display_names, read_raw, reading
 from tooldisc.canary.sql import Dialect
 from tooldisc.errors import DataError
 
@@ -66,6 +68,10 @@ class SparkDialect(Dialect):
         "bool": "BOOLEAN", "string": "STRING", "enum": "STRING", "ts": "TIMESTAMP",
         "uuid": "STRING",
     }
+
+    # JSON value types are tagged in the source by :func:`_json_tag`, already by these names
+    json_tags: ClassVar[dict[str, tuple[str, ...]]] = {
+        t: (t,) for t in ("string", "bool", "int", "float", "null", "other")}
 
     def ident(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
@@ -141,6 +147,8 @@ class SparkDialect(Dialect):
 
 SPARK = SparkDialect()
 D = SPARK
+FILE = "__tooldisc_file"  # each row's file (Spark's _metadata.file_path)
+F_FILE = f"_metadata.file_path AS {FILE}"
 
 
 def _micros_to_datetime(value: int | None) -> datetime | None:
@@ -153,12 +161,15 @@ class SparkEngine:
     name = "spark"
     _views = itertools.count()
 
-    def __init__(self, spark: Any, view: str, schema: RowSchema, label: str):
+    def __init__(self, spark: Any, view: str, schema: RowSchema, label: str,
+                 names: Mapping[str, str] | None = None):
         self.spark = spark
         self.view = view
         self.schema = schema
         self.label = label
         self._experiments: dict[str, int] | None = None
+        self._files: tuple[tuple[str, int], ...] | None = None
+        self._names = dict(names or {})  # a local file (absolute) -> its name in reports
 
     @classmethod
     def open(cls, spark: Any, location: Location, schema: RowSchema) -> SparkEngine:
@@ -172,12 +183,14 @@ class SparkEngine:
 
         raw = read_raw(spark, location)
         n = next(cls._views)
-        source, types, extra = _source(spark, raw, location, schema, n)
-        body = typed_select(schema, source, types, {}, "", extra_reason=extra, dialect=SPARK)
+        source, types, extra, typed = _source(spark, raw, location, schema, n)
+        body = typed_select(schema, source, types, {}, location.label, extra_reason=extra,
+                            dialect=SPARK, file_column=FILE if location.table is None else None,
+                            typed=typed)
         view = f"__tooldisc_rows_{n}"
         with reading(location.label):
             spark.sql(body).persist().createOrReplaceTempView(view)
-        return cls(spark, view, schema, location.label)
+        return cls(spark, view, schema, location.label, display_names(location))
 
     def close(self) -> None:
         import contextlib
@@ -195,15 +208,30 @@ class SparkEngine:
             return self._sql(text, args).collect()
 
     def experiments(self) -> dict[str, int]:
-        """Rows per experiment; counted once per engine (its rows are fixed once opened)."""
-        if self._experiments is not None:
-            return dict(self._experiments)
-        rows = self._collect(
-            f"SELECT experiment, count(*) AS n FROM {self.view} WHERE experiment IS NOT NULL "
-            "AND experiment <> '' GROUP BY experiment")
-        self._experiments = {str(r["experiment"]): int(r["n"])
-                             for r in sorted(rows, key=lambda r: r[0])}
+        """Rows per experiment; counted once per engine (its rows are fixed once opened),
+        by the same query that counts each file's rows (:meth:`files`)."""
+        if self._experiments is None:
+            from tooldisc.canary.engine_duckdb import per_experiment_and_file
+
+            rows = self._collect(
+                f"SELECT _file, experiment, count(*) AS n FROM {self.view} GROUP BY _file, experiment")
+            self._experiments, self._files = per_experiment_and_file(
+                [(self._name(r["_file"]), r["experiment"], r["n"]) for r in rows])
         return dict(self._experiments)
+
+    def files(self) -> tuple[tuple[str, int], ...]:
+        """Each file judged (named as DuckDB names it) with its rows; a table: its name."""
+        if self._files is None:
+            self.experiments()
+        assert self._files is not None
+        return self._files
+
+    def _name(self, uri: str) -> str:
+        """A file Spark read, as reports name it: relative to the root given (local files),
+        else the URI as Spark gives it; a table, its name."""
+        if uri == self.label:
+            return uri
+        return self._names.get(os.path.abspath(_local_name(uri)), uri)
 
     # -- aggregation ------------------------------------------------------------------
 
@@ -421,16 +449,20 @@ def _orderable(schema: RowSchema, column: str | None) -> str:
 
 
 def _source(spark: Any, raw: Any, loc: Location, schema: RowSchema,
-            n: int) -> tuple[str, dict[str, str], str | None]:
-    """A temp view of source columns, their Spark types, and the structural-reason column."""
+            n: int) -> tuple[str, dict[str, str], str | None, set[str]]:
+    """A temp view of source columns (and the file of each row, :data:`FILE`), their
+    Spark types, the structural-reason column, and the columns typed by the source."""
     fields = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
     view = f"__tooldisc_raw_{n}"
+    if loc.table is None:
+        raw = raw.selectExpr("*", F_FILE)
     if loc.format == "jsonl":
-        return _json_source(spark, raw, loc, schema, fields, view)
+        return (*_json_source(spark, raw, loc, schema, fields, view), set())
     present = {c: t for c, t in fields.items() if c in schema.names}
     missing = [c for c in schema.required if c not in present]
     if missing:
         raise DataError(f"lacks required columns: {', '.join(missing)}", file=loc.label)
+    file_col = f", {FILE}" if loc.table is None else ""
     if loc.format == "csv":
         # A row Spark cannot split into the header's columns: all columns NULL, as DuckDB
         # rejects it; the reason names too many or too few fields.
@@ -443,11 +475,13 @@ def _source(spark: Any, raw: Any, loc: Location, schema: RowSchema,
         spark.sql(
             f"SELECT {cols}, CASE WHEN {CORRUPT} IS NOT NULL THEN CASE WHEN "
             f"{from_csv}.__extra IS NOT NULL THEN 'csv: too many columns' "
-            f"ELSE 'csv: missing columns' END END AS __bad FROM {view}_in"
+            f"ELSE 'csv: missing columns' END END AS __bad{file_col} FROM {view}_in"
         ).createOrReplaceTempView(view)
-        return view, present, "__bad"
+        return view, present, "__bad", set()
     raw.createOrReplaceTempView(view)
-    return view, present, None
+    # Parquet and tables carry their own types; hive folder values are text
+    hive = {k for f in loc.files for k in hive_values(f)}
+    return view, present, None, set(present) - hive
 
 
 def _csv_probe(width: int) -> str:
@@ -455,33 +489,73 @@ def _csv_probe(width: int) -> str:
     return f"{cols}, __extra STRING"
 
 
+def _json_tag(v: str) -> str:
+    """The JSON type of a variant value as :data:`tooldisc.canary.events.JSON_TYPES` tags
+    it (DuckDB's ``json_type`` tagged alike): a decimal is a non-integer number, as JSON
+    ``1.0`` is (Spark parses it as a decimal)."""
+    t = f"schema_of_variant({v})"
+    return (f"CASE WHEN {v} IS NULL THEN NULL WHEN {t} = 'STRING' THEN 'string' "
+            f"WHEN {t} = 'BOOLEAN' THEN 'bool' WHEN {t} = 'BIGINT' THEN 'int' "
+            f"WHEN {t} = 'DOUBLE' OR {t} LIKE 'DECIMAL%' THEN 'float' "
+            f"WHEN {t} = 'VOID' THEN 'null' ELSE 'other' END")
+
+
 def _json_source(spark: Any, raw: Any, loc: Location, schema: RowSchema, fields: Mapping[str, str],
                  view: str) -> tuple[str, dict[str, str], str | None]:
-    """JSONL lines parsed once into a map; per file, every required key must appear."""
+    """JSONL lines parsed once into a map of typed (variant) values; per file, every
+    required key must appear. Each key's value is its text and JSON type, as DuckDB's
+    reader gives them (:func:`tooldisc.canary.ingest.json_rows`), and a key given twice
+    is read by the same rule: a security flag true if any copy reads true, false if
+    every copy is a valid false, else unknown; any other key unknown."""
+    from tooldisc.canary.validation import JSON_TAG_PREFIX, JSON_VALUE
+
     hive = [c for c in fields if c != LINE]
-    raw.select("*", "_metadata.file_path").createOrReplaceTempView(view + "_lines")
-    parsed = (f"SELECT from_json({LINE}, 'map<string,string>') AS __m, {LINE}, "
-              f"{''.join(D.ident(h) + ', ' for h in hive)}file_path FROM {view}_lines "
+    raw.createOrReplaceTempView(view + "_lines")
+    parsed = (f"SELECT from_json({LINE}, 'map<string,variant>') AS __m, {LINE}, "
+              f"{''.join(D.ident(h) + ', ' for h in hive)}{FILE} FROM {view}_lines "
               f"WHERE {LINE} IS NOT NULL AND trim({LINE}) <> ''")
     spark.sql(parsed).createOrReplaceTempView(view + "_parsed")
     has = ", ".join(f"max(map_contains_key(__m, {spark_literal(c)})) AS {D.ident(c)}"
                     for c in schema.names)
     with reading(loc.label):
-        per_file = spark.sql(f"SELECT file_path, {has} FROM {view}_parsed GROUP BY file_path").collect()
+        per_file = spark.sql(f"SELECT {FILE}, {has} FROM {view}_parsed GROUP BY {FILE}").collect()
     present: set[str] = set()
-    for row in sorted(per_file, key=lambda r: r["file_path"]):
+    for row in sorted(per_file, key=lambda r: r[FILE]):
         keys = {c for c in schema.names if row[c]}
         missing = [c for c in schema.required if c not in keys and c not in hive]
         if missing:
             raise DataError(f"lacks required columns: {', '.join(missing)}",
-                            file=_local_name(row["file_path"]))
+                            file=_local_name(row[FILE]))
         present |= keys
-    cols = [f"__m[{spark_literal(c)}] AS {D.ident(c)}" for c in schema.names if c in present]
+    dup = "size(__k) <> size(array_distinct(__k))"
+    split = (f"SELECT *, CASE WHEN {dup} THEN array_distinct(filter(__k, (k, i) -> "
+             f"array_position(__k, k) <> i + 1)) END AS __dups, CASE WHEN {dup} THEN "
+             f"zip_with(__k, map_values(__m), (k, v) -> named_struct('k', k, 'v', CAST(v AS STRING), "
+             f"'t', {_json_tag('v')})) END AS __kv FROM (SELECT *, map_keys(__m) AS __k "
+             f"FROM {view}_parsed)")
+    cols = []
+    for name in (c for c in schema.names if c in present):
+        value = f"__m[{spark_literal(name)}]"
+        text, tag = f"CAST({value} AS STRING)", _json_tag(value)
+        if name in schema.security:
+            copies = f"filter(__kv, x -> x.k = {spark_literal(name)})"
+            strict = D.parse_json(schema.column(name), "x.v", "x.t")[0]
+            resolved = (f"CASE WHEN size({copies}) = 0 THEN NULL "
+                        f"WHEN exists({copies}, x -> coalesce({D.reads_true('x.v')}, FALSE)) THEN 'true' "
+                        f"WHEN forall({copies}, x -> coalesce(NOT {strict}, FALSE)) THEN 'false' END")
+            cols.append(f"CASE WHEN __kv IS NULL THEN {text} ELSE {resolved} END AS {D.ident(name)}")
+            cols.append(f"CASE WHEN __kv IS NULL THEN {tag} ELSE 'bool' END AS "
+                        f"{D.ident(JSON_TAG_PREFIX + name)}")
+            continue
+        single = f"(__dups IS NULL OR NOT array_contains(__dups, {spark_literal(name)}))"
+        cols.append(f"CASE WHEN {single} THEN {text} END AS {D.ident(name)}")
+        cols.append(f"CASE WHEN {single} THEN {tag} END AS {D.ident(JSON_TAG_PREFIX + name)}")
     cols += [D.ident(h) for h in hive if h in schema.names and h not in present]
     bad = (f"CASE WHEN __m IS NULL THEN CASE WHEN get_json_object({LINE}, '$') IS NULL "
-           "THEN 'json: unparseable line' ELSE 'json: line is not an object' END END AS __bad")
-    spark.sql(f"SELECT {', '.join([*cols, bad])} FROM {view}_parsed").createOrReplaceTempView(view)
-    types = {c: "string" for c in schema.names if c in present}
+           f"THEN 'json: unparseable line' ELSE 'json: line is not an object' END "
+           f"WHEN {dup} THEN 'json: duplicate key' END AS __bad")
+    spark.sql(f"SELECT {', '.join([*cols, bad, FILE])} FROM ({split})").createOrReplaceTempView(view)
+    types = {c: JSON_VALUE for c in schema.names if c in present}
     types |= {h: fields[h] for h in hive if h in schema.names and h not in present}
     return view, types, "__bad"
 

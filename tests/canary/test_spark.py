@@ -177,19 +177,25 @@ def test_every_scenario_same_verdict_json_parquet(spark, tmp_path: Path, profile
     root = tmp_path / "events"
     for sc in scenarios:
         _write(profile, sc, root / f"{sc}.parquet", experiment=f"exp-{sc}")
+    import pyarrow.parquet as pq
+
+    rows = {sc: pq.read_metadata(root / f"{sc}.parquet").num_rows for sc in scenarios}
     engine = SparkEngine.open(spark, locate(str(root), None), prof.schema)
-    differ, failed_gates = [], set()
+    differ, failed_gates, files = [], set(), set()
     try:
         for sc in scenarios:
-            alone = _verdict_json(profile, f"exp-{sc}", events=str(root / f"{sc}.parquet"))
-            on_spark = _verdict_json(profile, f"exp-{sc}", engine=engine)
+            alone = json.loads(_verdict_json(profile, f"exp-{sc}", events=str(root / f"{sc}.parquet")))
+            on_spark = json.loads(_verdict_json(profile, f"exp-{sc}", engine=engine))
+            assert alone.pop("files") == [{"path": f"{sc}.parquet", "rows": rows[sc]}]
+            files.add(json.dumps(on_spark.pop("files")))  # the folder's files, as DuckDB names them
             if on_spark != alone:
                 differ.append(sc)
-            failed_gates |= {g["name"] for g in json.loads(on_spark)["gates"]
-                             if g["status"] == "fail"}
+            failed_gates |= {g["name"] for g in on_spark["gates"] if g["status"] == "fail"}
     finally:
         engine.close()
     assert differ == [], differ
+    assert [json.loads(f) for f in files] == [
+        [{"path": f"{sc}.parquet", "rows": rows[sc]} for sc in scenarios]]
     assert len(scenarios) >= 7 and len(failed_gates) >= 3, failed_gates  # scenarios differ
 
 
@@ -256,6 +262,8 @@ def test_cli_verdict_of_a_table_through_spark_connect(spark, spark_handle: Spark
     a = json.loads(_verdict_json("canary", "indexed-retrieval-v1", events=str(path)))
     b = json.loads(remote.stdout)
     assert b.pop("engine") == "spark" and "engine" not in a
+    assert a.pop("files") == [{"path": "copies.parquet", "rows": 3_041}]
+    assert b.pop("files") == [{"path": "global_temp.slow_events", "rows": 3_041}]
     assert a == b and remote.stderr == ""
     assert (b["duplicates"]["v2_ids_repeated"], b["duplicates"]["v2_ids_conflicting"]) == (40, 1)
 
