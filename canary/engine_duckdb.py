@@ -39,6 +39,16 @@ if TYPE_CHECKING:
 D = DUCKDB
 
 
+def attribution(experiment: str, in_window: str = "TRUE") -> str:
+    """Which rows count for the experiment ``experiment`` (an SQL expression), as the
+    engine contract's §1 says: its own rows, and every row whose ``experiment`` is
+    unreadable (NULL or empty: a quarantined row that cannot be shown to belong
+    elsewhere counts against every experiment), inside the window or with an unreadable
+    ``ts``."""
+    return (f"({experiment} = experiment OR experiment IS NULL OR experiment = '') "
+            f"AND (ts IS NULL OR ({in_window}))")
+
+
 def window_condition(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
     """SQL for ``since <= ts < until`` (either bound optional) and its parameters."""
     conds, params = [], []
@@ -158,8 +168,7 @@ class DuckDBEngine:
 
     def _aggregate_window(self, query: AggregateQuery) -> AggregateResult:
         in_window, bounds = window_condition(query.since, query.until)
-        attributed = (f"(experiment = ? OR experiment IS NULL OR experiment = '') "
-                      f"AND (ts IS NULL OR ({in_window}))")
+        attributed = attribution("?", in_window)
         params: list[Any] = [query.experiment, *bounds]
         plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
         # One pass first: the aggregates over the rows as they are, and — from the same

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -38,8 +39,16 @@ from tooldisc.canary.engine import (
     unpack_last,
 )
 from tooldisc.canary.events import INT_RE, ISO_TS, UUID_RE, Column, RowSchema
-from tooldisc.canary.ingest import hive_values
-from tooldisc.canary.spark_read import CORRUPT, LINE, Location, display_names, read_raw, reading
+from tooldisc.canary.spark_read import (
+    CORRUPT,
+    LINE,
+    Location,
+    display_names,
+    hive_keys,
+    hive_sql,
+    read_raw,
+    reading,
+)
 from tooldisc.canary.sql import Dialect
 from tooldisc.errors import DataError
 
@@ -151,6 +160,13 @@ FILE = "__tooldisc_file"  # each row's file (Spark's _metadata.file_path)
 F_FILE = f"_metadata.file_path AS {FILE}"
 
 
+def attribution(experiment: str, in_window: str = "TRUE") -> str:
+    """Which rows count for ``experiment`` (an SQL expression): the engine contract's §1,
+    as :func:`tooldisc.canary.engine_duckdb.attribution` renders it for DuckDB."""
+    return (f"({experiment} = experiment OR experiment IS NULL OR experiment = '') "
+            f"AND (ts IS NULL OR ({in_window}))")
+
+
 def _micros_to_datetime(value: int | None) -> datetime | None:
     return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
@@ -181,13 +197,17 @@ class SparkEngine:
         the source again."""
         from tooldisc.canary.validation import typed_select
 
-        raw = read_raw(spark, location)
-        n = next(cls._views)
-        source, types, extra, typed = _source(spark, raw, location, schema, n)
-        body = typed_select(schema, source, types, {}, location.label, extra_reason=extra,
-                            dialect=SPARK, file_column=FILE if location.table is None else None,
-                            typed=typed)
-        view = f"__tooldisc_rows_{n}"
+        bodies = []
+        for part in location.parts or ((),):
+            piece = replace(location, files=part) if part else location
+            raw = read_raw(spark, piece)
+            source, types, extra, typed = _source(spark, raw, piece, schema, next(cls._views))
+            bodies.append(typed_select(schema, source, types, {}, location.label,
+                                       extra_reason=extra, dialect=SPARK,
+                                       file_column=FILE if location.table is None else None,
+                                       typed=typed))
+        body = "\nUNION ALL\n".join(f"SELECT * FROM ({b})" for b in bodies)
+        view = f"__tooldisc_rows_{next(cls._views)}"
         with reading(location.label):
             spark.sql(body).persist().createOrReplaceTempView(view)
         return cls(spark, view, schema, location.label, display_names(location))
@@ -236,7 +256,6 @@ class SparkEngine:
     # -- aggregation ------------------------------------------------------------------
 
     def aggregate(self, query: AggregateQuery) -> AggregateResult:
-        conds = ["(experiment = :experiment OR experiment IS NULL OR experiment = '')"]
         args: dict[str, Any] = {"experiment": query.experiment}
         window = []
         if query.since is not None:
@@ -245,8 +264,7 @@ class SparkEngine:
         if query.until is not None:
             window.append("ts < :until")
             args["until"] = query.until
-        if window:
-            conds.append(f"(ts IS NULL OR ({' AND '.join(window)}))")
+        conds = [attribution(":experiment", " AND ".join(window) or "TRUE")]
         cols = ", ".join(D.ident(c) for c in query.schema.names)
         attributed = f"__tooldisc_attr_{next(self._views)}"
         with reading(self.label):
@@ -451,37 +469,50 @@ def _orderable(schema: RowSchema, column: str | None) -> str:
 def _source(spark: Any, raw: Any, loc: Location, schema: RowSchema,
             n: int) -> tuple[str, dict[str, str], str | None, set[str]]:
     """A temp view of source columns (and the file of each row, :data:`FILE`), their
-    Spark types, the structural-reason column, and the columns typed by the source."""
+    Spark types, the structural-reason column, and the columns typed by the source.
+
+    ``key=value`` folders of local files are read as DuckDB reads them: a Parquet file's
+    hive value replaces its own column, a CSV or JSONL file's fills a column it lacks."""
     fields = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
     view = f"__tooldisc_raw_{n}"
+    hive = hive_keys(loc, schema.names)
     if loc.table is None:
         raw = raw.selectExpr("*", F_FILE)
     if loc.format == "jsonl":
-        return (*_json_source(spark, raw, loc, schema, fields, view), set())
-    present = {c: t for c, t in fields.items() if c in schema.names}
-    missing = [c for c in schema.required if c not in present]
+        return (*_json_source(spark, raw, loc, schema, fields, view, hive), set())
+    if loc.format == "parquet":
+        hive_cols = {k: hive_sql(k, FILE) for k in hive}
+    else:  # csv: only what the header lacks
+        hive_cols = {k: hive_sql(k, FILE) for k in hive if k not in fields}
+    present = {c: t for c, t in fields.items() if c in schema.names and c not in hive_cols}
+    missing = [c for c in schema.required if c not in present and c not in hive_cols]
     if missing:
         raise DataError(f"lacks required columns: {', '.join(missing)}", file=loc.label)
     file_col = f", {FILE}" if loc.table is None else ""
+    types = {**present, **dict.fromkeys(hive_cols, "string")}
     if loc.format == "csv":
         # A row Spark cannot split into the header's columns: all columns NULL, as DuckDB
         # rejects it; the reason names too many or too few fields.
         width = list(fields).index(CORRUPT)  # header columns come first, hive ones after
         from_csv = (f"from_csv({CORRUPT}, {spark_literal(_csv_probe(width))}, "
                     "map('escape', '\"'))")
-        cols = ", ".join(f"CASE WHEN {CORRUPT} IS NULL THEN {D.ident(c)} END AS {D.ident(c)}"
-                         for c in present)
+        cols = ", ".join([f"CASE WHEN {CORRUPT} IS NULL THEN {D.ident(c)} END AS {D.ident(c)}"
+                          for c in present]
+                         + [f"CASE WHEN {CORRUPT} IS NULL THEN {e} END AS {D.ident(k)}"
+                            for k, e in hive_cols.items()])
         raw.createOrReplaceTempView(view + "_in")
         spark.sql(
             f"SELECT {cols}, CASE WHEN {CORRUPT} IS NOT NULL THEN CASE WHEN "
             f"{from_csv}.__extra IS NOT NULL THEN 'csv: too many columns' "
             f"ELSE 'csv: missing columns' END END AS __bad{file_col} FROM {view}_in"
         ).createOrReplaceTempView(view)
-        return view, present, "__bad", set()
+        return view, types, "__bad", set()
+    if hive_cols:
+        raw = raw.selectExpr(*(D.ident(c) for c in raw.columns if c not in hive_cols),
+                             *(f"{e} AS {D.ident(k)}" for k, e in hive_cols.items()))
     raw.createOrReplaceTempView(view)
     # Parquet and tables carry their own types; hive folder values are text
-    hive = {k for f in loc.files for k in hive_values(f)}
-    return view, present, None, set(present) - hive
+    return view, types, None, set(present)
 
 
 def _csv_probe(width: int) -> str:
@@ -501,7 +532,7 @@ def _json_tag(v: str) -> str:
 
 
 def _json_source(spark: Any, raw: Any, loc: Location, schema: RowSchema, fields: Mapping[str, str],
-                 view: str) -> tuple[str, dict[str, str], str | None]:
+                 view: str, local_hive: list[str]) -> tuple[str, dict[str, str], str | None]:
     """JSONL lines parsed once into a map of typed (variant) values; per file, every
     required key must appear. Each key's value is its text and JSON type, as DuckDB's
     reader gives them (:func:`tooldisc.canary.ingest.json_rows`), and a key given twice
@@ -509,10 +540,12 @@ def _json_source(spark: Any, raw: Any, loc: Location, schema: RowSchema, fields:
     every copy is a valid false, else unknown; any other key unknown."""
     from tooldisc.canary.validation import JSON_TAG_PREFIX, JSON_VALUE
 
-    hive = [c for c in fields if c != LINE]
+    found = [c for c in fields if c != LINE]  # hive columns Spark discovered (remote paths)
+    hive = found + [k for k in local_hive if k not in found]
     raw.createOrReplaceTempView(view + "_lines")
+    exprs = {h: D.ident(h) for h in found} | {k: hive_sql(k, FILE) for k in local_hive}
     parsed = (f"SELECT from_json({LINE}, 'map<string,variant>') AS __m, {LINE}, "
-              f"{''.join(D.ident(h) + ', ' for h in hive)}{FILE} FROM {view}_lines "
+              f"{''.join(f'{e} AS {D.ident(h)}, ' for h, e in exprs.items())}{FILE} FROM {view}_lines "
               f"WHERE {LINE} IS NOT NULL AND trim({LINE}) <> ''")
     spark.sql(parsed).createOrReplaceTempView(view + "_parsed")
     has = ", ".join(f"max(map_contains_key(__m, {spark_literal(c)})) AS {D.ident(c)}"
@@ -556,7 +589,7 @@ def _json_source(spark: Any, raw: Any, loc: Location, schema: RowSchema, fields:
            f"WHEN {dup} THEN 'json: duplicate key' END AS __bad")
     spark.sql(f"SELECT {', '.join([*cols, bad, FILE])} FROM ({split})").createOrReplaceTempView(view)
     types = {c: JSON_VALUE for c in schema.names if c in present}
-    types |= {h: fields[h] for h in hive if h in schema.names and h not in present}
+    types |= {h: fields.get(h, "string") for h in hive if h in schema.names and h not in present}
     return view, types, "__bad"
 
 

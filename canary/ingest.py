@@ -393,6 +393,14 @@ def parquet_columns(con: Any, path: str) -> list[str]:
     return names
 
 
+def parquet_schema_key(con: Any, path: str) -> tuple[Any, ...]:
+    """A Parquet file's schema (names, physical and logical types, nesting) as one value:
+    files with equal keys can be read as one (Spark reads one schema per read)."""
+    return tuple(con.execute(
+        "SELECT name, type, converted_type, logical_type, repetition_type, num_children, scale, "
+        "precision FROM parquet_schema(?)", [path]).fetchall()[1:])
+
+
 def csv_header(con: Any, path: str) -> list[str]:
     """The names a (possibly compressed) CSV file's first line gives, repeats kept."""
     import csv

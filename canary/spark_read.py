@@ -27,8 +27,10 @@ from tooldisc.canary.ingest import (
     csv_header,
     display_name,
     file_format,
+    hive_values,
     locate_files,
     parquet_columns,
+    parquet_schema_key,
 )
 from tooldisc.errors import DataError, UsageError
 
@@ -54,6 +56,13 @@ class Location:
     table: str | None = None
     root: str | None = None
     files: tuple[str, ...] = ()
+    # local files in the groups Spark reads one at a time: by the hive keys on their
+    # paths (Spark's own discovery refuses folders of mixed depth, and stops at the first
+    # folder that is not key=value, where DuckDB reads every key=value folder); Parquet by
+    # schema (a file whose column is Arrow ``null`` typed, beside one where it is a
+    # string, fails as one read); CSV by header (Spark reads every file of one read by the
+    # first file's header, by position: columns in another order would be misread)
+    parts: tuple[tuple[str, ...], ...] = ()
 
     @property
     def label(self) -> str:
@@ -99,33 +108,55 @@ def locate(path: str | None, table: str | None, fmt: str | None = None) -> Locat
     found = kinds.pop()
     if fmt is not None and fmt != found:
         raise UsageError(f"--events-format {fmt} does not match the files ({found})")
-    _check_columns_unique(files, found)
-    return Location(path=path, format=found, root=root, files=tuple(files))
+    parts = _inspect(files, found)
+    return Location(path=path, format=found, root=root, files=tuple(files), parts=parts)
 
 
-def _check_columns_unique(files: list[str], fmt: str) -> None:
+def _inspect(files: list[str], fmt: str) -> tuple[tuple[str, ...], ...]:
     """A local Parquet or CSV file naming a column twice is refused before Spark starts,
-    as DuckDB refuses it (Spark binds names ignoring case, and would fail or pick one)."""
-    if fmt == "jsonl":
-        return
+    as DuckDB refuses it (Spark binds names ignoring case, and would fail or pick one).
+    The files come back grouped as Spark reads them (:attr:`Location.parts`)."""
     import duckdb
 
     from tooldisc.canary.ingest import connect
 
-    con = connect()
+    parts: dict[tuple[object, ...], list[str]] = {}
+    con = connect() if fmt != "jsonl" else None
     try:
         for f in files:
+            key: tuple[object, ...] = tuple(sorted(hive_values(f)))
             if fmt == "parquet":
                 try:
                     names = parquet_columns(con, f)
+                    key += parquet_schema_key(con, f)
                 except duckdb.Error as exc:
                     raise DataError(f"cannot be read as parquet: {' '.join(str(exc).split())[:200]}",
                                     file=f) from exc
                 check_unique_columns(names, f, "its schema")
-            else:
-                check_unique_columns(csv_header(con, f), f, "the header", where="line 1")
+            elif fmt == "csv":
+                header = csv_header(con, f)
+                check_unique_columns(header, f, "the header", where="line 1")
+                # Spark reads every file of one read by the first file's header, by position
+                key += tuple(header)
+            parts.setdefault(key, []).append(f)
     finally:
-        con.close()
+        if con is not None:
+            con.close()
+    return tuple(tuple(p) for p in parts.values())
+
+
+def hive_keys(loc: Location, names: tuple[str, ...]) -> list[str]:
+    """The schema columns that ``key=value`` folders give the files of ``loc`` (a part:
+    every file has the same keys); remote locations: none (Spark discovers them)."""
+    return sorted({k for f in loc.files for k in hive_values(f)} & set(names))
+
+
+def hive_sql(key: str, file_column: str) -> str:
+    """Spark SQL for the value of hive key ``key`` on a row's file (its innermost
+    ``key=value`` folder, as :func:`tooldisc.canary.ingest.hive_values` reads it); the file
+    is a URI whose path is percent-encoded."""
+    pattern = "^.*/" + key + "=([^/]*)/"  # a schema column name: nothing to escape
+    return (f"url_decode(replace(regexp_extract({file_column}, '{pattern}', 1), '+', '%2B'))")
 
 
 def display_names(loc: Location) -> dict[str, str]:
@@ -145,10 +176,7 @@ def _reader(spark: Any, loc: Location, fmt: str) -> Any:
     reader = spark.read
     assert loc.path is not None
     if loc.files:
-        if os.path.isdir(loc.root or ""):
-            # the listed files, with hive partitions discovered from key=value folders
-            # between the root and each file
-            reader = reader.option("basePath", os.path.abspath(loc.root or ""))
+        pass  # the listed files; key=value folders are read as DuckDB reads them (hive_sql)
     elif loc.path.endswith("/"):
         # A remote directory: only this format's files, hive partitions from key=value.
         reader = reader.option("pathGlobFilter", "*.{" + ",".join(SUFFIXES[fmt]) + "}")

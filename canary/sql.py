@@ -89,7 +89,9 @@ class Dialect:
     def category(self, source_type: str) -> str:
         """Coarse class of a source column type: str, bool, int, float, tstz, ts, uuid, null, other."""
         t = source_type.upper()
-        if t == "VARCHAR" or t.startswith("VARCHAR"):
+        if t.endswith("]") or t.startswith(("STRUCT", "MAP", "UNION")):
+            return "other"  # a list, array or nested value is never one scalar
+        if t == "VARCHAR" or t.startswith("VARCHAR("):
             return "str"
         if t == "BOOLEAN":
             return "bool"
