@@ -524,9 +524,9 @@ def _attach_parquet_group(con: Any, schema: RowSchema, types: dict[str, str],
     """Parquet files with the same schema-column types as one scan and one view.
 
     Each row's file comes from the reader's file-name column. A schema column that hive
-    folders supply is that file's folder value cast to the type DuckDB gave it when
-    reading the file alone (the group shares the type), so the rows are typed and
-    judged exactly as one view per file would judge them.
+    folders supply is that file's folder value as text (as DuckDB reads it alone, with
+    ``hive_types_autocast`` off), so the rows are typed and judged exactly as one view per
+    file would judge them.
     """
     import duckdb
 
