@@ -289,25 +289,24 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
                              with_raw)
             body = f"{good}\nUNION ALL\n{bad}"
         else:
-            table = f"lines_{idx}"
-            con.execute(
-                f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT line FROM {_lines(lit, str(idx))} "
-                f"WHERE line IS NOT NULL AND trim(line) <> ''"
-            )
+            def lines(rejects: str) -> str:
+                return (f"(SELECT line FROM {_lines(lit, rejects)} "
+                        f"WHERE line IS NOT NULL AND trim(line) <> '')")
+
+            # The file is read twice and held once: the keys it names, then each line split
+            # into its values, so that every later read (a verdict reads the rows more than
+            # once) takes plain columns, not JSON to parse again.
             keys = {
                 r[0]
                 for r in con.execute(
-                    f"SELECT DISTINCT unnest(json_keys(line)) FROM {table} "
+                    f"SELECT DISTINCT unnest(json_keys(line)) FROM {lines(f'k{idx}')} "
                     f"WHERE json_valid(line) AND json_type(line) = 'OBJECT'"
                 ).fetchall()
             }
             _check_columns(schema, path, sorted(keys), hive)
             present = [c for c in schema.names if c in keys]
-            # Each line is split into its values once, here: every later read (the verdict
-            # reads the rows more than once) takes plain columns, not JSON to parse again.
             con.execute(f"CREATE OR REPLACE TEMP TABLE json_{idx} AS SELECT * FROM "
-                        f"{json_rows(table, present, schema)}")
-            con.execute(f"DROP TABLE {table}")
+                        f"{json_rows(lines(str(idx)), present, schema)}")
             body = typed_select(schema, f"json_{idx}", dict.fromkeys(present, JSON_VALUE), hive,
                                 path, extra_reason="__bad", with_raw=with_raw)
             bad = _null_rows(schema, f"rej_{idx}", "'json: unparseable line'", path, with_raw)
@@ -327,7 +326,7 @@ def _lines(lit: str, rejects: str | None = None) -> str:
 
 
 def json_rows(table: str, present: Sequence[str], schema: RowSchema) -> str:
-    """JSONL lines (column ``line`` of ``table``) as one text column and one JSON-type
+    """JSONL lines (column ``line`` of the relation ``table``) as one text column and one JSON-type
     column (``__jt_<name>``) per schema key, and ``__bad`` for a line that is not one
     JSON object with distinct keys.
 

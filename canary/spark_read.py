@@ -226,8 +226,11 @@ def _read(spark: Any, loc: Location) -> Any:
         return reader.text(paths).withColumnRenamed("value", LINE)
     from pyspark.sql.types import StringType, StructField, StructType
 
-    # RFC 4180, as DuckDB writes and reads it: a quote inside quotes is doubled.
-    reader = reader.option("header", True).option("escape", '"').option("multiLine", True)
+    # RFC 4180, as DuckDB writes and reads it: a quote inside quotes is doubled. Every file's
+    # header is checked against the schema (a remote file whose columns come in another
+    # order fails the read instead of being read by position).
+    reader = (reader.option("header", True).option("escape", '"').option("multiLine", True)
+              .option("enforceSchema", False))
     header = reader.csv(paths).schema
     schema = StructType([StructField(f.name, StringType()) for f in header.fields]
                         + [StructField(CORRUPT, StringType())])

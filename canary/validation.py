@@ -9,7 +9,11 @@ unparseable value, value rule, then the cross-column rules) and are rendered by 
 Good and bad rows thus come from one scan; bad rows are set aside with their reason,
 never dropped. The SQL adapts to the source's physical type, so typed Parquet pays
 almost nothing while JSONL/CSV strings are parsed strictly (flags accept true/false
-and 0/1 only; timestamps need ``Z`` or an offset).
+and 0/1 only; timestamps need ``Z`` or an offset). What each format may give each
+column kind is data too (:data:`~tooldisc.canary.events.ENCODINGS`): a JSONL value of
+another JSON type, or a Parquet column of another type, is a value that does not parse.
+A security flag that does not parse still reads true when any reading of its text says
+so (:meth:`~tooldisc.canary.sql.Dialect.reads_true`), and unknown otherwise.
 """
 
 from __future__ import annotations
