@@ -511,7 +511,11 @@ def _source(spark: Any, raw: Any, loc: Location, schema: RowSchema,
         raw = raw.selectExpr(*(D.ident(c) for c in raw.columns if c not in hive_cols),
                              *(f"{e} AS {D.ident(k)}" for k, e in hive_cols.items()))
     raw.createOrReplaceTempView(view)
-    # Parquet and tables carry their own types; hive folder values are text
+    # Parquet and tables carry their own types; hive folder values are text. Remotely,
+    # Spark's own discovery adds the hive columns, as strings that look like any string
+    # column: string columns are read as text there.
+    if loc.path is not None and not loc.files:
+        return view, types, None, {c for c, t in present.items() if D.category(t) != "str"}
     return view, types, None, set(present)
 
 

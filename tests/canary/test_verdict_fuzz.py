@@ -32,7 +32,7 @@ CLEAN_EVERY = 16
 READER_EXAMPLES = examples(10_000)
 # windows enough for READER_EXAMPLES incidents (the clean experiments are checked too)
 READER_WINDOWS = max(-(-READER_EXAMPLES // (PER_WINDOW - PER_WINDOW // CLEAN_EVERY)), 1)
-E2E_EXAMPLES = examples(60, fuzz=500, local=10)
+E2E_EXAMPLES = examples(40, fuzz=500, local=10)
 E2E_PER_WINDOW = 10
 
 
