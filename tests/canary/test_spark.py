@@ -223,6 +223,20 @@ def test_hive_partitioned_directory(spark, tmp_path: Path) -> None:
         pq.write_table(part, folder / "part.parquet")
     on_duckdb, on_spark = _both(spark, "canary", str(root))
     assert on_spark == on_duckdb
+    # the same folder as a remote location (a URI: Spark lists it and discovers the hive
+    # columns itself): the same verdict; its files named as Spark names them
+    from tooldisc.canary.engine_spark import SparkEngine
+    from tooldisc.canary.events import EVENT_SCHEMA
+    from tooldisc.canary.spark_read import locate
+
+    engine = SparkEngine.open(spark, locate(root.as_uri() + "/", None, "parquet"), EVENT_SCHEMA)
+    try:
+        remote = json.loads(_verdict_json("canary", "indexed-retrieval-v1", engine=engine))
+    finally:
+        engine.close()
+    local = json.loads(on_duckdb)
+    assert [f["rows"] for f in remote.pop("files")] == [f["rows"] for f in local.pop("files")]
+    assert remote == local
 
 
 def _with_copies(path: Path) -> Path:
