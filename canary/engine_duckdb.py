@@ -40,6 +40,16 @@ if TYPE_CHECKING:
 D = DUCKDB
 
 
+def attribution(experiment: str, in_window: str = "TRUE") -> str:
+    """Which rows count for the experiment ``experiment`` (an SQL expression), as the
+    engine contract's §1 says: its own rows, and every row whose ``experiment`` is
+    unreadable (NULL or empty: a quarantined row that cannot be shown to belong
+    elsewhere counts against every experiment), inside the window or with an unreadable
+    ``ts``."""
+    return (f"({experiment} = experiment OR experiment IS NULL OR experiment = '') "
+            f"AND (ts IS NULL OR ({in_window}))")
+
+
 def window_condition(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
     """SQL for ``since <= ts < until`` (either bound optional) and its parameters."""
     conds, params = [], []
@@ -57,22 +67,29 @@ class DuckDBEngine:
 
     name = "duckdb"
 
-    def __init__(self, con: Any, relation: str, schema: RowSchema, dup_flag: bool = False):
+    def __init__(self, con: Any, relation: str, schema: RowSchema, dup_flag: bool = False,
+                 db_files: tuple[tuple[str, int], ...] | None = None):
         self.con = con
         self.relation = relation
         self.schema = schema
         # ``relation`` has the ingest's ``_dup`` column (:func:`tooldisc.canary.ingest.mark_duplicates`)
         self.dup_flag = dup_flag
+        self._files = db_files  # from a database: its ingested files; from files: counted once
+        self._experiments: dict[str, int] | None = None
+        self._names: dict[str, str] = {}  # file as read -> as reports name it
 
     @classmethod
     def from_events(cls, pattern: str, schema: RowSchema,
                     on_file: Callable[[str], None] | None = None,
                     limits: DuckDBLimits | None = None) -> DuckDBEngine:
-        from tooldisc.canary.ingest import connect, open_rows
+        from tooldisc.canary.ingest import connect, display_name, locate_files, open_rows
 
+        root, files = locate_files(pattern)
         con = connect(limits=limits)
-        open_rows(con, pattern, schema, on_file)
-        return cls(con, "rows_all", schema)
+        open_rows(con, pattern, schema, on_file, files=files)
+        engine = cls(con, "rows_all", schema)
+        engine._names = {f: display_name(root, f) for f in files}
+        return engine
 
     @classmethod
     def from_db(cls, db: str, schema: RowSchema, limits: DuckDBLimits | None = None) -> DuckDBEngine:
@@ -102,16 +119,40 @@ class DuckDBEngine:
             f"CREATE TEMP VIEW rows_all AS SELECT {names}, NULL::VARCHAR AS _reason, {flag} "
             f"FROM {schema.table} UNION ALL SELECT {names}, _reason, {flag} FROM {schema.table}_quarantine"
         )
-        return cls(con, "rows_all", schema, dup_flag=True)
+        named = {r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'ingested_files'").fetchall()}
+        name = "coalesce(name, path)" if "name" in named else "path"  # (no name before it existed)
+        files = tuple((str(p), int(n)) for p, n in con.execute(
+            f"SELECT {name} AS n, rows + quarantined FROM ingested_files "
+            "WHERE row_schema = ? ORDER BY n, content_sha256", [schema.name]).fetchall()) if named else ()
+        return cls(con, "rows_all", schema, dup_flag=True, db_files=files)
 
     def close(self) -> None:
         self.con.close()
 
     def experiments(self) -> dict[str, int]:
-        rows = self.con.execute(
-            f"SELECT experiment, count(*) FROM {self.relation} WHERE experiment IS NOT NULL "
-            "AND experiment <> '' GROUP BY experiment ORDER BY experiment").fetchall()
-        return {str(e): int(n) for e, n in rows}
+        """Rows per experiment name among rows whose ``experiment`` parsed (counted once;
+        from files, the same scan counts each file's rows for :meth:`files`)."""
+        if self._experiments is None:
+            if self._files is not None:
+                rows = self.con.execute(
+                    f"SELECT experiment, count(*) FROM {self.relation} WHERE experiment IS NOT NULL "
+                    "AND experiment <> '' GROUP BY experiment").fetchall()
+                self._experiments = {str(e): int(n) for e, n in rows}
+            else:
+                counts = self.con.execute(
+                    f"SELECT _file, experiment, count(*) FROM {self.relation} GROUP BY ALL").fetchall()
+                self._experiments, self._files = per_experiment_and_file(
+                    [(self._names.get(f, f), e, n) for f, e, n in counts])
+        return dict(self._experiments)
+
+    def files(self) -> tuple[tuple[str, int], ...]:
+        """Each file judged, as given (sorted), with the rows read from it: from a database,
+        every file it ingested (rows kept and quarantined)."""
+        if self._files is None:
+            self.experiments()
+        assert self._files is not None
+        return self._files
 
     # -- aggregation --------------------------------------------------------------------
 
@@ -128,8 +169,7 @@ class DuckDBEngine:
 
     def _aggregate_window(self, query: AggregateQuery) -> AggregateResult:
         in_window, bounds = window_condition(query.since, query.until)
-        attributed = (f"(experiment = ? OR experiment IS NULL OR experiment = '') "
-                      f"AND (ts IS NULL OR ({in_window}))")
+        attributed = attribution("?", in_window)
         params: list[Any] = [query.experiment, *bounds]
         plain = f"(SELECT * FROM {self.relation} WHERE {attributed})"
         # One pass first: the aggregates over the rows as they are, and — from the same
@@ -363,6 +403,17 @@ class DuckDBEngine:
         return (f"SELECT {g}3 AS __g, __look, CASE WHEN __v IS NOT NULL THEN {D.log_bin('__v', '__s')} END "
                 f"AS __bin, {select(spec.measures, True)} FROM (SELECT *, {D.bin_shift('__v')} AS __s "
                 f"FROM ({rows})) GROUP BY {g}__look, __bin")
+
+
+def per_experiment_and_file(counts: list[Any]) -> tuple[dict[str, int], tuple[tuple[str, int], ...]]:
+    """(rows per experiment, rows per file, sorted) from (file, experiment, rows) groups."""
+    experiments: dict[str, int] = {}
+    files: dict[str, int] = {}
+    for path, experiment, n in counts:
+        if experiment is not None and experiment != "":
+            experiments[str(experiment)] = experiments.get(str(experiment), 0) + int(n)
+        files[str(path)] = files.get(str(path), 0) + int(n)
+    return dict(sorted(experiments.items())), tuple(sorted(files.items()))
 
 
 def _quantile_sql(query: AggregateQuery) -> str:

@@ -21,7 +21,9 @@ so no floating-point rounding can pick a neighbour.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
@@ -38,7 +40,16 @@ from tooldisc.canary.engine import (
     unpack_last,
 )
 from tooldisc.canary.events import INT_RE, ISO_TS, UUID_RE, Column, RowSchema
-from tooldisc.canary.spark_read import CORRUPT, LINE, Location, read_raw, reading
+from tooldisc.canary.spark_read import (
+    CORRUPT,
+    LINE,
+    Location,
+    display_names,
+    hive_keys,
+    hive_sql,
+    read_raw,
+    reading,
+)
 from tooldisc.canary.sql import Dialect
 from tooldisc.errors import DataError
 
@@ -67,6 +78,10 @@ class SparkDialect(Dialect):
         "bool": "BOOLEAN", "string": "STRING", "enum": "STRING", "ts": "TIMESTAMP",
         "uuid": "STRING",
     }
+
+    # JSON value types are tagged in the source by :func:`_json_tag`, already by these names
+    json_tags: ClassVar[dict[str, tuple[str, ...]]] = {
+        t: (t,) for t in ("string", "bool", "int", "float", "null", "other")}
 
     def ident(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
@@ -148,6 +163,15 @@ class SparkDialect(Dialect):
 
 SPARK = SparkDialect()
 D = SPARK
+FILE = "__tooldisc_file"  # each row's file (Spark's _metadata.file_path)
+F_FILE = f"_metadata.file_path AS {FILE}"
+
+
+def attribution(experiment: str, in_window: str = "TRUE") -> str:
+    """Which rows count for ``experiment`` (an SQL expression): the engine contract's §1,
+    as :func:`tooldisc.canary.engine_duckdb.attribution` renders it for DuckDB."""
+    return (f"({experiment} = experiment OR experiment IS NULL OR experiment = '') "
+            f"AND (ts IS NULL OR ({in_window}))")
 
 
 def _micros_to_datetime(value: int | None) -> datetime | None:
@@ -160,12 +184,15 @@ class SparkEngine:
     name = "spark"
     _views = itertools.count()
 
-    def __init__(self, spark: Any, view: str, schema: RowSchema, label: str):
+    def __init__(self, spark: Any, view: str, schema: RowSchema, label: str,
+                 names: Mapping[str, str] | None = None):
         self.spark = spark
         self.view = view
         self.schema = schema
         self.label = label
         self._experiments: dict[str, int] | None = None
+        self._files: tuple[tuple[str, int], ...] | None = None
+        self._names = dict(names or {})  # a local file (absolute) -> its name in reports
 
     @classmethod
     def open(cls, spark: Any, location: Location, schema: RowSchema) -> SparkEngine:
@@ -177,14 +204,20 @@ class SparkEngine:
         the source again."""
         from tooldisc.canary.validation import typed_select
 
-        raw = read_raw(spark, location)
-        n = next(cls._views)
-        source, types, extra = _source(spark, raw, location, schema, n)
-        body = typed_select(schema, source, types, {}, "", extra_reason=extra, dialect=SPARK)
-        view = f"__tooldisc_rows_{n}"
+        bodies = []
+        for part in location.parts or ((),):
+            piece = replace(location, files=part) if part else location
+            raw = read_raw(spark, piece)
+            source, types, extra, typed = _source(spark, raw, piece, schema, next(cls._views))
+            bodies.append(typed_select(schema, source, types, {}, location.label,
+                                       extra_reason=extra, dialect=SPARK,
+                                       file_column=FILE if location.table is None else None,
+                                       typed=typed))
+        body = "\nUNION ALL\n".join(f"SELECT * FROM ({b})" for b in bodies)
+        view = f"__tooldisc_rows_{next(cls._views)}"
         with reading(location.label):
             spark.sql(body).persist().createOrReplaceTempView(view)
-        return cls(spark, view, schema, location.label)
+        return cls(spark, view, schema, location.label, display_names(location))
 
     def close(self) -> None:
         import contextlib
@@ -202,20 +235,34 @@ class SparkEngine:
             return self._sql(text, args).collect()
 
     def experiments(self) -> dict[str, int]:
-        """Rows per experiment; counted once per engine (its rows are fixed once opened)."""
-        if self._experiments is not None:
-            return dict(self._experiments)
-        rows = self._collect(
-            f"SELECT experiment, count(*) AS n FROM {self.view} WHERE experiment IS NOT NULL "
-            "AND experiment <> '' GROUP BY experiment")
-        self._experiments = {str(r["experiment"]): int(r["n"])
-                             for r in sorted(rows, key=lambda r: r[0])}
+        """Rows per experiment; counted once per engine (its rows are fixed once opened),
+        by the same query that counts each file's rows (:meth:`files`)."""
+        if self._experiments is None:
+            from tooldisc.canary.engine_duckdb import per_experiment_and_file
+
+            rows = self._collect(
+                f"SELECT _file, experiment, count(*) AS n FROM {self.view} GROUP BY _file, experiment")
+            self._experiments, self._files = per_experiment_and_file(
+                [(self._name(r["_file"]), r["experiment"], r["n"]) for r in rows])
         return dict(self._experiments)
+
+    def files(self) -> tuple[tuple[str, int], ...]:
+        """Each file judged (named as DuckDB names it) with its rows; a table: its name."""
+        if self._files is None:
+            self.experiments()
+        assert self._files is not None
+        return self._files
+
+    def _name(self, uri: str) -> str:
+        """A file Spark read, as reports name it: relative to the root given (local files),
+        else the URI as Spark gives it; a table, its name."""
+        if uri == self.label:
+            return uri
+        return self._names.get(os.path.abspath(_local_name(uri)), uri)
 
     # -- aggregation ------------------------------------------------------------------
 
     def aggregate(self, query: AggregateQuery) -> AggregateResult:
-        conds = ["(experiment = :experiment OR experiment IS NULL OR experiment = '')"]
         args: dict[str, Any] = {"experiment": query.experiment}
         window = []
         if query.since is not None:
@@ -224,8 +271,7 @@ class SparkEngine:
         if query.until is not None:
             window.append("ts < :until")
             args["until"] = query.until
-        if window:
-            conds.append(f"(ts IS NULL OR ({' AND '.join(window)}))")
+        conds = [attribution(":experiment", " AND ".join(window) or "TRUE")]
         cols = ", ".join(D.ident(c) for c in query.schema.names)
         attributed = f"__tooldisc_attr_{next(self._views)}"
         with reading(self.label):
@@ -463,33 +509,56 @@ def _orderable(schema: RowSchema, column: str | None) -> str:
 
 
 def _source(spark: Any, raw: Any, loc: Location, schema: RowSchema,
-            n: int) -> tuple[str, dict[str, str], str | None]:
-    """A temp view of source columns, their Spark types, and the structural-reason column."""
+            n: int) -> tuple[str, dict[str, str], str | None, set[str]]:
+    """A temp view of source columns (and the file of each row, :data:`FILE`), their
+    Spark types, the structural-reason column, and the columns typed by the source.
+
+    ``key=value`` folders of local files are read as DuckDB reads them: a Parquet file's
+    hive value replaces its own column, a CSV or JSONL file's fills a column it lacks."""
     fields = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
     view = f"__tooldisc_raw_{n}"
+    hive = hive_keys(loc, schema.names)
+    if loc.table is None:
+        raw = raw.selectExpr("*", F_FILE)
     if loc.format == "jsonl":
-        return _json_source(spark, raw, loc, schema, fields, view)
-    present = {c: t for c, t in fields.items() if c in schema.names}
-    missing = [c for c in schema.required if c not in present]
+        return (*_json_source(spark, raw, loc, schema, fields, view, hive), set())
+    if loc.format == "parquet":
+        hive_cols = {k: hive_sql(k, FILE) for k in hive}
+    else:  # csv: only what the header lacks
+        hive_cols = {k: hive_sql(k, FILE) for k in hive if k not in fields}
+    present = {c: t for c, t in fields.items() if c in schema.names and c not in hive_cols}
+    missing = [c for c in schema.required if c not in present and c not in hive_cols]
     if missing:
         raise DataError(f"lacks required columns: {', '.join(missing)}", file=loc.label)
+    file_col = f", {FILE}" if loc.table is None else ""
+    types = {**present, **dict.fromkeys(hive_cols, "string")}
     if loc.format == "csv":
         # A row Spark cannot split into the header's columns: all columns NULL, as DuckDB
         # rejects it; the reason names too many or too few fields.
         width = list(fields).index(CORRUPT)  # header columns come first, hive ones after
         from_csv = (f"from_csv({CORRUPT}, {spark_literal(_csv_probe(width))}, "
                     "map('escape', '\"'))")
-        cols = ", ".join(f"CASE WHEN {CORRUPT} IS NULL THEN {D.ident(c)} END AS {D.ident(c)}"
-                         for c in present)
+        cols = ", ".join([f"CASE WHEN {CORRUPT} IS NULL THEN {D.ident(c)} END AS {D.ident(c)}"
+                          for c in present]
+                         + [f"CASE WHEN {CORRUPT} IS NULL THEN {e} END AS {D.ident(k)}"
+                            for k, e in hive_cols.items()])
         raw.createOrReplaceTempView(view + "_in")
         spark.sql(
             f"SELECT {cols}, CASE WHEN {CORRUPT} IS NOT NULL THEN CASE WHEN "
             f"{from_csv}.__extra IS NOT NULL THEN 'csv: too many columns' "
-            f"ELSE 'csv: missing columns' END END AS __bad FROM {view}_in"
+            f"ELSE 'csv: missing columns' END END AS __bad{file_col} FROM {view}_in"
         ).createOrReplaceTempView(view)
-        return view, present, "__bad"
+        return view, types, "__bad", set()
+    if hive_cols:
+        raw = raw.selectExpr(*(D.ident(c) for c in raw.columns if c not in hive_cols),
+                             *(f"{e} AS {D.ident(k)}" for k, e in hive_cols.items()))
     raw.createOrReplaceTempView(view)
-    return view, present, None
+    # Parquet and tables carry their own types; hive folder values are text. Remotely,
+    # Spark's own discovery adds the hive columns, as strings that look like any string
+    # column: string columns are read as text there.
+    if loc.path is not None and not loc.files:
+        return view, types, None, {c for c, t in present.items() if D.category(t) != "str"}
+    return view, types, None, set(present)
 
 
 def _csv_probe(width: int) -> str:
@@ -497,34 +566,76 @@ def _csv_probe(width: int) -> str:
     return f"{cols}, __extra STRING"
 
 
+def _json_tag(v: str) -> str:
+    """The JSON type of a variant value as :data:`tooldisc.canary.events.JSON_TYPES` tags
+    it (DuckDB's ``json_type`` tagged alike): a decimal is a non-integer number, as JSON
+    ``1.0`` is (Spark parses it as a decimal)."""
+    t = f"schema_of_variant({v})"
+    return (f"CASE WHEN {v} IS NULL THEN NULL WHEN {t} = 'STRING' THEN 'string' "
+            f"WHEN {t} = 'BOOLEAN' THEN 'bool' WHEN {t} = 'BIGINT' THEN 'int' "
+            f"WHEN {t} = 'DOUBLE' OR {t} LIKE 'DECIMAL%' THEN 'float' "
+            f"WHEN {t} = 'VOID' THEN 'null' ELSE 'other' END")
+
+
 def _json_source(spark: Any, raw: Any, loc: Location, schema: RowSchema, fields: Mapping[str, str],
-                 view: str) -> tuple[str, dict[str, str], str | None]:
-    """JSONL lines parsed once into a map; per file, every required key must appear."""
-    hive = [c for c in fields if c != LINE]
-    raw.select("*", "_metadata.file_path").createOrReplaceTempView(view + "_lines")
-    parsed = (f"SELECT from_json({LINE}, 'map<string,string>') AS __m, {LINE}, "
-              f"{''.join(D.ident(h) + ', ' for h in hive)}file_path FROM {view}_lines "
+                 view: str, local_hive: list[str]) -> tuple[str, dict[str, str], str | None]:
+    """JSONL lines parsed once into a map of typed (variant) values; per file, every
+    required key must appear. Each key's value is its text and JSON type, as DuckDB's
+    reader gives them (:func:`tooldisc.canary.ingest.json_rows`), and a key given twice
+    is read by the same rule: a security flag true if any copy reads true, false if
+    every copy is a valid false, else unknown; any other key unknown."""
+    from tooldisc.canary.validation import JSON_TAG_PREFIX, JSON_VALUE
+
+    found = [c for c in fields if c != LINE]  # hive columns Spark discovered (remote paths)
+    hive = found + [k for k in local_hive if k not in found]
+    raw.createOrReplaceTempView(view + "_lines")
+    exprs = {h: D.ident(h) for h in found} | {k: hive_sql(k, FILE) for k in local_hive}
+    parsed = (f"SELECT from_json({LINE}, 'map<string,variant>') AS __m, {LINE}, "
+              f"{''.join(f'{e} AS {D.ident(h)}, ' for h, e in exprs.items())}{FILE} FROM {view}_lines "
               f"WHERE {LINE} IS NOT NULL AND trim({LINE}) <> ''")
     spark.sql(parsed).createOrReplaceTempView(view + "_parsed")
     has = ", ".join(f"max(map_contains_key(__m, {spark_literal(c)})) AS {D.ident(c)}"
                     for c in schema.names)
     with reading(loc.label):
-        per_file = spark.sql(f"SELECT file_path, {has} FROM {view}_parsed GROUP BY file_path").collect()
+        per_file = spark.sql(f"SELECT {FILE}, {has} FROM {view}_parsed GROUP BY {FILE}").collect()
     present: set[str] = set()
-    for row in sorted(per_file, key=lambda r: r["file_path"]):
+    for row in sorted(per_file, key=lambda r: r[FILE]):
         keys = {c for c in schema.names if row[c]}
         missing = [c for c in schema.required if c not in keys and c not in hive]
         if missing:
             raise DataError(f"lacks required columns: {', '.join(missing)}",
-                            file=_local_name(row["file_path"]))
+                            file=_local_name(row[FILE]))
         present |= keys
-    cols = [f"__m[{spark_literal(c)}] AS {D.ident(c)}" for c in schema.names if c in present]
+    dup = "size(__k) <> size(array_distinct(__k))"
+    split = (f"SELECT *, CASE WHEN {dup} THEN array_distinct(filter(__k, (k, i) -> "
+             f"array_position(__k, k) <> i + 1)) END AS __dups, CASE WHEN {dup} THEN "
+             f"zip_with(__k, map_values(__m), (k, v) -> named_struct('k', k, 'v', CAST(v AS STRING), "
+             f"'t', {_json_tag('v')})) END AS __kv FROM (SELECT *, map_keys(__m) AS __k "
+             f"FROM {view}_parsed)")
+    cols = []
+    for name in (c for c in schema.names if c in present):
+        value = f"__m[{spark_literal(name)}]"
+        text, tag = f"CAST({value} AS STRING)", _json_tag(value)
+        if name in schema.security:
+            copies = f"filter(__kv, x -> x.k = {spark_literal(name)})"
+            strict = D.parse_json(schema.column(name), "x.v", "x.t")[0]
+            resolved = (f"CASE WHEN size({copies}) = 0 THEN NULL "
+                        f"WHEN exists({copies}, x -> coalesce({D.reads_true('x.v')}, FALSE)) THEN 'true' "
+                        f"WHEN forall({copies}, x -> coalesce(NOT {strict}, FALSE)) THEN 'false' END")
+            cols.append(f"CASE WHEN __kv IS NULL THEN {text} ELSE {resolved} END AS {D.ident(name)}")
+            cols.append(f"CASE WHEN __kv IS NULL THEN {tag} ELSE 'bool' END AS "
+                        f"{D.ident(JSON_TAG_PREFIX + name)}")
+            continue
+        single = f"(__dups IS NULL OR NOT array_contains(__dups, {spark_literal(name)}))"
+        cols.append(f"CASE WHEN {single} THEN {text} END AS {D.ident(name)}")
+        cols.append(f"CASE WHEN {single} THEN {tag} END AS {D.ident(JSON_TAG_PREFIX + name)}")
     cols += [D.ident(h) for h in hive if h in schema.names and h not in present]
     bad = (f"CASE WHEN __m IS NULL THEN CASE WHEN get_json_object({LINE}, '$') IS NULL "
-           "THEN 'json: unparseable line' ELSE 'json: line is not an object' END END AS __bad")
-    spark.sql(f"SELECT {', '.join([*cols, bad])} FROM {view}_parsed").createOrReplaceTempView(view)
-    types = {c: "string" for c in schema.names if c in present}
-    types |= {h: fields[h] for h in hive if h in schema.names and h not in present}
+           f"THEN 'json: unparseable line' ELSE 'json: line is not an object' END "
+           f"WHEN {dup} THEN 'json: duplicate key' END AS __bad")
+    spark.sql(f"SELECT {', '.join([*cols, bad, FILE])} FROM ({split})").createOrReplaceTempView(view)
+    types = {c: JSON_VALUE for c in schema.names if c in present}
+    types |= {h: fields.get(h, "string") for h in hive if h in schema.names and h not in present}
     return view, types, "__bad"
 
 

@@ -53,6 +53,96 @@ INT_RE = r"[+-]?\d{1,18}"
 LATENCY_MS_MAX = 86_400_000
 
 
+# How a raw value may be written, per file format: what each engine's reader accepts for a
+# column kind. Anything else quarantines the row ("<column>: not a valid <kind>"), so a
+# value is read as exactly one thing: ``"experiment": ["x"]`` is not the experiment
+# ``["x"]``, and ``"tenant_leak": "true"`` is not a flag. Rendered in docs/canary.md
+# (:func:`encodings_markdown`); the readers take their rules from the two maps below.
+
+JSON_TYPES: dict[str, tuple[str, ...]] = {
+    # column kind -> the JSON value types a JSONL row may give it; both engines tag a
+    # value as string, bool, int (an integer literal), float (any other number),
+    # null or other (an array or an object). JSON null is a missing value.
+    "bool": ("bool", "int"),  # true/false, or the integers 0 and 1
+    "int": ("int",),
+    "version": ("int",),
+    "number": ("int", "float"),
+    "percent": ("int", "float"),
+    "string": ("string",),
+    "enum": ("string",),
+    "ts": ("string",),
+    "uuid": ("string",),
+}
+TYPED_CATEGORIES: dict[str, tuple[str, ...]] = {
+    # column kind -> the column types a typed source (Parquet, a Spark table) may give it,
+    # as the dialects' ``category`` names them; a column of any other type (a list, a
+    # struct, a date, a float for a count, a number for a name) quarantines every row
+    # holding a value in it. CSV cells and hive folder values are text (str).
+    "bool": ("bool", "int"),  # BOOLEAN, or an integer column holding 0 or 1
+    "int": ("int",),
+    "version": ("int",),
+    "number": ("int", "float"),
+    "percent": ("int", "float"),
+    "string": ("str",),
+    "enum": ("str",),
+    "ts": ("tstz", "str"),
+    "uuid": ("uuid", "str"),
+}
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """The encodings each format accepts for one column kind (documentation; the
+    readers apply :data:`JSON_TYPES`, :data:`TYPED_CATEGORIES` and the text rules of
+    :meth:`tooldisc.canary.sql.Dialect.parse`, and tests check each example)."""
+
+    kind: str
+    columns: str
+    jsonl: str
+    csv: str
+    parquet: str
+
+
+ENCODINGS: tuple[Encoding, ...] = (
+    Encoding("bool", "flags (`index_hit` … `kill_switch`, the three security flags)",
+             "`true`, `false`, `1`, `0` (JSON booleans, or the integers 0 and 1); not `\"true\"`, "
+             "`1.0`, `[true]`",
+             "`true`, `false`, `1`, `0` in any letter case, spaces around ignored",
+             "BOOLEAN; an integer column holding 0 or 1"),
+    Encoding("bool, nullable", "`task_success`, `tool_execution_success`",
+             "as a flag, or `null`", "as a flag, or an empty field", "as a flag, or null"),
+    Encoding("int", "`bucket`, `candidate_count`, `final_tool_count`, `k`, `schema_tokens`",
+             "an integer literal (`12`); not `12.0`, `\"12\"`",
+             "digits with an optional sign (`12`, `+12`), at most 18",
+             "an integer column"),
+    Encoding("version", "`schema_version`", "the integer `1` or `2`", "`1` or `2`",
+             "an integer column"),
+    Encoding("number", "`latency_ms`, `percent`",
+             "a JSON number (`12`, `12.5`, `1.25e2`); not `\"12.5\"`",
+             "a decimal or exponent number (`12.5`, `1.25e2`)",
+             "an integer, floating-point or decimal column"),
+    Encoding("string", "`experiment`, `channel`, `mode`, `mutation`",
+             "a JSON string; not a number, `null`, an array (`[\"x\"]`) or an object",
+             "any text (an empty field is missing)", "a string column"),
+    Encoding("enum", "`arm`, `fallback_reason`", "a JSON string, one of the values exactly",
+             "one of the values exactly", "a string column"),
+    Encoding("ts", "`ts`", "a JSON string, ISO 8601 with `Z` or an offset",
+             "ISO 8601 text with `Z` or an offset",
+             "a timestamp with time zone (an instant), or a string column of ISO 8601 text; "
+             "not a timestamp without time zone"),
+    Encoding("uuid", "`event_id`", "a JSON string, 8-4-4-4-12 hex digits", "8-4-4-4-12 hex digits",
+             "a string or UUID column"),
+)
+
+
+def encodings_markdown() -> str:
+    """The encodings table as Markdown (docs/canary.md holds this text; a test keeps it so)."""
+    rows = ["| kind | columns | JSONL | CSV (and `key=value` folder names) | Parquet |",
+            "|---|---|---|---|---|"]
+    rows += [f"| {e.kind} | {e.columns} | {e.jsonl} | {e.csv} | {e.parquet} |" for e in ENCODINGS]
+    return "\n".join(rows) + "\n"
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of a row schema.
@@ -92,6 +182,10 @@ class RowSchema:
     schema_file: str
     table: str
     row_rules: tuple[RowRule, ...] = ()
+    # bool columns that report a security incident: a row's value counts as true if any
+    # reading of it says true (a quarantined ``"tenant_leak": "true"`` is true, not unknown;
+    # a key given twice is true if any copy is), and is unknown when unreadable
+    security: tuple[str, ...] = ()
 
     @property
     def version(self) -> int:
@@ -200,6 +294,7 @@ EVENT_SCHEMA = RowSchema(
         RowRule("event_id", all_of(Eq("schema_version", 1), Not(IsNull("event_id"))),
                 "event_id: must be absent when schema_version is 1"),
     ),
+    security=SECURITY_FLAGS,
 )
 
 

@@ -156,8 +156,9 @@ def gate_security(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None)
         return GateResult("security", FAIL, ROLLBACK,
                           f"{events} security event(s): {', '.join(where)}; roll back now", nums)
     if ev.quarantined_security_unknown:
-        # a flag that is missing or does not parse is never "no incident"
-        return GateResult("security", FAIL, HOLD,
+        # a flag that is missing or does not parse is never "no incident": not judged, so
+        # never PROMOTE, however few such rows the quarantine threshold would tolerate
+        return GateResult("security", NOT_JUDGED, HOLD,
                           f"{ev.quarantined_security_unknown} quarantined row(s) have a missing or "
                           "unparseable security flag; security cannot be shown clean", nums)
     if _arm(ev, "experiment") is None or unknown:

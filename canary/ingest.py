@@ -27,7 +27,7 @@ from typing import Any
 
 from tooldisc.canary.events import RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
-from tooldisc.canary.validation import SQL_TYPES, ident, typed_select
+from tooldisc.canary.validation import JSON_TAG_PREFIX, JSON_VALUE, SQL_TYPES, ident, typed_select
 from tooldisc.errors import DataError
 
 DUP_FLAG = "_dup"  # see mark_duplicates
@@ -120,26 +120,107 @@ def connect(path: str | os.PathLike[str] | None = None, limits: DuckDBLimits | N
     return con
 
 
-def expand(pattern: str) -> list[str]:
-    """Files matching a glob (``**`` allowed) or under a directory, sorted; none → error."""
+COMPRESSIONS = (".gz", ".zst")  # compressed JSONL or CSV: both engines decompress these
+
+
+def hidden(name: str) -> bool:
+    """A file or folder name that Spark's (Hadoop's) listing skips: starting with ``.``, or
+    with ``_`` unless it is a ``key=value`` folder, or an unfinished ``._COPYING_`` file.
+    Such names are refused, never skipped, by both engines (a hidden file may hold the
+    one row that matters)."""
+    return (name.startswith(".") or (name.startswith("_") and "=" not in name)
+            or name.endswith("._COPYING_"))
+
+
+def _glob_root(pattern: str) -> str:
+    """The folder of a glob before its first wildcard (``a/b/*/c.jsonl`` → ``a/b``)."""
+    parts = Path(pattern).parts
+    fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+    return str(Path(*parts[:fixed])) if fixed else "."
+
+
+def _walk(root: str) -> list[str]:
+    """Every entry under ``root``; a folder that cannot be listed is bad input naming it."""
+    out: list[str] = []
+
+    def fail(exc: OSError) -> None:
+        raise DataError(f"cannot be listed: {exc.strerror or exc}", file=str(exc.filename or root))
+
+    for folder, dirs, names in os.walk(root, onerror=fail, followlinks=False):
+        dirs.sort()
+        out.extend(os.path.join(folder, n) for n in names)
+        # a link to a folder is not walked into (no loops); it is refused like any non-file
+        out.extend(os.path.join(folder, d) for d in dirs if os.path.islink(os.path.join(folder, d)))
+    return out
+
+
+def locate_files(pattern: str) -> tuple[str, list[str]]:
+    """(root, files) of a file, a directory or a glob (``**`` allowed): read whole or refused.
+
+    Every entry of a directory (recursively) and every match of a glob, hidden names
+    included, must be a readable regular file in a known format (compressed with gzip or
+    zstd allowed); the first that is not is bad input naming it — nothing is skipped.
+    A hidden name (:func:`hidden`) below the root is refused too, since Spark would not
+    list it. ``root``: the directory, the glob's fixed prefix, or the file itself.
+    Files are sorted, so every engine and every run sees them in one order.
+    """
     if os.path.isdir(pattern):
-        found = [str(p) for p in Path(pattern).rglob("*") if p.is_file()]
-        found = [p for p in found if Path(p).suffix.lower() in FORMATS]
+        root, found = pattern, _walk(pattern)
     elif glob.has_magic(pattern):
-        found = [p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)]
+        root = _glob_root(pattern)
+        found = [p for p in glob.glob(pattern, recursive=True, include_hidden=True)
+                 if not os.path.isdir(p)]  # a folder a glob names is not one of its files
     else:
-        found = [pattern] if os.path.exists(pattern) else []
-    found = sorted(p for p in found if not Path(p).name.startswith("."))
+        root, found = pattern, ([pattern] if os.path.lexists(pattern) else [])
     if not found:
         raise DataError("no telemetry file matches", file=pattern)
-    return found
+    found.sort()
+    for path in found:
+        names = Path(os.path.relpath(path, root)).parts if path != root else (Path(path).name,)
+        bad = next((n for n in names if hidden(n)), None)
+        if bad is not None:
+            raise DataError(f"hidden name {bad!r} (starting with '.' or '_'): telemetry is never "
+                            "skipped; rename or remove it, or give a glob that does not match it",
+                            file=path)
+        if not os.path.isfile(path):
+            raise DataError("not a regular file (telemetry is never skipped)", file=path)
+        file_format(path)
+        require_readable(path)
+    return root, found
+
+
+def display_name(root: str, path: str) -> str:
+    """A judged file as reports name it: relative to the directory or glob root the user
+    gave (one file: its own name), with ``/`` — the same on every machine and run, and
+    nothing of the folders above what the user named."""
+    if path == root:
+        return Path(path).name
+    return Path(os.path.relpath(path, root)).as_posix()
+
+
+def expand(pattern: str) -> list[str]:
+    """The files of a file, directory or glob, sorted (:func:`locate_files`)."""
+    return locate_files(pattern)[1]
+
+
+def compression(path: str) -> str | None:
+    """``.gz`` or ``.zst`` when the file is compressed (by its last suffix), else None."""
+    suffix = Path(path).suffix.lower()
+    return suffix if suffix in COMPRESSIONS else None
 
 
 def file_format(path: str) -> str:
-    fmt = FORMATS.get(Path(path).suffix.lower())
-    if fmt is None:
+    """The format from the name: ``.jsonl``, ``.csv``, ``.parquet`` (and aliases), JSONL and
+    CSV optionally compressed (``events.jsonl.gz``, ``events.csv.zst``)."""
+    name = Path(path)
+    comp = compression(path)
+    suffix = Path(name.stem).suffix.lower() if comp else name.suffix.lower()
+    fmt = FORMATS.get(suffix)
+    if fmt is None or (comp and fmt == "parquet"):
+        given = "".join(name.suffixes[-2:]) if comp else name.suffix
         raise DataError(
-            f"unknown telemetry format {Path(path).suffix!r}; expected .parquet, .jsonl or .csv",
+            f"unknown telemetry format {given!r}; expected .parquet, .jsonl or .csv "
+            f"(JSONL and CSV may end in {' or '.join(COMPRESSIONS)})",
             file=path,
         )
     return fmt
@@ -185,14 +266,16 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
     try:
         require_readable(path)
         if fmt == "parquet":
-            source = f"read_parquet({lit})"
+            source = f"read_parquet({lit}, hive_types_autocast = false)"
             types = parquet_types
             if types is None:
+                check_unique_columns(parquet_columns(con, path), path, "its schema")
                 types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {source})").fetchall())
                 _check_columns(schema, path, list(types), hive)
-            body = typed_select(schema, source, _only(types, schema), hive, path, with_raw=with_raw)
+            body = typed_select(schema, source, _only(types, schema), hive, path, with_raw=with_raw,
+                                typed=set(types) - set(hive))
         elif fmt == "csv":
-            _check_csv_header(path)
+            check_unique_columns(csv_header(con, path), path, "the header", where="line 1")
             table = f"csv_{idx}"
             con.execute(
                 f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT * FROM read_csv({lit}, "
@@ -206,42 +289,142 @@ def attach(con: Any, path: str, schema: RowSchema, idx: int, with_raw: bool = Fa
                              with_raw)
             body = f"{good}\nUNION ALL\n{bad}"
         else:
-            table = f"lines_{idx}"
-            con.execute(
-                f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT line FROM read_csv({lit}, "
-                f"columns = {{'line': 'VARCHAR'}}, header = false, delim = '\x1e', quote = '', "
-                f"escape = '', auto_detect = false, store_rejects = true, "
-                f"rejects_table = 'rej_{idx}', rejects_scan = 'scan_{idx}') "
-                f"WHERE line IS NOT NULL AND trim(line) <> ''"
-            )
+            def lines(rejects: str) -> str:
+                return (f"(SELECT line FROM {_lines(lit, rejects)} "
+                        f"WHERE line IS NOT NULL AND trim(line) <> '')")
+
+            # The file is read twice and held once: the keys it names, then each line split
+            # into its values, so that every later read (a verdict reads the rows more than
+            # once) takes plain columns, not JSON to parse again.
             keys = {
                 r[0]
                 for r in con.execute(
-                    f"SELECT DISTINCT unnest(json_keys(line)) FROM {table} "
+                    f"SELECT DISTINCT unnest(json_keys(line)) FROM {lines(f'k{idx}')} "
                     f"WHERE json_valid(line) AND json_type(line) = 'OBJECT'"
                 ).fetchall()
             }
             _check_columns(schema, path, sorted(keys), hive)
             present = [c for c in schema.names if c in keys]
-            paths = ", ".join(sql_literal(f'$."{c}"') for c in present)
-            ok = "json_valid(line) AND json_type(line) = 'OBJECT'"
-            cols = ", ".join(f"__v[{i + 1}] AS {ident(c)}" for i, c in enumerate(present))
-            # DuckDB reads the *first* of two equal keys, so {"tenant_leak": false, ...,
-            # "tenant_leak": true} would pass as no incident: such a row is quarantined.
-            source = (f"(SELECT {cols}, __bad FROM (SELECT CASE WHEN {ok} THEN "
-                      f"json_extract_string(line, [{paths}]) END AS __v, CASE WHEN NOT json_valid(line) "
-                      f"THEN 'json: unparseable line' WHEN json_type(line) <> 'OBJECT' "
-                      f"THEN 'json: line is not an object' WHEN len(json_keys(line)) <> "
-                      f"len(list_distinct(json_keys(line))) THEN 'json: duplicate key' END AS __bad "
-                      f"FROM {table}))")
-            body = typed_select(schema, source, dict.fromkeys(present, "VARCHAR"), hive, path,
-                                extra_reason="__bad", with_raw=with_raw)
+            con.execute(f"CREATE OR REPLACE TEMP TABLE json_{idx} AS SELECT * FROM "
+                        f"{json_rows(lines(str(idx)), present, schema)}")
+            body = typed_select(schema, f"json_{idx}", dict.fromkeys(present, JSON_VALUE), hive,
+                                path, extra_reason="__bad", with_raw=with_raw)
             bad = _null_rows(schema, f"rej_{idx}", "'json: unparseable line'", path, with_raw)
             body = f"{body}\nUNION ALL\n{bad}"
         con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {body}")
     except duckdb.Error as exc:
         raise _unreadable(exc, fmt, path) from exc
     return SourceFile(path=path, format=fmt, view=view)
+
+
+def _lines(lit: str, rejects: str | None = None) -> str:
+    """The lines of a (possibly compressed) text file as column ``line``, nothing split."""
+    store = (f", store_rejects = true, rejects_table = 'rej_{rejects}', rejects_scan = 'scan_{rejects}'"
+             if rejects is not None else "")
+    return (f"read_csv({lit}, columns = {{'line': 'VARCHAR'}}, header = false, delim = '\x1e', "
+            f"quote = '', escape = '', auto_detect = false{store})")
+
+
+def json_rows(table: str, present: Sequence[str], schema: RowSchema) -> str:
+    """JSONL lines (column ``line`` of the relation ``table``) as one text column and one JSON-type
+    column (``__jt_<name>``) per schema key, and ``__bad`` for a line that is not one
+    JSON object with distinct keys.
+
+    A line holding a key twice (after unescaping: ``"tenant\\u005fleak"`` is
+    ``tenant_leak``) is quarantined as ``json: duplicate key`` and read as exactly one
+    thing, whatever the order of the copies: a security flag is true if any copy reads
+    true (:meth:`~tooldisc.canary.sql.Dialect.reads_true`), false if every copy is a
+    valid false, else unknown (NULL); any other key given twice is unknown — an
+    ``experiment`` given twice belongs to no one experiment, so the row counts against
+    every one (fail closed). DuckDB alone would read the first copy.
+    """
+    d = DUCKDB
+    paths = ", ".join(sql_literal(f'$."{c}"') for c in present)
+    ok = "json_valid(line) AND json_type(line) = 'OBJECT'"
+    dup = "len(__k) <> len(list_distinct(__k))"
+    security = [c for c in present if c in schema.security]
+    # per security key of a line with a repeated key: every copy as (key, text, JSON type)
+    copies = [f"CASE WHEN {dup} THEN list_filter(list_zip(__k, json_extract_string(line, '$.*'), "
+              f"json_type(line, '$.*')), lambda x: x[1] = {sql_literal(c)}) END AS {ident('__c_' + c)}"
+              for c in security]
+    split = (f"SELECT CASE WHEN __k IS NOT NULL THEN json_extract_string(line, [{paths}]) END AS __v, "
+             f"CASE WHEN __k IS NOT NULL THEN json_type(line, [{paths}]) END AS __t, "
+             # the keys given more than once (NULL: none)
+             f"CASE WHEN {dup} THEN list_distinct(list_filter(__k, lambda k, i: "
+             f"list_position(__k, k) <> i)) END AS __dups, "
+             + "".join(f"{c}, " for c in copies) +
+             f"CASE WHEN __k IS NULL THEN CASE WHEN NOT json_valid(line) THEN 'json: unparseable line' "
+             f"ELSE 'json: line is not an object' END WHEN {dup} THEN 'json: duplicate key' END AS __bad "
+             f"FROM (SELECT line, CASE WHEN {ok} THEN json_keys(line) END AS __k FROM {table})")
+    cols = []
+    for i, name in enumerate(present, start=1):
+        if name in schema.security:
+            c = ident("__c_" + name)
+            strict = d.parse_json(schema.column(name), "x[2]", "x[3]")[0]
+            text = (f"CASE WHEN len({c}) = 0 THEN NULL WHEN list_bool_or(list_transform({c}, lambda x: "
+                    f"coalesce({d.reads_true('x[2]')}, FALSE))) THEN 'true' "
+                    f"WHEN list_bool_and(list_transform({c}, lambda x: coalesce(NOT {strict}, FALSE))) "
+                    f"THEN 'false' END")
+            cols.append(f"CASE WHEN {c} IS NULL THEN __v[{i}] ELSE {text} END AS {ident(name)}")
+            cols.append(f"CASE WHEN {c} IS NULL THEN __t[{i}] ELSE 'BOOLEAN' END AS "
+                        f"{ident(JSON_TAG_PREFIX + name)}")
+            continue
+        single = f"(__dups IS NULL OR NOT list_contains(__dups, {sql_literal(name)}))"
+        cols.append(f"CASE WHEN {single} THEN __v[{i}] END AS {ident(name)}")
+        cols.append(f"CASE WHEN {single} THEN __t[{i}] END AS {ident(JSON_TAG_PREFIX + name)}")
+    return f"(SELECT {', '.join([*cols, '__bad'])} FROM ({split}))"
+
+
+def parquet_columns(con: Any, path: str) -> list[str]:
+    """The top-level column names a Parquet file's own schema gives, in order, repeats
+    kept (DuckDB would rename a repeat ``tenant_leak_1``)."""
+    rows = con.execute("SELECT name, num_children FROM parquet_schema(?)", [path]).fetchall()
+    names: list[str] = []
+    pending = [int(rows[0][1] or 0)] if rows else []  # children still to see, per open level
+    for name, children in rows[1:]:
+        if len(pending) == 1:
+            names.append(str(name))
+        pending[-1] -= 1
+        if children:
+            pending.append(int(children))
+        while pending and pending[-1] == 0 and len(pending) > 1:
+            pending.pop()
+    return names
+
+
+def parquet_schema_key(con: Any, path: str) -> tuple[Any, ...]:
+    """A Parquet file's schema (names, physical and logical types, nesting) as one value:
+    files with equal keys can be read as one (Spark reads one schema per read)."""
+    return tuple(con.execute(
+        "SELECT name, type, converted_type, logical_type, repetition_type, num_children, scale, "
+        "precision FROM parquet_schema(?)", [path]).fetchall()[1:])
+
+
+def csv_header(con: Any, path: str) -> list[str]:
+    """The names a (possibly compressed) CSV file's first line gives, repeats kept."""
+    import csv
+
+    import duckdb
+
+    try:
+        row = con.execute(f"SELECT line FROM {_lines(sql_literal(path))} LIMIT 1").fetchone()
+    except duckdb.Error:
+        return []  # the full read reports what is wrong with the file
+    return next(csv.reader([row[0] or ""]), []) if row else []
+
+
+def check_unique_columns(names: Sequence[str], path: str, what: str,
+                         where: str | None = None) -> None:
+    """A file naming a column twice is bad input. Letter case is ignored, as both engines
+    ignore it when they bind a column name: DuckDB keeps the first ``tenant_leak`` and
+    renames the second (``tenant_leak=true``) away."""
+    seen: dict[str, str] = {}
+    for name in names:
+        key = name.strip().casefold()
+        if key in seen:
+            also = "" if seen[key] == name.strip() else f" (as {seen[key]!r} and {name.strip()!r})"
+            raise DataError(f"{what} names column {seen[key]!r} twice{also}", file=path, where=where)
+        seen[key] = name.strip()
 
 
 def require_readable(path: str) -> None:
@@ -254,21 +437,6 @@ def _unreadable(exc: Exception, what: str, path: str) -> DataError:
     """A DuckDB read error as one line naming the file (its first 300 characters, whitespace folded)."""
     first = " ".join(str(exc).split())[:300]
     return DataError(f"cannot be read as {what}: {first}", file=path)
-
-
-def _check_csv_header(path: str) -> None:
-    """A CSV header naming a column twice is bad input: DuckDB would keep the first
-    (``tenant_leak=false``) and rename the second (``tenant_leak=true``) away."""
-    import csv
-
-    with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        first = fh.readline(1 << 20)
-    names = next(csv.reader([first]), [])
-    seen: set[str] = set()
-    for name in (n.strip() for n in names):
-        if name in seen:
-            raise DataError(f"the header names column {name!r} twice", file=path, where="line 1")
-        seen.add(name)
 
 
 def _only(types: dict[str, str], schema: RowSchema) -> dict[str, str]:
@@ -284,15 +452,17 @@ def _null_rows(schema: RowSchema, table: str, reason: str, path: str, with_raw: 
 
 
 def open_rows(con: Any, pattern: str, schema: RowSchema,
-              on_file: Callable[[str], None] | None = None) -> list[SourceFile]:
+              on_file: Callable[[str], None] | None = None,
+              files: Sequence[str] | None = None) -> list[SourceFile]:
     """Attach every file matching ``pattern``; view ``rows_all`` unions them.
 
     Each file is checked on its own (readable, required columns, named in any error),
     but Parquet files whose schema columns have the same types are then read through
     ONE ``read_parquet([...])`` scan: DuckDB holds buffers per scan, so a union of 100
     per-file scans ran out of a 2 GB limit at 100M rows where one scan needs ~300 MB.
+    ``files``: the files of ``pattern`` when the caller has listed them already.
     """
-    files = expand(pattern)
+    files = list(files) if files is not None else expand(pattern)
     sources: list[SourceFile] = []
     groups: dict[tuple[Any, ...], list[tuple[str, dict[str, str]]]] = {}
     for i, path in enumerate(files):
@@ -332,8 +502,9 @@ def _describe_parquet(con: Any, path: str,
     lit = sql_literal(path)
     try:
         require_readable(path)
+        check_unique_columns(parquet_columns(con, path), path, "its schema")
         types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "
-                                 f"read_parquet({lit}))").fetchall())
+                                 f"read_parquet({lit}, hive_types_autocast = false))").fetchall())
         own = {r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM "
                                           f"read_parquet({lit}, hive_partitioning = false))").fetchall()}
     except duckdb.Error as exc:
@@ -352,9 +523,9 @@ def _attach_parquet_group(con: Any, schema: RowSchema, types: dict[str, str],
     """Parquet files with the same schema-column types as one scan and one view.
 
     Each row's file comes from the reader's file-name column. A schema column that hive
-    folders supply is that file's folder value cast to the type DuckDB gave it when
-    reading the file alone (the group shares the type), so the rows are typed and
-    judged exactly as one view per file would judge them.
+    folders supply is that file's folder value as text (as DuckDB reads it alone, with
+    ``hive_types_autocast`` off), so the rows are typed and judged exactly as one view per
+    file would judge them.
     """
     import duckdb
 
@@ -373,7 +544,8 @@ def _attach_parquet_group(con: Any, schema: RowSchema, types: dict[str, str],
     cols.append(ident(_FILE_COLUMN))
     source = (f"(SELECT {', '.join(cols)} FROM read_parquet([{', '.join(map(sql_literal, paths))}], "
               f"filename = {sql_literal(_FILE_COLUMN)}, hive_partitioning = false))")
-    body = typed_select(schema, source, types, file_column=_FILE_COLUMN)
+    body = typed_select(schema, source, types, file_column=_FILE_COLUMN,
+                        typed=set(types) - set(members[0][1]))
     try:
         con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {body}")
     except duckdb.Error as exc:
@@ -398,6 +570,8 @@ def _ensure_tables(con: Any, schema: RowSchema) -> None:
         "path VARCHAR, format VARCHAR, rows BIGINT, quarantined BIGINT, "
         "PRIMARY KEY (content_sha256, row_schema))"
     )
+    # the name a verdict lists (display_name); NULL in a database ingested before it
+    con.execute("ALTER TABLE ingested_files ADD COLUMN IF NOT EXISTS name VARCHAR")
 
 
 def mark_duplicates(con: Any, schema: RowSchema) -> None:
@@ -442,15 +616,49 @@ def mark_duplicates(con: Any, schema: RowSchema) -> None:
     con.execute("DROP TABLE __repeated")
 
 
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+
+def connect_waiting(db: str | os.PathLike[str], lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Any:
+    """A read-write connection to ``db``, waiting up to ``lock_timeout`` seconds while
+    another process holds it (DuckDB lets one process write a database file at a time).
+
+    Still locked after that, or not a DuckDB database: bad input naming the file, in one
+    line. Nothing has been written then, by construction: the ingest writes only inside
+    one transaction of a connection it holds.
+    """
+    import time
+
+    import duckdb
+
+    deadline = time.monotonic() + lock_timeout
+    pause = 0.05
+    while True:
+        try:
+            return connect(db)
+        except duckdb.Error as exc:
+            text = " ".join(str(exc).split())
+            if "lock" not in text.lower():
+                raise DataError(f"cannot be opened as DuckDB: {text[:200]}", file=str(db)) from exc
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DataError(f"in use by another process; still locked after waiting "
+                                f"{lock_timeout:g} s (--lock-timeout)", file=str(db)) from exc
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.5)
+
+
 def ingest(db: str | os.PathLike[str], pattern: str, schema: RowSchema,
-           on_file: Callable[[str], None] | None = None) -> IngestResult:
+           on_file: Callable[[str], None] | None = None,
+           lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> IngestResult:
     """Copy matching files into ``db``; a file whose content was ingested before is skipped.
 
     All files are read and checked before anything is written, so one bad file leaves
-    the database untouched.
+    the database untouched. Another process writing ``db`` is waited for up to
+    ``lock_timeout`` seconds (:func:`connect_waiting`).
     """
-    files = expand(pattern)
-    con = connect(db)
+    root, files = locate_files(pattern)
+    con = connect_waiting(db, lock_timeout)
     try:
         _ensure_tables(con, schema)
         seen = {r[0] for r in con.execute(
@@ -488,8 +696,10 @@ def ingest(db: str | os.PathLike[str], pattern: str, schema: RowSchema,
                         f"INSERT INTO {schema.table}_quarantine ({names}, _reason, _file, _raw) "
                         f"SELECT {names}, _reason, _file, _raw FROM __bad").fetchone()[0]
                     con.execute("DROP TABLE __bad")
-                con.execute("INSERT INTO ingested_files VALUES (?, ?, ?, ?, ?, ?)",
-                            [digest, schema.name, path, src.format, good, bad])
+                con.execute("INSERT INTO ingested_files (content_sha256, row_schema, path, format, "
+                            "rows, quarantined, name) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [digest, schema.name, path, src.format, good, bad,
+                             display_name(root, path)])
                 rows += good
                 quarantined += bad
                 if on_file:

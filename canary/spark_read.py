@@ -14,16 +14,24 @@ and validation are the engine's next step, from the one declarative rule source.
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from tooldisc.canary.ingest import FORMATS, require_readable
+from tooldisc.canary.ingest import (
+    FORMATS,
+    check_unique_columns,
+    csv_header,
+    display_name,
+    file_format,
+    hive_values,
+    locate_files,
+    parquet_columns,
+    parquet_schema_key,
+)
 from tooldisc.errors import DataError, UsageError
 
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -36,11 +44,25 @@ LINE = "_line"
 
 @dataclass(frozen=True)
 class Location:
-    """What to read: ``path`` (with its ``format``) or a catalog ``table``."""
+    """What to read: ``path`` (with its ``format``) or a catalog ``table``.
+
+    For a local path, ``files`` are every file it names (read whole: see
+    :func:`tooldisc.canary.ingest.locate_files`) and ``root`` the folder they are named
+    relative to; Spark is handed exactly these files, so it reads what DuckDB reads
+    (Hadoop's own listing would skip names starting with ``.`` or ``_``)."""
 
     path: str | None
     format: str | None
     table: str | None = None
+    root: str | None = None
+    files: tuple[str, ...] = ()
+    # local files in the groups Spark reads one at a time: by the hive keys on their
+    # paths (Spark's own discovery refuses folders of mixed depth, and stops at the first
+    # folder that is not key=value, where DuckDB reads every key=value folder); Parquet by
+    # schema (a file whose column is Arrow ``null`` typed, beside one where it is a
+    # string, fails as one read); CSV by header (Spark reads every file of one read by the
+    # first file's header, by position: columns in another order would be misread)
+    parts: tuple[tuple[str, ...], ...] = ()
 
     @property
     def label(self) -> str:
@@ -50,15 +72,6 @@ class Location:
 def is_remote(path: str) -> bool:
     """``s3a://…``, ``hdfs://…``, ``file://…``: Spark resolves these, not Python."""
     return bool(SCHEME.match(path))
-
-
-def _local_files(path: str) -> list[str]:
-    if os.path.isdir(path):
-        return sorted(str(p) for p in Path(path).rglob("*")
-                      if p.is_file() and not p.name.startswith((".", "_")))
-    if glob.has_magic(path):
-        return sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
-    return [path] if os.path.isfile(path) else []
 
 
 def _suffix_format(name: str) -> str | None:
@@ -82,19 +95,75 @@ def locate(path: str | None, table: str | None, fmt: str | None = None) -> Locat
             raise UsageError(f"{path}: cannot tell the format from the name; "
                              "add --events-format jsonl|csv|parquet")
         return Location(path=path, format=found)
-    files = _local_files(path)
-    if not files:
-        raise DataError("no file matches (or it cannot be read)", file=path)
-    for f in files:
-        require_readable(f)
-    if fmt is None:
-        kinds = {_suffix_format(f) for f in files} - {None}
-        if len(kinds) != 1:
-            what = "no telemetry file (.parquet, .jsonl, .csv)" if not kinds else \
-                f"mixed formats ({', '.join(sorted(k for k in kinds if k))})"
-            raise DataError(f"{what}; Spark reads one format per location", file=path)
-        fmt = kinds.pop()
-    return Location(path=path, format=fmt)
+    try:
+        root, files = locate_files(path)
+    except DataError as exc:
+        if "no telemetry file matches" in str(exc):
+            raise DataError("no file matches (or it cannot be read)", file=path) from exc
+        raise
+    kinds = {file_format(f) for f in files}
+    if len(kinds) != 1:
+        raise DataError(f"mixed formats ({', '.join(sorted(kinds))}); Spark reads one format "
+                        "per location", file=path)
+    found = kinds.pop()
+    if fmt is not None and fmt != found:
+        raise UsageError(f"--events-format {fmt} does not match the files ({found})")
+    parts = _inspect(files, found)
+    return Location(path=path, format=found, root=root, files=tuple(files), parts=parts)
+
+
+def _inspect(files: list[str], fmt: str) -> tuple[tuple[str, ...], ...]:
+    """A local Parquet or CSV file naming a column twice is refused before Spark starts,
+    as DuckDB refuses it (Spark binds names ignoring case, and would fail or pick one).
+    The files come back grouped as Spark reads them (:attr:`Location.parts`)."""
+    import duckdb
+
+    from tooldisc.canary.ingest import connect
+
+    parts: dict[tuple[object, ...], list[str]] = {}
+    con = connect() if fmt != "jsonl" else None
+    try:
+        for f in files:
+            key: tuple[object, ...] = tuple(sorted(hive_values(f)))
+            if fmt == "parquet":
+                try:
+                    names = parquet_columns(con, f)
+                    key += parquet_schema_key(con, f)
+                except duckdb.Error as exc:
+                    raise DataError(f"cannot be read as parquet: {' '.join(str(exc).split())[:200]}",
+                                    file=f) from exc
+                check_unique_columns(names, f, "its schema")
+            elif fmt == "csv":
+                header = csv_header(con, f)
+                check_unique_columns(header, f, "the header", where="line 1")
+                # Spark reads every file of one read by the first file's header, by position
+                key += tuple(header)
+            parts.setdefault(key, []).append(f)
+    finally:
+        if con is not None:
+            con.close()
+    return tuple(tuple(p) for p in parts.values())
+
+
+def hive_keys(loc: Location, names: tuple[str, ...]) -> list[str]:
+    """The schema columns that ``key=value`` folders give the files of ``loc`` (a part:
+    every file has the same keys); remote locations: none (Spark discovers them)."""
+    return sorted({k for f in loc.files for k in hive_values(f)} & set(names))
+
+
+def hive_sql(key: str, file_column: str) -> str:
+    """Spark SQL for the value of hive key ``key`` on a row's file (its innermost
+    ``key=value`` folder, as :func:`tooldisc.canary.ingest.hive_values` reads it); the file
+    is a URI whose path is percent-encoded."""
+    pattern = "^.*/" + key + "=([^/]*)/"  # a schema column name: nothing to escape
+    return (f"url_decode(replace(regexp_extract({file_column}, '{pattern}', 1), '+', '%2B'))")
+
+
+def display_names(loc: Location) -> dict[str, str]:
+    """Each file of a local location (absolute path) → its name in reports."""
+    if loc.root is None:
+        return {}
+    return {os.path.abspath(f): display_name(loc.root, f) for f in loc.files}
 
 
 def _error_line(exc: BaseException) -> str:
@@ -106,10 +175,18 @@ def _error_line(exc: BaseException) -> str:
 def _reader(spark: Any, loc: Location, fmt: str) -> Any:
     reader = spark.read
     assert loc.path is not None
-    if (not is_remote(loc.path) and os.path.isdir(loc.path)) or loc.path.endswith("/"):
-        # A directory: only this format's files, hive partitions discovered from key=value.
+    if loc.files:
+        pass  # the listed files; key=value folders are read as DuckDB reads them (hive_sql)
+    elif loc.path.endswith("/"):
+        # A remote directory: only this format's files, hive partitions from key=value.
         reader = reader.option("pathGlobFilter", "*.{" + ",".join(SUFFIXES[fmt]) + "}")
     return reader
+
+
+def _paths(loc: Location) -> list[str]:
+    """What Spark is asked to read: the listed local files (absolute), or the remote path."""
+    assert loc.path is not None
+    return [os.path.abspath(f) for f in loc.files] if loc.files else [loc.path]
 
 
 @contextlib.contextmanager
@@ -142,16 +219,20 @@ def _read(spark: Any, loc: Location) -> Any:
         return spark.table(loc.table)
     assert loc.path is not None and loc.format is not None
     reader = _reader(spark, loc, loc.format)
+    paths = _paths(loc)
     if loc.format == "parquet":
-        return reader.parquet(loc.path)
+        return reader.parquet(*paths)
     if loc.format == "jsonl":
-        return reader.text(loc.path).withColumnRenamed("value", LINE)
+        return reader.text(paths).withColumnRenamed("value", LINE)
     from pyspark.sql.types import StringType, StructField, StructType
 
-    # RFC 4180, as DuckDB writes and reads it: a quote inside quotes is doubled.
-    reader = reader.option("header", True).option("escape", '"').option("multiLine", True)
-    header = reader.csv(loc.path).schema
+    # RFC 4180, as DuckDB writes and reads it: a quote inside quotes is doubled. Every file's
+    # header is checked against the schema (a remote file whose columns come in another
+    # order fails the read instead of being read by position).
+    reader = (reader.option("header", True).option("escape", '"').option("multiLine", True)
+              .option("enforceSchema", False))
+    header = reader.csv(paths).schema
     schema = StructType([StructField(f.name, StringType()) for f in header.fields]
                         + [StructField(CORRUPT, StringType())])
     return (reader.schema(schema).option("mode", "PERMISSIVE")
-            .option("columnNameOfCorruptRecord", CORRUPT).csv(loc.path))
+            .option("columnNameOfCorruptRecord", CORRUPT).csv(paths))

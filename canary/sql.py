@@ -30,6 +30,7 @@ from tooldisc.canary.conditions import (
 from tooldisc.canary.events import (
     INT_RE,
     ISO_TS,
+    JSON_TYPES,
     SECURITY_FLAGS,
     UUID_CANONICAL_RE,
     UUID_RE,
@@ -60,6 +61,12 @@ class Dialect:
         "bool": "BOOLEAN", "string": "VARCHAR", "enum": "VARCHAR", "ts": "TIMESTAMPTZ",
         "uuid": "UUID",
     }
+    # The engine's name of each JSON value type (``json_type``), by the tag
+    # :data:`tooldisc.canary.events.JSON_TYPES` uses.
+    json_tags: ClassVar[dict[str, tuple[str, ...]]] = {
+        "string": ("VARCHAR",), "bool": ("BOOLEAN",), "int": ("BIGINT", "UBIGINT"),
+        "float": ("DOUBLE",), "null": ("NULL",), "other": ("ARRAY", "OBJECT"),
+    }
 
     # -- engine-specific -------------------------------------------------------------
     def ident(self, name: str) -> str:
@@ -82,7 +89,9 @@ class Dialect:
     def category(self, source_type: str) -> str:
         """Coarse class of a source column type: str, bool, int, float, tstz, ts, uuid, null, other."""
         t = source_type.upper()
-        if t == "VARCHAR" or t.startswith("VARCHAR"):
+        if t.endswith("]") or t.startswith(("STRUCT", "MAP", "UNION")):
+            return "other"  # a list, array or nested value is never one scalar
+        if t == "VARCHAR" or t.startswith("VARCHAR("):
             return "str"
         if t == "BOOLEAN":
             return "bool"
@@ -134,7 +143,7 @@ class Dialect:
             if cat == "str":
                 return raw, False
             if cat in {"int", "float", "bool"}:
-                return f"CAST({raw} AS VARCHAR)", False
+                return f"CAST({raw} AS {self.value_type(kind)})", False
             return self.null(kind), True
         if kind == "ts":
             if cat == "tstz":
@@ -169,6 +178,24 @@ class Dialect:
         return f"epoch_us({expr})"
 
     # -- shared ----------------------------------------------------------------------
+    def parse_json(self, col: Column, raw: str, tag: str) -> tuple[str, bool]:
+        """A JSONL value: ``raw`` its text (a string's content, or the literal), ``tag`` its
+        JSON type as the engine names it. Only the types :data:`JSON_TYPES` lists for the
+        column's kind are read, by the text rules; any other (a string for a flag, an array
+        for a name) is a value that does not parse."""
+        names = [n for t in JSON_TYPES[col.kind] for n in self.json_tags[t]]
+        expr, _ = self.parse(col, raw, "str")
+        return f"CASE WHEN {tag} IN ({', '.join(self.literal(n) for n in names)}) THEN {expr} END", True
+
+    def reads_true(self, text: str) -> str:
+        """Whether some reading of a raw value's text says true: ``true`` or ``1`` in any
+        letter case, or a number equal to 1 (``1.0``). Used for security flags only, so
+        that a flag written in the wrong type (``"true"``, ``1.0``) counts as an incident
+        instead of an unknown (the row is quarantined either way)."""
+        number, _ = self.parse(Column("__n", "number"), text, "str")
+        return f"(lower(trim({text})) IN ('true', '1') OR coalesce({number} = 1, FALSE))"
+
+    # -- shared (aggregates) -----------------------------------------------------------
     def exact_sum(self, col: Column, squared: bool, where: str | None, valid_only: bool = False) -> str:
         """Sum (or sum of squares) over valid rows, exact and the same in every engine.
 

@@ -9,20 +9,26 @@ unparseable value, value rule, then the cross-column rules) and are rendered by 
 Good and bad rows thus come from one scan; bad rows are set aside with their reason,
 never dropped. The SQL adapts to the source's physical type, so typed Parquet pays
 almost nothing while JSONL/CSV strings are parsed strictly (flags accept true/false
-and 0/1 only; timestamps need ``Z`` or an offset).
+and 0/1 only; timestamps need ``Z`` or an offset). What each format may give each
+column kind is data too (:data:`~tooldisc.canary.events.ENCODINGS`): a JSONL value of
+another JSON type, or a Parquet column of another type, is a value that does not parse.
+A security flag that does not parse still reads true when any reading of its text says
+so (:meth:`~tooldisc.canary.sql.Dialect.reads_true`), and unknown otherwise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from tooldisc.canary.conditions import Cond, Not, all_of
 from tooldisc.canary.conditions import IsNull as _IsNull
-from tooldisc.canary.events import RowSchema, parse_failure, range_check
+from tooldisc.canary.events import TYPED_CATEGORIES, RowSchema, parse_failure, range_check
 from tooldisc.canary.sql import DUCKDB, Dialect, sql_literal
 
 SQL_TYPES = DUCKDB.types
+JSON_VALUE = "json value"  # a source column type: a JSONL value's text, typed by __jt_<column>
+JSON_TAG_PREFIX = "__jt_"
 
 
 def ident(name: str) -> str:
@@ -74,6 +80,7 @@ def typed_select(
     with_raw: bool = False,
     dialect: Dialect = DUCKDB,
     file_column: str | None = None,
+    typed: Collection[str] = (),
 ) -> str:
     """SELECT over ``source`` giving typed schema columns, ``_reason`` and ``_file``.
 
@@ -83,6 +90,11 @@ def typed_select(
     ``_raw``: the raw text of the schema columns as JSON (never the source line).
     ``file_column`` names a source column holding each row's file (one scan over many
     files); without it ``_file`` is ``file_label``.
+    ``typed``: the source columns whose types are their own (Parquet, a table; not a
+    hive folder's text), where a column of a type
+    :data:`~tooldisc.canary.events.TYPED_CATEGORIES` does not list for the kind reads no
+    value. A source column of type :data:`JSON_VALUE` holds a JSONL value's
+    text, with its JSON type in the column ``__jt_<name>`` (:meth:`Dialect.parse_json`).
     Only schema columns are ever read, so nothing outside the schema enters a result.
     """
     d = dialect
@@ -96,11 +108,18 @@ def typed_select(
     for col in schema.columns:
         if col.name in types:
             raw, cat = d.ident(col.name), d.category(types[col.name])
+            if types[col.name] == JSON_VALUE:
+                cat = "json"
         elif col.name in constants:
-            raw, cat = sql_literal(constants[col.name]), "str"
+            raw, cat = d.literal(constants[col.name]), "str"
         else:  # an optional column the file lacks (required ones are checked first)
             raw, cat = "NULL", "null"
-        expr, can_fail = d.parse(col, raw, cat)
+        if cat == "json":
+            expr, can_fail = d.parse_json(col, raw, d.ident(JSON_TAG_PREFIX + col.name))
+        elif col.name in typed and cat not in (*TYPED_CATEGORIES[col.kind], "null"):
+            expr, can_fail = d.null(col.kind), True  # a column of another type: no value reads
+        else:
+            expr, can_fail = d.parse(col, raw, cat)
         parsed[col.name] = (raw, can_fail, cat)
         raw_fields.append(f"{d.ident(col.name)} := CAST({d.ident('__raw_' + col.name)} AS VARCHAR)")
         inner.append(f"{expr} AS {d.ident(col.name)}")
@@ -124,7 +143,18 @@ def typed_select(
     # first broken rule then runs only on the (rare) bad rows.
     any_bad = "\n    OR ".join(f"({c})" for c, _ in conds)
     whens = "\n    ".join(f"WHEN {c} THEN {r}" for c, r in conds)
-    cols = ", ".join(d.ident(c.name) for c in schema.columns)
+    outs = []
+    for col in schema.columns:
+        raw, can_fail, cat = parsed[col.name]
+        v = d.ident(col.name)
+        text = _text(d, d.ident("__raw_" + col.name), cat)
+        if col.name in schema.security and can_fail and text is not None:
+            # a security flag that does not parse still counts as true when some reading
+            # of it says so (the row is quarantined for the parse failure either way)
+            outs.append(f"CASE WHEN {v} IS NULL AND {d.reads_true(text)} THEN TRUE ELSE {v} END AS {v}")
+        else:
+            outs.append(v)
+    cols = ", ".join(outs)
     if extra_reason:
         inner.append(extra_reason)
     file_out = sql_literal(file_label)
@@ -139,7 +169,17 @@ def typed_select(
     )
     if not with_raw:
         return body
+    cols = ", ".join(d.ident(c.name) for c in schema.columns)
     # The raw text is built for bad rows only (CASE evaluates a branch only on the rows
     # that take it): rendering every row to JSON cost more than validating it.
     return (f"SELECT {cols}, _reason, _file, CASE WHEN _reason IS NOT NULL THEN "
             f"to_json(struct_pack({', '.join(raw_fields)}))::VARCHAR END AS _raw FROM ({body})")
+
+
+def _text(d: Dialect, raw: str, cat: str) -> str | None:
+    """A raw value as text, for :meth:`Dialect.reads_true` (None: no text to read)."""
+    if cat in {"str", "json"}:
+        return raw
+    if cat in {"int", "float", "bool"}:
+        return f"CAST({raw} AS {d.value_type('string')})"
+    return None

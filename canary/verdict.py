@@ -66,7 +66,9 @@ def run_verdict(schema: RowSchema, experiment: str, *, db: str | None = None,
     try:
         check_experiment(eng, experiment, db or events or eng.name)
         verdict = prof.judge(prof.evidence(eng, experiment, t0, t1, cfg), experiment, cfg)
+        files = [{"path": path, "rows": rows} for path, rows in eng.files()]
     finally:
         if own:
             eng.close()
-    return verdict, verdict_dict(verdict, cfg.confidence)
+    # every file judged, so a reader sees that nothing was skipped (paths as given)
+    return verdict, {**verdict_dict(verdict, cfg.confidence), "files": files}

@@ -209,18 +209,26 @@ def ingest_cmd(
     pattern: Annotated[str, typer.Argument(help="File, directory or glob (JSONL, Parquet, CSV).")],
     db: Annotated[str, database_option("--db", help="DuckDB database file (created when absent).")],
     profile: Annotated[str, typer.Option("--profile", help="Row schema: canary or shadow.")] = "canary",
+    lock_timeout: Annotated[float, typer.Option(
+        "--lock-timeout", help="Seconds to wait while another process writes the database "
+                               "(then exit 2; nothing is written).")] = 30.0,
     fmt: FormatOption = "table",
     json_flag: JsonOption = False,
 ) -> None:
     """Load telemetry into DuckDB; bad rows go to a quarantine table with their reason."""
+    import math
     from dataclasses import asdict
 
     from tooldisc.canary.ingest import expand, ingest
+    from tooldisc.errors import UsageError
 
+    if not (math.isfinite(lock_timeout) and 0 <= lock_timeout <= 86_400):
+        raise UsageError(f"--lock-timeout must be between 0 and 86400 seconds; got {lock_timeout:g}")
     chosen = resolve_format(fmt, json_flag, ("table", "json"))
     schema = _schema(profile)
     with progress_bar("ingesting", len(expand(pattern)), counts=False) as bar:
-        res = ingest(db, pattern, schema, on_file=(lambda _p: bar.advance()) if bar else None)
+        res = ingest(db, pattern, schema, on_file=(lambda _p: bar.advance()) if bar else None,
+                     lock_timeout=lock_timeout)
     if chosen == "json":
         print_json(asdict(res))
         return

@@ -21,11 +21,13 @@ SHARED = ROOT.parent / "shared"
 # one-test files last and left one worker running them alone for the final ~45 s.
 HEAVY_FIRST = (
     "canary/test_spark.py",
+    "canary/test_verdict_fuzz.py",
     "discovery/test_security_property.py",
     "discovery/test_security_property_more.py",
     "canary/test_spark_options.py",
     "canary/test_cli.py",
     "reports/test_browser.py",
+    "canary/test_telemetry_one_thing.py",
     "evaluation/test_cli.py",
     "test_docs_commands.py",
     "discovery/test_security_property_session.py",

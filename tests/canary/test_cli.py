@@ -155,9 +155,9 @@ def test_the_three_findings_through_the_cli(tmp_path: Path) -> None:
     res = run_cli("canary", "verdict", "--events", str(bad), "--experiment", EXP, "--json")
     d = json.loads(res.stdout)
     sec = next(g for g in d["gates"] if g["name"] == "security")
-    assert res.returncode == 10 and sec["status"] == "fail" and sec["outcome_if_failed"] == "HOLD"
-    rows[30]["tenant_leak"] = "true"
-    rows[30]["arm"] = "treatment"  # quarantined, but its flag parses true
+    assert res.returncode == 10 and sec["status"] == "not_judged" and sec["outcome_if_failed"] == "HOLD"
+    rows[30]["tenant_leak"] = "true"  # a string, not a flag: quarantined, but it reads true
+    rows[30]["arm"] = "treatment"
     bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
     res = run_cli("canary", "verdict", "--events", str(bad), "--experiment", EXP, "--json")
     assert res.returncode == 20, res.stdout

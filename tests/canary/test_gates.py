@@ -118,7 +118,7 @@ def test_slower_experiment_latency_is_shown_worse_and_holds() -> None:
 def test_unknown_security_flag_never_passes() -> None:
     v = judge(evidence(arm(450_000), arm(50_000), quarantined=10, quarantined_security_unknown=10))
     gate = next(g for g in v.gates if g.name == "security")
-    assert gate.status == "fail" and gate.outcome == "HOLD" and v.verdict == "HOLD"
+    assert gate.status == "not_judged" and gate.outcome == "HOLD" and v.verdict == "HOLD"
     v = judge(evidence(arm(450_000), arm(50_000), quarantined=10, quarantined_security=1,
                        quarantined_security_unknown=10))
     assert v.verdict == "ROLLBACK"

@@ -76,7 +76,7 @@ def test_conflicting_copies_of_an_event_count_once_and_their_leak_rolls_back() -
 def test_unknown_security_flags_hold() -> None:
     code, d = verdict("canary_unknown_security_flags.jsonl")
     sec = gate(d, "security")
-    assert code == 10 and sec["status"] == "fail" and sec["outcome_if_failed"] == "HOLD"
+    assert code == 10 and sec["status"] == "not_judged" and sec["outcome_if_failed"] == "HOLD"
     assert sec["numbers"]["quarantined_rows_with_unknown_security_flag"] == 2
 
 
@@ -87,10 +87,33 @@ def test_event_id_must_match_the_schema_version() -> None:
                                           "event_id: required when schema_version is 2": 1}
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in BAD.glob("canary_*")))
+# bad input as a whole (exit 2, one line naming the file): tests/cli/test_bad_input.py
+REFUSED = {"canary_duplicate_column.parquet", "canary_hidden_file.d", "canary_unknown_file.d"}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in BAD.glob("canary_*") if p.name not in REFUSED))
 def test_every_canary_file_gives_a_verdict_without_a_traceback(name: str) -> None:
     engine = DuckDBEngine.from_events(str(BAD / name), EVENT_SCHEMA)
     try:
         assert engine.experiments() == {"e1": engine.experiments()["e1"]}
     finally:
         engine.close()
+
+
+def test_a_key_given_twice_or_of_another_type_rolls_back_whatever_its_encoding() -> None:
+    """The issue's findings as corpus files: each used to PROMOTE (or HOLD) a window whose
+    one leak row was written twice, with an escaped key, or with an array experiment."""
+    for name in ("canary_duplicate_key_escaped.jsonl", "canary_duplicate_key_true_first.jsonl",
+                 "canary_experiment_array.jsonl", "canary_compressed_leak.d"):
+        code, d = verdict(name)
+        sec = gate(d, "security")
+        assert code == 20 and sec["status"] == "fail", name
+        assert sec["numbers"]["quarantined_rows_with_security_flag"] + sum(
+            a["tenant_leak"] for a in sec["numbers"]["per_arm"].values()) == 1, name
+    code, d = verdict("canary_compressed_leak.d")
+    assert d["files"] == [{"path": "main.jsonl", "rows": 4}, {"path": "part-0001.jsonl.gz", "rows": 1}]
+    # "true" and 1.0 read true (the row is quarantined either way); [true] reads nothing
+    code, d = verdict("canary_flag_wrong_types.jsonl")
+    sec = gate(d, "security")
+    assert code == 20 and sec["numbers"]["quarantined_rows_with_security_flag"] == 2
+    assert sec["numbers"]["quarantined_rows_with_unknown_security_flag"] == 1

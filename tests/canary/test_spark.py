@@ -177,19 +177,25 @@ def test_every_scenario_same_verdict_json_parquet(spark, tmp_path: Path, profile
     root = tmp_path / "events"
     for sc in scenarios:
         _write(profile, sc, root / f"{sc}.parquet", experiment=f"exp-{sc}")
+    import pyarrow.parquet as pq
+
+    rows = {sc: pq.read_metadata(root / f"{sc}.parquet").num_rows for sc in scenarios}
     engine = SparkEngine.open(spark, locate(str(root), None), prof.schema)
-    differ, failed_gates = [], set()
+    differ, failed_gates, files = [], set(), set()
     try:
         for sc in scenarios:
-            alone = _verdict_json(profile, f"exp-{sc}", events=str(root / f"{sc}.parquet"))
-            on_spark = _verdict_json(profile, f"exp-{sc}", engine=engine)
+            alone = json.loads(_verdict_json(profile, f"exp-{sc}", events=str(root / f"{sc}.parquet")))
+            on_spark = json.loads(_verdict_json(profile, f"exp-{sc}", engine=engine))
+            assert alone.pop("files") == [{"path": f"{sc}.parquet", "rows": rows[sc]}]
+            files.add(json.dumps(on_spark.pop("files")))  # the folder's files, as DuckDB names them
             if on_spark != alone:
                 differ.append(sc)
-            failed_gates |= {g["name"] for g in json.loads(on_spark)["gates"]
-                             if g["status"] == "fail"}
+            failed_gates |= {g["name"] for g in on_spark["gates"] if g["status"] == "fail"}
     finally:
         engine.close()
     assert differ == [], differ
+    assert [json.loads(f) for f in files] == [
+        [{"path": f"{sc}.parquet", "rows": rows[sc]} for sc in scenarios]]
     assert len(scenarios) >= 7 and len(failed_gates) >= 3, failed_gates  # scenarios differ
 
 
@@ -217,6 +223,20 @@ def test_hive_partitioned_directory(spark, tmp_path: Path) -> None:
         pq.write_table(part, folder / "part.parquet")
     on_duckdb, on_spark = _both(spark, "canary", str(root))
     assert on_spark == on_duckdb
+    # the same folder as a remote location (a URI: Spark lists it and discovers the hive
+    # columns itself): the same verdict; its files named as Spark names them
+    from tooldisc.canary.engine_spark import SparkEngine
+    from tooldisc.canary.events import EVENT_SCHEMA
+    from tooldisc.canary.spark_read import locate
+
+    engine = SparkEngine.open(spark, locate(root.as_uri() + "/", None, "parquet"), EVENT_SCHEMA)
+    try:
+        remote = json.loads(_verdict_json("canary", "indexed-retrieval-v1", engine=engine))
+    finally:
+        engine.close()
+    local = json.loads(on_duckdb)
+    assert [f["rows"] for f in remote.pop("files")] == [f["rows"] for f in local.pop("files")]
+    assert remote == local
 
 
 def _with_copies(path: Path) -> Path:
@@ -256,6 +276,8 @@ def test_cli_verdict_of_a_table_through_spark_connect(spark, spark_handle: Spark
     a = json.loads(_verdict_json("canary", "indexed-retrieval-v1", events=str(path)))
     b = json.loads(remote.stdout)
     assert b.pop("engine") == "spark" and "engine" not in a
+    assert a.pop("files") == [{"path": "copies.parquet", "rows": 3_041}]
+    assert b.pop("files") == [{"path": "global_temp.slow_events", "rows": 3_041}]
     assert a == b and remote.stderr == ""
     assert (b["duplicates"]["v2_ids_repeated"], b["duplicates"]["v2_ids_conflicting"]) == (40, 1)
 
@@ -270,3 +292,91 @@ def test_an_unreadable_table_names_it(spark) -> None:
     with pytest.raises(DataError) as info:
         SparkEngine.open(spark, locate(None, "nosuch.events"), profiles()["canary"].schema)
     assert str(info.value).startswith("nosuch.events: Spark cannot read it"), str(info.value)
+
+
+# -- telemetry read as exactly one thing: every re-encoding, both engines ---------------------
+
+def _typed_rows(con_or_spark, view: str, name, spark: bool) -> list[tuple]:
+    """Every typed row of a reader's view (schema columns, reason, file as reports name it);
+    timestamps as epoch microseconds, so no time zone enters the comparison."""
+    from tooldisc.canary.events import EVENT_SCHEMA
+
+    cols = ["unix_micros(ts)" if spark else "epoch_us(ts)"] + [
+        f"`{c}`" if spark else f'"{c}"' for c in EVENT_SCHEMA.names if c != "ts"]
+    sql = f"SELECT {', '.join(cols)}, _reason, _file FROM {view}"
+    rows = con_or_spark.sql(sql).collect() if spark else con_or_spark.execute(sql).fetchall()
+    return sorted(((*tuple(r[:-1]), name(r[-1])) for r in rows), key=repr)
+
+
+@pytest.mark.fuzz
+def test_spark_reads_every_re_encoding_as_duckdb_does(spark, tmp_path: Path) -> None:
+    """Windows of every re-encoding of a security incident (tests/canary/telemetry_fuzz.py),
+    one per format — JSONL with gzip, zstd and moved files, CSV, Parquet with per-file
+    column types (a flag as int, float, string or list, an experiment as a list, an Arrow
+    ``null`` column) — opened once each in the shared session: Spark's typed rows equal
+    DuckDB's row for row (value, quarantine reason and file), and each experiment sees
+    the rows the oracle says may carry an incident. Every (re-encoding, placement) of
+    each format is in the sample (≥ 20 under CI=true, ≥ 200 under make fuzz)."""
+    from tests.canary import telemetry_fuzz as tf
+    from tests.fuzzing import examples
+    from tooldisc.canary.engine_spark import SPARK, SparkEngine, attribution
+    from tooldisc.canary.events import EVENT_SCHEMA
+    from tooldisc.canary.ingest import connect, display_name, open_rows
+    from tooldisc.canary.spark_read import locate
+
+    total = examples(20, fuzz=200, local=20)
+    checked = 0
+    for n, fmt in enumerate(tf.FORMATS):
+        combos = len(tf.CONTENT[fmt]) * len(tf.PLACEMENT[fmt])
+        size = max(combos + combos // 7 + 1, -(-total // len(tf.FORMATS)))
+        rng = random.Random(100 + n)
+        window = tf.write_window(tmp_path / fmt, fmt, tf.cases_for(
+            fmt, [rng.getrandbits(32) for _ in range(size)], cover_all=True), seed=n)
+        con, root = connect(), str(window.root)
+        try:
+            open_rows(con, root, EVENT_SCHEMA)
+            on_duckdb = _typed_rows(con, "rows_all", lambda p, root=root: display_name(root, p), False)
+        finally:
+            con.close()
+        engine = SparkEngine.open(spark, locate(str(window.root), None), EVENT_SCHEMA)
+        try:
+            on_spark = _typed_rows(spark, engine.view, engine._name, True)
+            spark.createDataFrame([(c.experiment,) for c in window.cases], "name string") \
+                .createOrReplaceTempView("planted")
+            seen = {r[0]: (int(r[1]), int(r[2])) for r in spark.sql(tf.security_sql(
+                engine.view, "planted", SPARK, attribution("p.name"))).collect()}
+        finally:
+            engine.close()
+        assert len(on_spark) == len(on_duckdb) > 0, fmt
+        differ = [(a, b) for a, b in zip(on_duckdb, on_spark, strict=True) if a != b]
+        assert not differ, (fmt, differ[:3])
+        assert tf.violations(window, seen) == [], fmt
+        checked += len(window.cases)
+    assert checked >= total
+
+
+def test_spark_refuses_what_duckdb_refuses_before_it_starts(tmp_path: Path) -> None:
+    """A hidden file, or a Parquet/CSV file naming a column twice (letter case ignored),
+    is refused naming it by both engines; Spark's check runs before any JVM starts."""
+    from tests.canary import telemetry_fuzz as tf
+    from tooldisc.canary.events import EVENT_SCHEMA
+    from tooldisc.canary.ingest import connect, open_rows
+    from tooldisc.canary.spark_read import locate
+
+    rng = random.Random(9)
+    for fmt in tf.FORMATS:
+        for kind in tf.REFUSAL[fmt]:
+            root = tmp_path / f"{fmt}-{kind}"
+            cases = tf.cases_for(fmt, [rng.getrandbits(32) for _ in range(2)], clean_every=1)
+            window = tf.write_window(root, fmt, cases, seed=rng.getrandbits(32))
+            path = tf.add_refusal(window, kind, cases[0], 2)
+            with pytest.raises(DataError) as on_spark:
+                locate(str(root), None)
+            con = connect()
+            try:
+                with pytest.raises(DataError) as on_duckdb:
+                    open_rows(con, str(root), EVENT_SCHEMA)
+            finally:
+                con.close()
+            assert str(on_spark.value) == str(on_duckdb.value), (fmt, kind)
+            assert str(on_spark.value).startswith(f"{path}: "), str(on_spark.value)
