@@ -76,10 +76,10 @@ def load_catalog(
     file = str(path)
     if side_effect is None and (fmt == "jsonl" or (fmt is None and Path(file).suffix.lower() == ".jsonl")):
         doc, detected = read_catalog_document(path, "jsonl", side_effect="none", max_bytes=max_bytes)
-        return build_catalog(doc, source=file, notes=[EVAL_SIDE_EFFECT_NOTE.format(file=file)])
+        return build_catalog(doc, source=file, notes=[EVAL_SIDE_EFFECT_NOTE.format(file=file)], plain=True)
     doc, detected = read_catalog_document(path, fmt, side_effect=side_effect, max_bytes=max_bytes)
     note = policy_note(detected, file, side_effect)
-    return build_catalog(doc, source=file, notes=[note] if note else [])
+    return build_catalog(doc, source=file, notes=[note] if note else [], plain=True)
 
 
 def default_catalog_path() -> Path:
