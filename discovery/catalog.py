@@ -43,7 +43,7 @@ _UNTRUSTED_LISTS = ("aliases", "keywords", "examples")
 _IDENTIFIER_FIELDS = ("name", "namespace", "replacement")
 _IDENTIFIER_LISTS = ("roles", "permissions", "companion_tools")
 TOOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Tool) if f.name not in ("definition_hash", "quarantine"))
-_SORTED_FIELDS: tuple[str, ...] = tuple(sorted(TOOL_FIELDS))  # the canonical record's key order
+_SCHEMA_FIELDS = ("parameters", "compact_parameters", "output_schema")
 CATALOG_FIELDS: tuple[str, ...] = ("catalog_version", "tools")
 # Fields that decide who may reach a tool (DESIGN §4, and the plan's read-only rule): never
 # allowed inside extension data, where they would be silently not read (tooldisc.closed_schema).
@@ -159,9 +159,12 @@ class Catalog:
         return frozenset(chain.from_iterable(map(attrgetter("permissions"), self.tools)))
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, no insignificant whitespace, UTF-8 not escaped (DESIGN §3)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
@@ -182,27 +185,34 @@ def definition_hash(tool: Tool, texts: Mapping[int, str] | None = None) -> str:
     """SHA-256 of the tool's canonical record (DESIGN §3).
 
     ``texts``: canonical JSON already computed for the tool's schemas (by ``id`` of the plain-JSON
-    mapping, see :func:`validate_catalog_data`); the record's text is then joined from each run of
-    plain fields and those texts — the same bytes as :func:`canonical_json` of :func:`tool_to_dict`,
-    without serialising the schemas twice.
+    mapping, see :func:`check_catalog`). The record's text is then the canonical JSON of its other
+    fields (tuples encode as lists) with the schemas' texts put in at their keys' places — the same
+    bytes as :func:`canonical_json` of :func:`tool_to_dict`, without serialising the schemas again.
+    A key is found by its text with the comma before it: inside an encoded string a quote is always
+    escaped (``\\"``), so ``,"name":`` only ever occurs as the key itself.
     """
     if texts is None:
         return hashlib.sha256(canonical_json(tool_to_dict(tool)).encode("utf-8")).hexdigest()
-    parts: list[str] = []
-    run: dict[str, Any] = {}
-    for name in _SORTED_FIELDS:
-        value = getattr(tool, name)
-        text = texts.get(id(value)) if isinstance(value, Mapping) else None
-        if text is None:
-            run[name] = tool_to_dict_value(value)
-            continue
-        if run:
-            parts.append(canonical_json(run)[1:-1])
-            run = {}
-        parts.append(f"{json.dumps(name)}:{text}")
-    if run:
-        parts.append(canonical_json(run)[1:-1])
-    return hashlib.sha256(("{" + ",".join(parts) + "}").encode("utf-8")).hexdigest()
+    text = canonical_json(dict(zip(_OTHER_FIELDS, _other_values(tool), strict=True)))
+    a = text.find(',"companion_tools":')
+    b = text.find(',"permissions":', a)
+    full = (f'{text[:a]},"compact_parameters":{_schema_text(tool.compact_parameters, texts)}{text[a:b]}'
+            f',"output_schema":{_schema_text(tool.output_schema, texts)}'
+            f',"parameters":{_schema_text(tool.parameters, texts)}{text[b:]}')
+    return hashlib.sha256(full.encode("utf-8")).hexdigest()
+
+
+def _schema_text(value: Any, texts: Mapping[int, str]) -> str:
+    if value is None:
+        return "null"
+    text = texts.get(id(value))
+    return text if text is not None else canonical_json(tool_to_dict_value(value))
+
+
+# The canonical record's keys in order: the schemas sit right before companion_tools (compact_parameters)
+# and before permissions (output_schema, parameters); definition_hash relies on it.
+_OTHER_FIELDS: tuple[str, ...] = tuple(sorted(f for f in TOOL_FIELDS if f not in _SCHEMA_FIELDS))
+_other_values = attrgetter(*_OTHER_FIELDS)
 
 
 def catalog_hash(tools: Iterable[Tool], version: str | None) -> str:
@@ -384,9 +394,9 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
     from tooldisc.discovery.schema_check import argument_schema_problem, schema_problem
 
     issues: list[Issue] = []
-    label = f"tool {name!r}" if isinstance(name, str) else "tool"
     params = raw.get("parameters")
     if "parameters" not in raw or params is None:
+        label = f"tool {name!r}" if isinstance(name, str) else "tool"
         issues.append(Issue("warning", f"{where}.parameters", f"{label} has no parameters: any arguments will be accepted"))
     compact_ok = _compact_shape_ok(raw)
     for key in ("parameters", "compact_parameters", "output_schema"):
@@ -472,7 +482,10 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared
         value = raw.get(key)
         kwargs[key] = default if value is None else bool(value)
     for key in _LIST_FIELDS:
-        items = raw.get(key) or ()
+        items = raw.get(key)
+        if not items:
+            kwargs[key] = ()
+            continue
         if key in _UNTRUSTED_LISTS:
             items = [sanitize(x, 500) for x in items]
         kwargs[key] = share.strings(items)
