@@ -26,11 +26,13 @@ from tooldisc.cli.options import (
     KOption,
     LearnedOption,
     ModeOption,
+    NoCacheOption,
     PermissionOption,
     RoleOption,
     TenantOption,
     build_context_from,
     context_flags,
+    index_cache,
     load_catalog_option,
     load_learned_option,
     parse_k,
@@ -55,6 +57,7 @@ def serve_command(
         help="Serve with the default context (every role and permission the catalog names, tenant "
              "'default', autonomous) when no context is given. Off by default: serve needs a context.")] = False,
     learned: LearnedOption = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Serve the catalog over MCP (stdio): offers per request, guarded calls, search_tools.
 
@@ -83,7 +86,7 @@ def serve_command(
     ctx = build_context_from(cat, flags)  # the default one says so on stderr
     declared = None if catalog_format in (None, "auto") else catalog_format  # checked by load_catalog_option
     source = CatalogSource(catalog or default_catalog_path(), load_config(config), fmt=declared,
-                           learned=load_learned_option(learned))
+                           learned=load_learned_option(learned), cache=index_cache(no_cache))
     telemetry = Telemetry(JsonlSink(events), channel="mcp") if events else None
     # The default context follows catalog reloads (None: recomputed from each new catalog).
     service = AgentService(source, None if ctx.is_default else ctx,

@@ -43,6 +43,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=key)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _index_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every command a test runs (in-process or as a subprocess) keeps its index cache in a
+    temporary directory, never in the user's own (``$TOOLDISC_CACHE_DIR``)."""
+    os.environ["TOOLDISC_CACHE_DIR"] = str(tmp_path_factory.mktemp("index-cache"))
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     """Path to ../shared; skip (or fail under CI=true) when it is missing."""
