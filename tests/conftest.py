@@ -29,6 +29,7 @@ HEAVY_FIRST = (
     "discovery/test_security_property_session.py",
     "discovery/test_security_property_session_more.py",
     "discovery/test_index_build.py",
+    "discovery/test_schema_fast.py",
 )
 
 
