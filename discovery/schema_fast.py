@@ -74,12 +74,12 @@ def is_plain(value: Any) -> bool:
 
 @cache
 def meta_validator() -> Any:
-    """The 2020-12 meta-schema (jsonschema's copy, so both engines check against the same text), compiled."""
+    """The 2020-12 meta-schema (jsonschema's own copy, so both engines check against the same text), compiled."""
     if _rs() is None:
         return None
-    import jsonschema
+    from jsonschema_specifications import REGISTRY  # what jsonschema's META_SCHEMA is read from (not all of jsonschema)
 
-    return _compile(jsonschema.Draft202012Validator.META_SCHEMA)
+    return _compile(REGISTRY.contents("https://json-schema.org/draft/2020-12/schema"))
 
 
 def meta_valid(schema: Mapping[str, Any]) -> bool:
@@ -111,6 +111,15 @@ def catalog_validators(schema_text: str) -> tuple[Any, Any] | None:
     schema = _without_unread(json.loads(schema_text))
     tool = {**schema["$defs"]["tool"]}
     return _compile(schema), _compile(tool)
+
+
+@lru_cache(maxsize=8)
+def own_validator(schema_text: str) -> Any:
+    """One of tooldisc's own schemas (JSON text; the gold format's parts), compiled, or None without
+    jsonschema-rs. Its patterns are tooldisc's (literal prefixes: the same in every engine)."""
+    if _rs() is None:
+        return None
+    return _compile(json.loads(schema_text))
 
 
 def valid(validator: Any, instance: Any) -> bool:
