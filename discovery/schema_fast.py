@@ -77,7 +77,8 @@ def meta_validator() -> Any:
     """The 2020-12 meta-schema (jsonschema's own copy, so both engines check against the same text), compiled."""
     if _rs() is None:
         return None
-    from jsonschema_specifications import REGISTRY  # what jsonschema's META_SCHEMA is read from (not all of jsonschema)
+    # jsonschema's META_SCHEMA is read from this registry: the same text, without importing all of jsonschema
+    from jsonschema_specifications import REGISTRY
 
     return _compile(REGISTRY.contents("https://json-schema.org/draft/2020-12/schema"))
 
