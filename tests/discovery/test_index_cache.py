@@ -169,3 +169,22 @@ def test_cli_uses_the_cache_and_no_cache_skips_it(tmp_path: Path) -> None:
 def test_the_python_api_refuses_a_wrong_cache_argument() -> None:
     with pytest.raises(ValueError, match="'cache' parameter"):
         Discoverer(CATALOG, cache="/tmp/somewhere")
+
+
+def test_eval_and_sweep_take_no_cache_too(tmp_path: Path) -> None:
+    env = {"TOOLDISC_CACHE_DIR": str(tmp_path / "cache")}
+    for command in (("eval", "--k", "5", "--json", "--no-cache"), ("sweep", "--k", "3,5", "--json", "--no-cache")):
+        proc = run_cli(*command, env=env)
+        assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "cache").exists()
+    cold, warm = (run_cli("eval", "--k", "5", "--json", env=env) for _ in range(2))
+    assert cold.returncode == warm.returncode == 0
+    assert json.loads(cold.stdout) == json.loads(warm.stdout)  # the report is byte-stable across cold and warm
+    assert IndexCache(tmp_path / "cache").status().entries == 1
+
+
+def test_the_catalog_size_limit_can_be_set(tmp_path: Path) -> None:
+    small = run_cli("catalog", "stats", str(default_catalog_path()), env={"TOOLDISC_MAX_CATALOG_BYTES": "1000"})
+    assert small.returncode == 2 and "over the limit of 1000" in small.stderr
+    bad = run_cli("catalog", "stats", str(default_catalog_path()), env={"TOOLDISC_MAX_CATALOG_BYTES": "lots"})
+    assert bad.returncode == 2 and "TOOLDISC_MAX_CATALOG_BYTES must be a positive integer" in bad.stderr
