@@ -2,7 +2,8 @@
 
 The in-memory figures start from tool records; a user starts from a file. For each size the
 synthetic catalog is written to a JSON file (and a YAML one at 10,000 tools), and measured in
-processes of their own (each process's peak resident memory is its own, from ``wait4``):
+processes of their own (each process's peak resident memory is its own: ``VmHWM`` of the process it
+became at exec, read as it exits):
 
 * ``in_process`` — ``load_catalog(file)`` (read, parse, validate, normalise, hash) then
   ``Discoverer(catalog)``, timed inside one process after its imports; its ratio to the
@@ -35,6 +36,24 @@ YAML_SIZES = (10_000,)
 
 Progress = Callable[[str, int, int], None]
 
+# A child's own peak: VmHWM of the process it became at exec (a fresh address space), written at exit.
+# wait4's ru_maxrss would also count the bench worker's pages the child had between fork and exec.
+_PEAK_ENV = "TOOLDISC_BENCH_PEAK_FILE"
+_WITH_PEAK = """
+import atexit, os, runpy, sys
+def _peak():
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            kb = next(line.split()[1] for line in fh if line.startswith("VmHWM:"))
+        with open(os.environ["{env}"], "w", encoding="ascii") as out:
+            out.write(kb)
+    except (OSError, StopIteration, KeyError):
+        pass
+atexit.register(_peak)
+sys.argv = [sys.argv[1], *sys.argv[2:]]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+""".replace("{env}", _PEAK_ENV)
+
 
 def write_catalog(catalog: Any, path: Path) -> Path:
     """``catalog`` as a tooldisc catalog file (JSON, or YAML by the suffix)."""
@@ -52,19 +71,17 @@ def write_catalog(catalog: Any, path: Path) -> Path:
     return path
 
 
-def _run(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    """Run one child; wall seconds, its own peak RSS (MB, from ``wait4``) and its output."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+def _run(module: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """``python -m module args`` in a child; wall seconds, the child's own peak RSS (MB) and its output."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".peak", encoding="ascii") as peak_file:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
-        if hasattr(os, "wait4"):
-            _, status, usage = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            peak: float | None = usage.ru_maxrss / 1024.0
-        else:
-            proc.wait()
-            peak = None
+        proc = subprocess.Popen([sys.executable, "-c", _WITH_PEAK, module, *args], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err, env={**env, _PEAK_ENV: peak_file.name})
+        proc.wait()
         wall = time.perf_counter() - t0
+        text = peak_file.read().strip()
+        peak = int(text) / 1024.0 if text.isdigit() else None
         out.seek(0)
         err.seek(0)
         return {"wall_s": wall, "peak_mb": peak, "rc": proc.returncode, "stdout": out.read().decode("utf-8", "replace"),
@@ -97,16 +114,15 @@ def measure_from_file(catalog: Any, build_s: float, repeats: int, tick: Progress
                 tick("from file", done, steps)
             out[f"in_process_{fmt}"] = _summary(runs, build_s, extra=("load_s", "build_s", "total_s"))
             out[f"in_process_{fmt}"]["catalog_hash_matches"] = all(r.get("catalog_hash") == catalog.hash for r in runs)
-        cli = [sys.executable, "-m", "tooldisc.cli"]
-        discover = [*cli, "discover", QUERY, "--catalog", str(files["json"]), "--json"]
+        discover = ["discover", QUERY, "--catalog", str(files["json"]), "--json"]
         cold, warm, validate = [], [], []
         for _ in range(repeats):
             cache = Path(env["TOOLDISC_CACHE_DIR"])
             for p in cache.glob("*"):
                 p.unlink()
-            cold.append(_run(discover, env))
-            warm.append(_run(discover, env))
-            validate.append(_run([*cli, "catalog", "validate", str(files["json"]), "--json"], env))
+            cold.append(_run("tooldisc.cli", discover, env))
+            warm.append(_run("tooldisc.cli", discover, env))
+            validate.append(_run("tooldisc.cli", ["catalog", "validate", str(files["json"]), "--json"], env))
             done += 3
             tick("from file", done, steps)
         for name, runs in (("discover_cold", cold), ("discover_warm", warm), ("validate", validate)):
@@ -134,7 +150,7 @@ def _summary(runs: list[dict[str, Any]], build_s: float, extra: tuple[str, ...] 
 
 def _in_process(path: Path, env: dict[str, str]) -> dict[str, Any]:
     """Load + validate + build in a child of its own; its timings, peak and catalog hash."""
-    run = _run([sys.executable, "-m", "tooldisc.evaluation.bench_file", str(path)], env)
+    run = _run("tooldisc.evaluation.bench_file", [str(path)], env)
     if run["rc"] != 0:
         raise RuntimeError(f"loading {path.name} failed: {run['stderr']}")
     return {**json.loads(run["stdout"]), "peak_mb": run["peak_mb"]}
