@@ -99,15 +99,18 @@ class CatalogSource:
     """A catalog file that reloads atomically when it changes; a bad file never replaces a good one."""
 
     def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
-                 report: Callable[[str], None] | None = None, fmt: str | None = None, learned: Any = None):
+                 report: Callable[[str], None] | None = None, fmt: str | None = None, learned: Any = None,
+                 cache: Any = None):
         from tooldisc.discovery.config import load_config
         from tooldisc.discovery.importers import FORMATS
+        from tooldisc.discovery.index_cache import IndexCache
         from tooldisc.discovery.learned import Learned
 
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"CatalogSource: path must be a str or os.PathLike; got {type(path).__name__}")
         values.instance("CatalogSource", "config", config, RankerConfig)
         values.instance("CatalogSource", "learned", learned, Learned)
+        values.instance("CatalogSource", "cache", cache, IndexCache)
         if report is not None and not callable(report):
             raise TypeError(f"CatalogSource: report must be callable or None; got {type(report).__name__}")
         if fmt is not None and not isinstance(fmt, str):
@@ -118,6 +121,7 @@ class CatalogSource:
         self.fmt = fmt  # a declared catalog format holds for every reload
         self.config = config or load_config()
         self.learned = learned  # bound to each reloaded catalog; its stale parts are reported, never used
+        self.cache = cache  # the on-disk index cache (ranking arrays only; the filter runs on each live catalog)
         self.report = report or (lambda msg: sys.stderr.write(msg + "\n"))
         self.reload_errors: list[str] = []
         self._lock = threading.Lock()
@@ -130,7 +134,7 @@ class CatalogSource:
 
         stamp = _stamp(self.path)
         catalog = load_catalog(self.path, fmt=self.fmt)
-        discoverer = Discoverer(catalog, self.config, learned=self.learned)
+        discoverer = Discoverer(catalog, self.config, learned=self.learned, cache=self.cache)
         for text in discoverer.notes:
             self.report(f"tooldisc serve: {text}")
         return Engine(catalog, discoverer, NameMap(t.name for t in catalog.tools), stamp)

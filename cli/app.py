@@ -59,6 +59,7 @@ def _register() -> None:
         "learn_cmd",
         "bench_cmd",
         "kernels_cmd",
+        "cache_cmd",
         "canary_cmd",
         "plan_cmd",
         "serve_cmd",

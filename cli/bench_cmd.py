@@ -61,6 +61,7 @@ def bench_command(
     config: Annotated[str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default); 'default' names the shipped config.")] = None,
     learned: Annotated[str | None, typer.Option("--learned", help="A learned file for --catalog: the synthetic catalogs are grown from that catalog and every variant takes its base tool's expansions.")] = None,
     backend: Annotated[str, typer.Option("--backend", help="Query loops: auto (numba for catalogs large enough for indexed retrieval, when the fast extra is installed), numpy or numba.")] = "auto",
+    from_file: Annotated[bool, typer.Option("--from-file/--no-from-file", help="Also write each catalog to a file (JSON; YAML at 10k) and time loading it in-process, and the whole-process discover (cold and warm index cache) and catalog validate.")] = True,
     out: Annotated[Output | None, output_option("--out", "-o", help="Also write the run's JSON document here.")] = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
@@ -79,7 +80,8 @@ def bench_command(
     base = load_catalog_option(catalog, catalog_format) if catalog or learned else None
     options = BenchOptions(sizes=sizes, queries=queries, repeats=repeats, k=k, baselines=baselines,
                            seed=seed, catalog=catalog, gold=gold, config=config,
-                           catalog_format=declared_format(catalog_format), learned=learned, backend=backend)
+                           catalog_format=declared_format(catalog_format), learned=learned, backend=backend,
+                           from_file=from_file)
     if learned:  # refuse a file learned on another catalog before any worker starts
         from tooldisc.discovery.learned import for_grown_catalog
         from tooldisc.discovery.learned_read import load_learned
@@ -155,6 +157,8 @@ def render_table(result: dict[str, Any]) -> None:
             refused.append(f"{size['refused_by_security']:.0%} at {size['n_tools']:,} tools")
     console.print(main)
     console.print(cmp_)
+    if any("from_file" in size for size in result["sizes"]):
+        console.print(from_file_table(result["sizes"]))
     judged = ", ".join(f"{s['judged_queries']} of {s['n_queries']}" for s in result["sizes"]
                        if "judged_queries" in s and "n_queries" in s) or "none counted"
     console.print(f"{hit}: share of the judged queries ({judged}: those written for a tool) whose tool is among "
@@ -174,6 +178,37 @@ def render_table(result: dict[str, Any]) -> None:
                   f"python {env['python']}, numpy {env['versions'].get('numpy')}; "
                   f"commit {str(git.get('commit', '?'))[:12]}{' (dirty)' if git.get('dirty') else ''}; "
                   f"{result['config']['queries']} queries × {result['config']['repeats']} repeats, K={k}")
+
+
+def from_file_table(sizes: list[dict[str, Any]]) -> Any:
+    """The catalog as users meet it: from a file, in-process and as whole one-shot processes."""
+    from rich.table import Table
+
+    table = Table(title="from a file (medians; × = ratio to the in-memory build of the same size)")
+    for col in ("tools", "file (MB)", "load+validate+build (s)", "peak (MB)", "discover cold (s)", "discover warm (s)",
+                "one-shot peak (MB)", "catalog validate (s)"):
+        table.add_column(col, justify="right")
+    for size in sizes:
+        f = size.get("from_file")
+        if not f:
+            continue
+        rows = [("json", f.get("in_process_json"))]
+        if f.get("in_process_yaml"):
+            rows.append(("yaml", f["in_process_yaml"]))
+        for fmt, own in rows:
+            first = fmt == "json"
+            table.add_row(
+                f"{size['n_tools']:,}" + ("" if first else " (YAML)"), f"{f['file_mb'][fmt]:,.1f}",
+                _s_x(own["total_s"], own["ratio_to_in_memory_build"]), _mb(own["peak_mb"]),
+                _s_x(f["discover_cold"]["wall_s"], f["discover_cold"]["ratio_to_in_memory_build"]) if first else "",
+                _s_x(f["discover_warm"]["wall_s"], f["discover_warm"]["ratio_to_in_memory_build"]) if first else "",
+                f"{_mb(f['discover_cold']['peak_mb'])} / {_mb(f['discover_warm']['peak_mb'])}" if first else "",
+                _s_x(f["validate"]["wall_s"], f["validate"]["ratio_to_in_memory_build"]) if first else "")
+    return table
+
+
+def _s_x(seconds: float | None, ratio: float | None) -> str:
+    return "—" if seconds is None else f"{seconds:.3f}" + ("" if ratio is None else f" ({ratio:.1f}×)")
 
 
 def kernels_line(sizes: list[dict[str, Any]]) -> str:

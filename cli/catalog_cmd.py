@@ -80,13 +80,13 @@ def validate_command(
     Exit 0 when there are no errors or quarantines, 1 when there are, 2 when the file
     cannot be read or parsed.
     """
-    from tooldisc.discovery.catalog import build_catalog, validate_catalog_data
+    from tooldisc.discovery.catalog import check_catalog
     from tooldisc.discovery.importers import policy_note
 
     out = resolve_format(fmt, json_, ("table", "json"))
     doc, detected = read_catalog_document(path, _source_format(source))
     policy = policy_note(detected, path, None)
-    issues = validate_catalog_data(doc)
+    issues, catalog = check_catalog(doc, source=path, plain=True)  # validated once: the issues, and the catalog
     counts = Counter(i.level for i in issues)
     failed = bool(counts["error"] or counts["quarantine"])
     summary: dict[str, Any] = {
@@ -101,8 +101,7 @@ def validate_command(
         "unknown_side_effect": None,
         "catalog_hash": None,
     }
-    if not counts["error"]:
-        catalog = build_catalog(doc, source=path)
+    if catalog is not None:
         summary["tools"] = len(catalog)
         summary["unknown_side_effect"] = sum(1 for t in catalog.tools if t.side_effect is None)
         summary["catalog_hash"] = catalog.hash
@@ -220,7 +219,7 @@ def convert_command(
         )
     if detected == "tooldisc" and side_effect is not None:
         raise UsageError("--side-effect applies only to formats without policy; this is a tooldisc catalog", file=src)
-    catalog = build_catalog(doc, source=src)
+    catalog = build_catalog(doc, source=src, plain=True)
     # A quarantined tool's schema is broken and it is never offered, so a provider
     # export leaves it out; a tooldisc catalog keeps it so the fix can be made there.
     for t in catalog.tools:

@@ -38,10 +38,12 @@ from tooldisc.cli.options import (
     KOption,
     LearnedOption,
     ModeOption,
+    NoCacheOption,
     PermissionOption,
     RoleOption,
     TenantOption,
     context_flags,
+    index_cache,
 )
 from tooldisc.cli.outputs import Output, output_option
 
@@ -108,6 +110,7 @@ def compare_command(
                                 "false_abstention.")] = False,
     out: OutOption = None,
     progress: ProgressOption = None,
+    no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -155,7 +158,8 @@ def compare_command(
             for line in result.run_file.notes:
                 note(line)
         else:
-            result = _discover(arm_inputs[spec.name], kk, progress, label=f"discovering ({spec.name})")
+            result = _discover(arm_inputs[spec.name], kk, progress, label=f"discovering ({spec.name})",
+                               cache=index_cache(no_cache))
         runs.append(score_eval(result))
     comparison = compare(*runs, names=[s.name for s in specs], permutations=permutations, seed=seed, alpha=alpha)
     doc = comparison.document(max_changed=changed, max_moves=moves, by=by_fields)

@@ -16,12 +16,14 @@ from tooldisc.cli.options import (
     KOption,
     LearnedOption,
     ModeOption,
+    NoCacheOption,
     PermissionOption,
     RoleOption,
     TenantOption,
     build_context_from,
     build_engine,
     context_flags,
+    index_cache,
     load_catalog_option,
     load_learned_option,
     parse_k,
@@ -44,6 +46,7 @@ def discover_command(
     history: Annotated[list[str] | None, typer.Option("--history", help="An earlier user turn, oldest first (repeatable).")] = None,
     explain: Annotated[str | None, typer.Option("--explain", help="Say which step removed TOOL, or where and why it ranked.")] = None,
     timings: Annotated[bool, typer.Option("--timings", help="Include per-step timings (never part of the offer hash).")] = False,
+    no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -55,7 +58,7 @@ def discover_command(
     # The table always prints the effective context itself; JSON carries it under "context".
     ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
                              quiet=out == "table")
-    engine = build_engine(cat, load_config(config), load_learned_option(learned))
+    engine = build_engine(cat, load_config(config), load_learned_option(learned), index_cache(no_cache))
     kk = parse_k(k)
     offer = engine.discover(query, ctx, kk, tuple(history or ()))
     explanation = engine.explain(query, explain, ctx, kk, tuple(history or ())) if explain else None

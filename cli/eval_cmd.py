@@ -30,10 +30,12 @@ from tooldisc.cli.options import (
     KOption,
     LearnedOption,
     ModeOption,
+    NoCacheOption,
     PermissionOption,
     RoleOption,
     TenantOption,
     context_flags,
+    index_cache,
 )
 from tooldisc.cli.outputs import Output, output_option
 
@@ -89,11 +91,16 @@ def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: Co
 
 
 def _discover(inputs: Any, k: int | str | None, progress: bool | None, *, label: str = "discovering",
-              engine: Any = None) -> Any:
-    """Every gold query through the discovery chokepoint, with a progress bar when asked for."""
+              engine: Any = None, cache: Any = None) -> Any:
+    """Every gold query through the discovery chokepoint, with a progress bar when asked for;
+    ``cache``: the on-disk index cache the engine is built with (None: built fresh)."""
     from tooldisc.cli.progress import progress_bar
     from tooldisc.evaluation.api import discover_gold
 
+    if engine is None:
+        from tooldisc.discovery.pipeline import Discoverer
+
+        engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned, cache=cache)
     total = len(inputs.gold)
     show = progress if progress is not None else (total >= _PROGRESS_MIN and sys.stderr.isatty())
     with progress_bar(label, total, enabled=show) as bar:
@@ -171,6 +178,7 @@ def eval_command(
     schemas: Annotated[bool, typer.Option(
         "--schemas", help="Add schema tokens per request: full K=48 vs progressive K=15 + search_tools "
                           "(initial, incremental and wire tokens, and the wire saving).")] = False,
+    no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -195,7 +203,7 @@ def eval_command(
     inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
                      catalog_format=catalog_format, learned=learned)
     _check_by(inputs.gold, by_fields)
-    engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned)
+    engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned, cache=index_cache(no_cache))
     run = score_eval(_discover(inputs, kk, progress, engine=engine), timings=timings, notes=inputs.notes)
     doc = run.document(by=by_fields, max_misses=misses)
     if schemas:
@@ -260,6 +268,7 @@ def sweep_command(
     topics: TopicsOption = None,
     out: OutOption = None,
     progress: ProgressOption = None,
+    no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -275,7 +284,8 @@ def sweep_command(
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
                      catalog_format=catalog_format, learned=learned)
-    _render(sweep_document(_discover(inputs, max(k_values), progress), k_values), out_fmt, out, "sweep")
+    _render(sweep_document(_discover(inputs, max(k_values), progress, cache=index_cache(no_cache)), k_values),
+            out_fmt, out, "sweep")
 
 
 def register(app: typer.Typer) -> None:

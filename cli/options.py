@@ -34,6 +34,9 @@ PermissionOption = Annotated[list[str] | None, typer.Option("--permission", help
 ModeOption = Annotated[str | None, typer.Option("--mode", help="Execution mode: analyzer, supervised or autonomous.")]
 ForcedOption = Annotated[list[str] | None, typer.Option("--forced", help="A tool name pending approval: skips only the mutation step (repeatable).")]
 ContextFileOption = Annotated[str | None, typer.Option("--context-file", help="YAML/JSON with tenant, roles, permissions, mode, forced.")]
+NoCacheOption = Annotated[bool, typer.Option(
+    "--no-cache", help="Build the index fresh: neither read nor write the on-disk index cache "
+                       "('tooldisc cache status'). The security filter always runs on the live catalog.")]
 
 
 @dataclass(frozen=True)
@@ -89,12 +92,22 @@ def load_learned_option(path: str | None) -> Any:
     return load_learned(path)
 
 
-def build_engine(catalog: Any, config: Any, learned: Any = None) -> Any:
+def index_cache(no_cache: bool) -> Any:
+    """The on-disk index cache the command line uses (``$TOOLDISC_CACHE_DIR`` or the per-user cache
+    directory), or None with ``--no-cache``."""
+    if no_cache:
+        return None
+    from tooldisc.discovery.index_cache import IndexCache
+
+    return IndexCache.default()
+
+
+def build_engine(catalog: Any, config: Any, learned: Any = None, cache: Any = None) -> Any:
     """The Discoverer every command builds; a learned file's warnings (stale parts) go to stderr."""
     from tooldisc.cli.common import note
     from tooldisc.discovery.pipeline import Discoverer
 
-    engine = Discoverer(catalog, config, learned=learned)
+    engine = Discoverer(catalog, config, learned=learned, cache=cache)
     for text in engine.notes:
         note(text)
     return engine

@@ -26,11 +26,13 @@ from tooldisc.cli.options import (
     KOption,
     LearnedOption,
     ModeOption,
+    NoCacheOption,
     PermissionOption,
     RoleOption,
     TenantOption,
     build_context_from,
     context_flags,
+    index_cache,
     load_catalog_option,
     load_learned_option,
     parse_k,
@@ -57,6 +59,7 @@ def serve_command(
         help="Serve with the default context (every role and permission the catalog names, tenant "
              "'default', autonomous) when no context is given. Off by default: serve needs a context.")] = False,
     learned: LearnedOption = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Serve the catalog over MCP (stdio): offers per request, guarded calls, search_tools.
 
@@ -85,7 +88,7 @@ def serve_command(
     ctx = build_context_from(cat, flags)  # the default one says so on stderr
     declared = None if catalog_format in (None, "auto") else catalog_format  # checked by load_catalog_option
     source = CatalogSource(catalog or default_catalog_path(), load_config(config), fmt=declared,
-                           learned=load_learned_option(learned))
+                           learned=load_learned_option(learned), cache=index_cache(no_cache))
     telemetry = None
     if events is not None:
         events.close()  # checked (and created) while the options were read; the sink appends by name

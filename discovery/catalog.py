@@ -43,6 +43,7 @@ _UNTRUSTED_LISTS = ("aliases", "keywords", "examples")
 _IDENTIFIER_FIELDS = ("name", "namespace", "replacement")
 _IDENTIFIER_LISTS = ("roles", "permissions", "companion_tools")
 TOOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Tool) if f.name not in ("definition_hash", "quarantine"))
+_SCHEMA_FIELDS = ("parameters", "compact_parameters", "output_schema")
 CATALOG_FIELDS: tuple[str, ...] = ("catalog_version", "tools")
 # Fields that decide who may reach a tool (DESIGN §4, and the plan's read-only rule): never
 # allowed inside extension data, where they would be silently not read (tooldisc.closed_schema).
@@ -158,26 +159,60 @@ class Catalog:
         return frozenset(chain.from_iterable(map(attrgetter("permissions"), self.tools)))
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, no insignificant whitespace, UTF-8 not escaped (DESIGN §3)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
     """The canonical record of a tool: every field, defaults filled, lists as lists."""
-    out: dict[str, Any] = {}
-    for name in TOOL_FIELDS:
-        value = getattr(tool, name)
-        if isinstance(value, tuple):
-            value = list(value)
-        elif isinstance(value, Mapping):
-            value = json.loads(json.dumps(value))
-        out[name] = value
-    return out
+    return {name: tool_to_dict_value(getattr(tool, name)) for name in TOOL_FIELDS}
 
 
-def definition_hash(tool: Tool) -> str:
-    return hashlib.sha256(canonical_json(tool_to_dict(tool)).encode("utf-8")).hexdigest()
+def tool_to_dict_value(value: Any) -> Any:
+    """One field of :func:`tool_to_dict`: a tuple as a list, a mapping as plain JSON."""
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return json.loads(json.dumps(value))
+    return value
+
+
+def definition_hash(tool: Tool, texts: Mapping[int, str] | None = None) -> str:
+    """SHA-256 of the tool's canonical record (DESIGN §3).
+
+    ``texts``: canonical JSON already computed for the tool's schemas (by ``id`` of the plain-JSON
+    mapping, see :func:`check_catalog`). The record's text is then the canonical JSON of its other
+    fields (tuples encode as lists) with the schemas' texts put in at their keys' places — the same
+    bytes as :func:`canonical_json` of :func:`tool_to_dict`, without serialising the schemas again.
+    A key is found by its text with the comma before it: inside an encoded string a quote is always
+    escaped (``\\"``), so ``,"name":`` only ever occurs as the key itself.
+    """
+    if texts is None:
+        return hashlib.sha256(canonical_json(tool_to_dict(tool)).encode("utf-8")).hexdigest()
+    text = canonical_json(dict(zip(_OTHER_FIELDS, _other_values(tool), strict=True)))
+    a = text.find(',"companion_tools":')
+    b = text.find(',"permissions":', a)
+    full = (f'{text[:a]},"compact_parameters":{_schema_text(tool.compact_parameters, texts)}{text[a:b]}'
+            f',"output_schema":{_schema_text(tool.output_schema, texts)}'
+            f',"parameters":{_schema_text(tool.parameters, texts)}{text[b:]}')
+    return hashlib.sha256(full.encode("utf-8")).hexdigest()
+
+
+def _schema_text(value: Any, texts: Mapping[int, str]) -> str:
+    if value is None:
+        return "null"
+    text = texts.get(id(value))
+    return text if text is not None else canonical_json(tool_to_dict_value(value))
+
+
+# The canonical record's keys in order: the schemas sit right before companion_tools (compact_parameters)
+# and before permissions (output_schema, parameters); definition_hash relies on it.
+_OTHER_FIELDS: tuple[str, ...] = tuple(sorted(f for f in TOOL_FIELDS if f not in _SCHEMA_FIELDS))
+_other_values = attrgetter(*_OTHER_FIELDS)
 
 
 def catalog_hash(tools: Iterable[Tool], version: str | None) -> str:
@@ -186,9 +221,13 @@ def catalog_hash(tools: Iterable[Tool], version: str | None) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+@cache
+def _catalog_schema_text() -> str:
+    return resources.files("tooldisc.discovery").joinpath("data/catalog.schema.json").read_text("utf-8")
+
+
 def _catalog_schema() -> dict[str, Any]:
-    text = resources.files("tooldisc.discovery").joinpath("data/catalog.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return json.loads(_catalog_schema_text())
 
 
 @cache
@@ -206,25 +245,36 @@ def _json_path(parts: Iterable[Any]) -> str:
     return out or "(root)"
 
 
-def validate_catalog_data(data: Any) -> list[Issue]:
-    """Every problem in a raw catalog document, errors before warnings, in file order."""
+def validate_catalog_data(data: Any, *, plain: bool | None = None) -> list[Issue]:
+    """Every problem in a raw catalog document, errors before warnings, in file order.
 
+    ``plain``: the document is plain JSON as the hardened parser returns it (the file
+    loaders say so; None: find out with one JSON round trip). Only a plain document is
+    checked by the compiled validators first (:mod:`tooldisc.discovery.schema_fast`), and
+    only in one are equal tool schemas checked once.
+    """
+    return _check(data, plain, {})
+
+
+def _check(data: Any, plain: bool | None, texts: dict[int, str]) -> list[Issue]:
+    """:func:`validate_catalog_data`; ``texts`` receives the canonical JSON of every tool schema of a
+    plain document (by ``id``), which the definition hashes reuse."""
     if not isinstance(data, Mapping):
         return [Issue("error", "(root)", f"a catalog must be an object with 'tools'; got {'an empty document' if data is None else type(data).__name__}")]
-    validator = _catalog_validator()
+    if plain is None:
+        from tooldisc.discovery.schema_fast import is_plain
+
+        plain = is_plain(data)
     # The closed-schema rule is worded by tooldisc.closed_schema (the nearest known key), not by
     # jsonschema's additionalProperties, which the schema file states for other validators.
-    issues = [
-        Issue("error", _json_path(e.absolute_path), clip(_schema_message(e), MAX_ERROR_LINE))
-        for e in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-        if e.validator != "additionalProperties"
-    ]
+    issues = _catalog_schema_issues(data, plain)
     issues.extend(Issue("error", at, message) for at, message in key_problems(data, CATALOG_FIELDS))
     tools = data.get("tools")
     if not isinstance(tools, list):
         return issues
     known = frozenset(TOOL_FIELDS)
     seen: dict[str, int] = {}
+    sound: set[tuple[str, str]] = set()  # (schema kind, canonical text) already found sound in this document
     for i, raw in enumerate(tools):
         if not isinstance(raw, Mapping):
             continue
@@ -239,11 +289,62 @@ def validate_catalog_data(data: Any) -> list[Issue]:
                 issues.append(Issue("error", f"{where}.name", f"the name {name!r} is reserved for tooldisc's "
                                     "meta-tool search_tools (a name that folds to it would be offered beside "
                                     "it); rename the tool"))
-        issues.extend(_identifier_issues(raw, where))
-        issues.extend(_tool_schema_issues(raw, where, name))
-        issues.extend(Issue("error", at, message) for at, message in key_problems(raw, known, where, POLICY_FIELDS))
+        if not _identifiers_printable(raw):  # the exact check only where the quick one fails
+            issues.extend(_identifier_issues(raw, where))
+        issues.extend(_tool_schema_issues(raw, where, name, sound if plain else None, texts))
+        if not known.issuperset(raw):
+            issues.extend(Issue("error", at, message) for at, message in key_problems(raw, known, where, POLICY_FIELDS))
     rank = {"error": 0, "quarantine": 1, "warning": 2}
     return sorted(issues, key=lambda x: rank[x.level])
+
+
+def _identifiers_printable(raw: Mapping[str, Any]) -> bool:
+    """Whether every identifier of a tool is printable text (printable text is clean): the quick form of
+    :func:`_identifier_issues`' check, which runs only where this fails (or the name is not a string)."""
+    name = raw.get("name")
+    if type(name) is not str or not name.isprintable():
+        return False
+    for key in _IDENTIFIER_FIELDS[1:]:
+        value = raw.get(key)
+        if isinstance(value, str) and not value.isprintable():
+            return False
+    for key in _IDENTIFIER_LISTS:
+        items = raw.get(key)
+        if isinstance(items, list):
+            try:
+                if not "".join(items).isprintable():
+                    return False
+            except TypeError:  # a non-string item: a schema error; the exact check skips it as it should
+                return False
+    return True
+
+
+def _catalog_schema_issues(data: Mapping[str, Any], plain: bool) -> list[Issue]:
+    """The catalog's own JSON Schema: the compiled validator's yes, else jsonschema's findings —
+    on the failing tools only when the compiled validator can tell which they are, in the order
+    one jsonschema run over the whole document gives (by path as text, then as found)."""
+    from tooldisc.discovery.schema_fast import catalog_validators, valid
+
+    compiled = catalog_validators(_catalog_schema_text()) if plain else None
+    if compiled is not None and valid(compiled[0], data):
+        return []
+    tools = data.get("tools")
+    if compiled is None or not isinstance(tools, list):
+        found = _jsonschema_errors(_catalog_validator(), data, ())
+    else:
+        found = _jsonschema_errors(_catalog_validator(), {**data, "tools": []}, ())
+        tool_check = _catalog_validator().evolve(schema=_catalog_schema()["$defs"]["tool"])
+        for i, raw in enumerate(tools):
+            if not valid(compiled[1], raw):
+                found += _jsonschema_errors(tool_check, raw, ("tools", i))
+    found.sort(key=lambda pe: [str(p) for p in pe[0]])
+    return [Issue("error", _json_path(path), clip(_schema_message(e), MAX_ERROR_LINE)) for path, e in found]
+
+
+def _jsonschema_errors(validator: Any, data: Any, prefix: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], Any]]:
+    """(path in the document, error) of jsonschema's findings on ``data`` at ``prefix``; additionalProperties
+    is worded by tooldisc.closed_schema instead."""
+    return [((*prefix, *e.absolute_path), e) for e in validator.iter_errors(data) if e.validator != "additionalProperties"]
 
 
 def _identifier_issues(raw: Mapping[str, Any], where: str) -> list[Issue]:
@@ -281,23 +382,40 @@ def _schema_message(error: Any) -> str:
     return error.message
 
 
-def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any) -> list[Issue]:
-    """Quarantine a tool whose embedded schema cannot be evaluated safely (see schema_check)."""
+def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: set[tuple[str, str]] | None = None,
+                        texts: dict[int, str] | None = None) -> list[Issue]:
+    """Quarantine a tool whose embedded schema cannot be evaluated safely (see schema_check).
+
+    ``sound``: for a plain-JSON document, the (kind, canonical JSON) of schemas already found
+    sound in it — an equal schema is sound too (the verdict does not depend on key order:
+    every check runs over every node; only which problem is named first may) — and each
+    schema's canonical JSON goes into ``texts`` by ``id`` for the definition hash.
+    """
     from tooldisc.discovery.schema_check import argument_schema_problem, schema_problem
 
     issues: list[Issue] = []
-    label = f"tool {name!r}" if isinstance(name, str) else "tool"
     params = raw.get("parameters")
     if "parameters" not in raw or params is None:
+        label = f"tool {name!r}" if isinstance(name, str) else "tool"
         issues.append(Issue("warning", f"{where}.parameters", f"{label} has no parameters: any arguments will be accepted"))
     compact_ok = _compact_shape_ok(raw)
     for key in ("parameters", "compact_parameters", "output_schema"):
         schema = raw.get(key)
         if isinstance(schema, Mapping) and (compact_ok or key != "compact_parameters"):
-            problem = (schema_problem if key == "output_schema" else argument_schema_problem)(schema)
+            kind = "output" if key == "output_schema" else "argument"
+            seen = None
+            if sound is not None:
+                text = texts[id(schema)] = canonical_json(schema)
+                seen = (kind, text)
+                if seen in sound:
+                    continue
+            check = schema_problem if kind == "output" else argument_schema_problem
+            problem = check(schema, plain=sound is not None)
             if problem is not None:
                 place = f"{where}.{key}" + ("" if problem.path == "(root)" else f".{problem.path}")
                 issues.append(Issue("quarantine", place, problem.message))
+            elif seen is not None:
+                sound.add(seen)
     compact = raw.get("compact_parameters")
     if compact_ok and isinstance(params, Mapping) and isinstance(compact, Mapping):
         required = params.get("required") or []
@@ -342,11 +460,13 @@ class SharedValues(dict[Any, Any]):
         return self[items] if all(type(x) is str for x in items) else items
 
 
-def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared: SharedValues | None = None) -> Tool:
+def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared: SharedValues | None = None,
+                   texts: Mapping[int, str] | None = None) -> Tool:
     """A validated raw record → :class:`Tool`, defaults filled, untrusted text sanitised.
 
     ``shared``: the table the catalog's records share their strings and lists through
-    (:func:`build_catalog` passes one; without it the record holds its own).
+    (:func:`build_catalog` passes one; without it the record holds its own). ``texts``: the
+    canonical JSON of the record's schemas, when validation computed it (:func:`definition_hash`).
     """
     share = SharedValues() if shared is None else shared
     kwargs: dict[str, Any] = {"name": raw["name"]}
@@ -362,46 +482,62 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared
         value = raw.get(key)
         kwargs[key] = default if value is None else bool(value)
     for key in _LIST_FIELDS:
-        items = raw.get(key) or ()
+        items = raw.get(key)
+        if not items:
+            kwargs[key] = ()
+            continue
         if key in _UNTRUSTED_LISTS:
             items = [sanitize(x, 500) for x in items]
         kwargs[key] = share.strings(items)
-    return with_hash(Tool(**kwargs), quarantine)
+    return with_hash(Tool(**kwargs), quarantine, texts)
 
 
-def with_hash(tool: Tool, quarantine: str | None = None) -> Tool:
+def with_hash(tool: Tool, quarantine: str | None = None, texts: Mapping[int, str] | None = None) -> Tool:
     """``tool`` (just built by the caller, seen by no one else) with its definition hash and
     quarantine set in place: what ``replace`` would return, without building and validating the
     record a second time (the catalog and benchmark loops build 100,000)."""
-    object.__setattr__(tool, "definition_hash", definition_hash(tool))
+    object.__setattr__(tool, "definition_hash", definition_hash(tool, texts))
     if quarantine is not None:
         values.string("Tool", "quarantine", quarantine)
         object.__setattr__(tool, "quarantine", quarantine)
     return tool
 
 
-def build_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] = ()) -> Catalog:
+def build_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] = (),
+                  plain: bool | None = None) -> Catalog:
     """Validate a raw catalog document and build the :class:`Catalog`, or raise.
 
-    The error names the first problem; ``tooldisc catalog validate`` lists them all.
+    The error names the first problem; ``tooldisc catalog validate`` lists them all
+    (:func:`check_catalog`). ``plain``: as in :func:`validate_catalog_data`.
     """
-    issues = validate_catalog_data(data)
-    errors = [i for i in issues if i.level == "error"]
-    if errors:
+    issues, catalog = check_catalog(data, source=source, notes=notes, plain=plain)
+    if catalog is None:
+        errors = [i for i in issues if i.level == "error"]
         more = f" (and {len(errors) - 1} more; run 'tooldisc catalog validate')" if len(errors) > 1 else ""
         first = errors[0]
         raise DataError(first.message + more, file=source, where=first.path)
+    return catalog
+
+
+def check_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] = (),
+                  plain: bool | None = None) -> tuple[list[Issue], Catalog | None]:
+    """Every issue of a raw catalog document, and the :class:`Catalog` when none is an error
+    (validated once: ``catalog validate`` reports both)."""
+    texts: dict[int, str] = {}
+    issues = _check(data, plain, texts)
+    if any(i.level == "error" for i in issues):
+        return issues, None
     quarantined: dict[int, str] = {}
     for issue in issues:
         if issue.level == "quarantine":
             i = int(issue.path.split("]")[0].split("[")[1])
             quarantined.setdefault(i, f"{issue.path}: {issue.message}")
     shared = SharedValues()  # equal strings and lists of the catalog's tools: one object each
-    tools = tuple(tool_from_dict(raw, quarantined.get(i), shared) for i, raw in enumerate(data["tools"]))
-    del shared
+    tools = tuple(tool_from_dict(raw, quarantined.get(i), shared, texts or None) for i, raw in enumerate(data["tools"]))
+    del shared, texts
     version = _as_str(data.get("catalog_version"))
     warnings = tuple(i for i in issues if i.level != "error")
-    return Catalog(tools=tools, version=version, source=source, warnings=warnings, notes=tuple(notes))
+    return issues, Catalog(tools=tools, version=version, source=source, warnings=warnings, notes=tuple(notes))
 
 
 def catalog_from_tools(tools: Iterable[Tool], version: str | None = None, source: str | None = None) -> Catalog:

@@ -18,6 +18,7 @@ from tooldisc.discovery.importers import detect_format, policy_note, to_catalog_
 
 __all__ = [
     "MAX_CATALOG_BYTES",
+    "catalog_max_bytes",
     "default_catalog_path",
     "load_catalog",
     "parse_document",
@@ -28,7 +29,10 @@ __all__ = [
     "shipped_datasets",
 ]
 
-MAX_CATALOG_BYTES = 64 * 1024 * 1024
+MAX_CATALOG_BYTES = 256 * 1024 * 1024
+"""A catalog file larger than this is refused before it is read (the bench's 100,000-tool catalog is
+about 130 MB as JSON). ``$TOOLDISC_MAX_CATALOG_BYTES`` sets another limit for every command."""
+ENV_MAX_BYTES = "TOOLDISC_MAX_CATALOG_BYTES"
 EVAL_SIDE_EFFECT_NOTE = (
     "{file}: a tools.jsonl carries no policy; for evaluation its tools count as read-only "
     "(side_effect: none)"
@@ -40,7 +44,7 @@ def read_catalog_document(
     fmt: str | None = None,
     *,
     side_effect: str | None = None,
-    max_bytes: int = MAX_CATALOG_BYTES,
+    max_bytes: int | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The raw tooldisc catalog document of ``path`` and the one format it was read as.
 
@@ -50,7 +54,7 @@ def read_catalog_document(
     error, never a silent conversion (:func:`~tooldisc.discovery.importers.detect_format`).
     """
     file = str(path)
-    text = read_text(path, max_bytes=max_bytes, what="catalog")
+    text = read_text(path, max_bytes=catalog_max_bytes() if max_bytes is None else max_bytes, what="catalog")
     if fmt == "jsonl" or (fmt is None and Path(file).suffix.lower() == ".jsonl"):
         rows = parse_jsonl(text, file)
         return to_catalog_document(rows, "jsonl", side_effect=side_effect, file=file), "jsonl"
@@ -64,7 +68,7 @@ def load_catalog(
     *,
     fmt: str | None = None,
     side_effect: str | None = None,
-    max_bytes: int = MAX_CATALOG_BYTES,
+    max_bytes: int | None = None,
 ) -> Catalog:
     """Load and validate a catalog file of any supported format.
 
@@ -76,10 +80,23 @@ def load_catalog(
     file = str(path)
     if side_effect is None and (fmt == "jsonl" or (fmt is None and Path(file).suffix.lower() == ".jsonl")):
         doc, detected = read_catalog_document(path, "jsonl", side_effect="none", max_bytes=max_bytes)
-        return build_catalog(doc, source=file, notes=[EVAL_SIDE_EFFECT_NOTE.format(file=file)])
+        return build_catalog(doc, source=file, notes=[EVAL_SIDE_EFFECT_NOTE.format(file=file)], plain=True)
     doc, detected = read_catalog_document(path, fmt, side_effect=side_effect, max_bytes=max_bytes)
     note = policy_note(detected, file, side_effect)
-    return build_catalog(doc, source=file, notes=[note] if note else [])
+    return build_catalog(doc, source=file, notes=[note] if note else [], plain=True)
+
+
+def catalog_max_bytes() -> int:
+    """The catalog size limit: ``$TOOLDISC_MAX_CATALOG_BYTES`` when set (a positive integer), else
+    :data:`MAX_CATALOG_BYTES`."""
+    from tooldisc.errors import UsageError
+
+    raw = os.environ.get(ENV_MAX_BYTES)
+    if raw is None or raw == "":
+        return MAX_CATALOG_BYTES
+    if not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"${ENV_MAX_BYTES} must be a positive integer (bytes); got {raw!r}")
+    return int(raw)
 
 
 def default_catalog_path() -> Path:

@@ -67,19 +67,19 @@ def format_evidence(data: Any) -> list[tuple[str, str]]:
     tools, base = _tool_list(data)
     if not isinstance(tools, list):
         return list(found.items())
+    foreign = {key: fmt for fmt, keys in _FOREIGN_FIELDS.items() for key in keys}
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             continue
-        where = f"{base}[{i}]"
-        for key in tool:
+        for key in tool:  # the place of a format's first field only (a 100,000-tool file repeats them)
             if key in ours:
-                found.setdefault("tooldisc", f"{where}.{key}")
+                fmt = "tooldisc"
             elif key == "type" and tool[key] == "function":
-                found.setdefault("openai", f"{where}.type")
+                fmt = "openai"
             else:
-                for fmt, keys in _FOREIGN_FIELDS.items():
-                    if key in keys:
-                        found.setdefault(fmt, f"{where}.{key}")
+                fmt = foreign.get(key)
+            if fmt is not None and fmt not in found:
+                found[fmt] = f"{base}[{i}].{key}"
         if len(found) == len(FORMATS) - 1:
             break
     return list(found.items())

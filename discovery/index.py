@@ -33,6 +33,7 @@ from tooldisc.discovery.columns import (
 )
 from tooldisc.discovery.config import RankerConfig
 from tooldisc.discovery.fields import TextColumns
+from tooldisc.discovery.index_cache import IndexCache
 from tooldisc.discovery.lexical import LexicalBuilder, LexicalIndex
 from tooldisc.discovery.model import Context
 from tooldisc.discovery.mutation import MutationClassifier, load_classifier
@@ -126,22 +127,39 @@ class Index:
 
 def build_index(catalog: Catalog, config: RankerConfig, classifier: MutationClassifier | None = None,
                 encoder: Any = None, extra_columns: Mapping[str, Sequence[str]] | None = None,
-                backend: str = "auto") -> Index:
+                backend: str = "auto", cache: IndexCache | None = None, learned_digest: str = "") -> Index:
     """Build every index the config's non-zero weights and floors need.
 
     ``extra_columns`` maps a field name to one text per tool (in catalog order) that
     is indexed but is not part of the tool (see the module docstring). What a learned file adds is
     attached afterwards (:func:`tooldisc.discovery.learned_apply.attach`). ``backend`` chooses the query
     loops' form (:func:`tooldisc.discovery.kernels.kernels`); every backend gives the same offers.
+    ``cache``: read the text indexes (BM25F, n-grams, aliases; never the security index) from this
+    on-disk cache when an entry for exactly this catalog, config, learned file and code exists, else
+    build and store them (:mod:`tooldisc.discovery.index_cache`); not with ``extra_columns`` or a
+    config that uses the semantic tier.
     """
     from tooldisc.discovery.kernels import check_backend, kernels
 
     check_backend(backend)
     cfg = config
+    needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
     with gc_paused():  # the builds allocate millions of small objects at 100k tools
-        lexical, ngram = _text_indexes(TextColumns(catalog.tools, extra_columns), cfg)
-        alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
-        needs_embedding = cfg.weight("embedding") or cfg.abstain.min_embedding
+        def text() -> dict[str, Any]:
+            lexical, ngram = _text_indexes(TextColumns(catalog.tools, extra_columns), cfg)
+            alias = AliasIndex.build(catalog.tools, cfg.text.stem) if cfg.weight("alias") else None
+            return {"lexical": lexical, "ngram": ngram, "alias": alias}
+
+        if cache is not None and not extra_columns and not needs_embedding:
+            from tooldisc.discovery.index_cache import cached, key_parts
+
+            parts = key_parts(catalog, cfg, learned_digest)
+            built, _hit = cached(cache, parts, text, {"lexical": LexicalIndex, "ngram": NgramIndex,
+                                                       "alias": AliasIndex})
+        else:
+            built = text()
+        lexical, ngram, alias = built["lexical"], built["ngram"], built["alias"]
+        del built
         embedding = _embedding_index(catalog, encoder) if needs_embedding else None
         security = SecurityIndex(catalog.tools, catalog.name_index)
         order = np.frombuffer(catalog.name_index.order, dtype=catalog.name_index.order.typecode)  # shared memory

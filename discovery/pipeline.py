@@ -34,6 +34,7 @@ from tooldisc.discovery.context import default_context
 from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
 from tooldisc.discovery.fields import stopwords, terms_of_tokens
 from tooldisc.discovery.index import Index, build_index
+from tooldisc.discovery.index_cache import IndexCache
 from tooldisc.discovery.learned import Learned, narrows
 from tooldisc.discovery.learned_apply import attach, learned_config
 from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
@@ -259,19 +260,29 @@ class Discoverer:
     built beforehand (:func:`~tooldisc.discovery.index.build_index`, e.g. with extra
     indexed columns) for this catalog and config. ``backend`` chooses the form of the query
     loops (``auto``, ``numpy`` or ``numba``: :func:`~tooldisc.discovery.kernels.kernels`);
-    every backend gives the same offers, bit for bit.
+    every backend gives the same offers, bit for bit. ``cache`` (an
+    :class:`~tooldisc.discovery.index_cache.IndexCache`) reads the text indexes from disk when
+    they were built before for this very catalog and config, and stores them otherwise; the
+    security index is always built from the live catalog.
     """
 
     def __init__(self, catalog: Catalog, config: RankerConfig | None = None,
                  classifier: MutationClassifier | None = None, encoder: Any = None, *,
-                 index: Index | None = None, learned: Learned | None = None, backend: str = "auto"):
+                 index: Index | None = None, learned: Learned | None = None, backend: str = "auto",
+                 cache: IndexCache | None = None):
         config = learned_config(config or load_config(), learned)
         if index is not None and (index.catalog is not catalog or index.config != config):
             raise UsageError("The 'index' parameter must be built for the same catalog and config.")
         if learned is not None and not isinstance(learned, Learned):
             raise UsageError("The 'learned' parameter must be a Learned (tooldisc.load_learned(path)). "
                              f"Got {type(learned).__name__} instead.")
-        self.index = attach(index or build_index(catalog, config, classifier, encoder, backend=backend), learned)
+        if cache is not None and not isinstance(cache, IndexCache):
+            raise UsageError("The 'cache' parameter must be an IndexCache (tooldisc.IndexCache.default()) or None. "
+                             f"Got {type(cache).__name__} instead.")
+        if index is None:
+            index = build_index(catalog, config, classifier, encoder, backend=backend, cache=cache,
+                                learned_digest=learned.digest if learned is not None else "")
+        self.index = attach(index, learned)
         self._default_context = default_context(catalog)
 
     @property

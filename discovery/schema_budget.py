@@ -7,7 +7,7 @@ evaluations for one argument value — no cycle, nothing the structural checks o
 :mod:`tooldisc.discovery.schema_check` refuse — and one call stalls the server.
 
 This module counts *steps*: a step is about one keyword evaluated on one argument
-value (its weights, :func:`_own`, follow what the evaluator does for each keyword;
+value (its weights, :func:`own_steps`, follow what the evaluator does for each keyword;
 ``$ref`` resolution weighs more). The count depends on the schema's shape and on
 the arguments, never on the validator's internals, so a compiled validator can
 replace ``jsonschema`` and keep the same budget:
@@ -89,7 +89,7 @@ class SchemaGraph:
                     or self.prefix[node] or self.rest[node] is not None or self.every_item[node])
 
 
-def _own(node: Any) -> int:
+def own_steps(node: Any) -> int:
     """Steps of one evaluation of ``node`` against one value, not counting its subschemas."""
     if not isinstance(node, Mapping):
         return NODE_STEPS
@@ -180,7 +180,7 @@ def build_graph(positions: Mapping[Path, Any], targets: Mapping[Path, Path]) -> 
             height[i] = max(height[i], height[c] + 1)
             reach[i] = _sat(reach[i] + reach[c])
     factor = [height[i] + 2 if unevaluated[i] else 1 for i in range(n)]
-    return SchemaGraph(tuple(paths), tuple(_own(s) for s in schemas), tuple(in_place), tuple(factor), tuple(reach),
+    return SchemaGraph(tuple(paths), tuple(own_steps(s) for s in schemas), tuple(in_place), tuple(factor), tuple(reach),
                        tuple(props), tuple(every_key), tuple(names), tuple(prefix), tuple(rest), tuple(every_item),
                        tuple(schemas), order)
 
@@ -400,7 +400,7 @@ def _extra(schema: Any, value: Any, reach: int, cap: int) -> int:
     if isinstance(schema.get("enum"), list) or "const" in schema or (
             schema.get("uniqueItems") is True and isinstance(value, list)):
         size = _size(value, cap)
-        if isinstance(schema.get("enum"), list):  # the first comparison per member is in _own
+        if isinstance(schema.get("enum"), list):  # the first comparison per member is in own_steps
             steps += len(schema["enum"]) * (size - 1) // ENUM_PER_STEP
         if "const" in schema:
             steps += size // ENUM_PER_STEP

@@ -31,17 +31,20 @@ combination with Python's ``re`` internally.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import unquote
 
+from tooldisc.discovery import schema_fast
 from tooldisc.discovery.schema_budget import (
     MAX_VALIDATION_STEPS,
     SchemaGraph,
     build_graph,
     call_steps,
+    own_steps,
     value_steps,
 )
 
@@ -196,19 +199,20 @@ def _pointer(ref: str) -> tuple[str, ...] | None:
     return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in ref[2:].split("/"))
 
 
-def schema_problem(schema: Any, *, meta: bool = True) -> SchemaProblem | None:
+def schema_problem(schema: Any, *, meta: bool = True, plain: bool | None = None) -> SchemaProblem | None:
     """The first reason ``schema`` cannot be evaluated safely, or None.
 
     ``meta`` adds the JSON Schema 2020-12 meta-schema check (about 10 ms a schema):
     the catalog runs it once at load; the guard skips it and relies on the
     quarantine, catching whatever a malformed schema still raises. A schema one
     argument value of which could cost more than the step budget is refused too
-    (:mod:`tooldisc.discovery.schema_budget`).
+    (:mod:`tooldisc.discovery.schema_budget`). ``plain``: the schema is plain JSON, as the
+    parser returns it (None: find out); only plain schemas reach the compiled meta-schema check.
     """
-    return _analyse(schema, meta=meta)[0]
+    return _analyse(schema, meta=meta, plain=plain, graph=False)[0]
 
 
-def argument_schema_problem(schema: Any, *, meta: bool = True) -> SchemaProblem | None:
+def argument_schema_problem(schema: Any, *, meta: bool = True, plain: bool | None = None) -> SchemaProblem | None:
     """:func:`schema_problem` for a tool's ``parameters``: the root must also describe an object.
 
     Tool arguments are always a JSON object (the guard refuses anything else) and
@@ -221,11 +225,21 @@ def argument_schema_problem(schema: Any, *, meta: bool = True) -> SchemaProblem 
     if isinstance(schema, Mapping) and "type" in schema and schema["type"] != "object":
         return SchemaProblem("type", f"an argument schema must have type 'object' at its root (tool arguments are "
                                      f"a JSON object); got {_short(schema['type'])}")
-    return schema_problem(schema, meta=meta)
+    return schema_problem(schema, meta=meta, plain=plain)
 
 
-def _analyse(schema: Any, *, meta: bool) -> tuple[SchemaProblem | None, SchemaGraph | None]:
-    """The structural checks, then the step budget; the evaluation graph when all pass."""
+def _analyse(schema: Any, *, meta: bool, plain: bool | None = None,
+             graph: bool = True) -> tuple[SchemaProblem | None, SchemaGraph | None]:
+    """The structural checks, then the step budget; the evaluation graph when all pass.
+
+    ``plain``: the schema is plain JSON (the parser's output; None: find out), so the
+    meta-schema check may ask the compiled validator first (:mod:`.schema_fast`).
+    ``graph=False``: the caller needs the verdict only, so a schema with no ``$ref`` and no
+    ``unevaluated*`` keyword — where every subschema is evaluated at most once per argument
+    value — passes the step budget by the sum of its subschemas' steps when that sum is
+    within it, without building the evaluation graph (the same verdict: that sum bounds
+    :func:`~tooldisc.discovery.schema_budget.value_steps` from above).
+    """
     if isinstance(schema, bool):
         return None, None
     if not isinstance(schema, Mapping):
@@ -233,7 +247,7 @@ def _analyse(schema: Any, *, meta: bool) -> tuple[SchemaProblem | None, SchemaGr
     if json_depth_exceeds(schema, MAX_SCHEMA_DEPTH):
         return SchemaProblem("(root)", f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"), None
     if meta:
-        found = _meta_problem(schema)
+        found = _meta_problem(schema, plain)
         if found is not None:
             return found, None
     nodes: dict[tuple[str | int, ...], Mapping[str, Any]] = {}
@@ -256,6 +270,9 @@ def _analyse(schema: Any, *, meta: bool) -> tuple[SchemaProblem | None, SchemaGr
     if {"patternProperties", "unevaluatedProperties"} <= uses:
         return SchemaProblem("(root)", "unevaluatedProperties together with patternProperties is not supported "
                                        "(it would be evaluated with a backtracking regex engine)"), None
+    if not graph and not refs and not uses & {"unevaluatedProperties", "unevaluatedItems"} and \
+            sum(map(own_steps, positions.values())) <= MAX_VALIDATION_STEPS:
+        return None, None  # a tree evaluated once per value: no cycle, and within the budget
     targets: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
     by_tokens = {tuple(str(p) for p in path): path for path in positions}
     for path, ref in refs:
@@ -310,6 +327,8 @@ def _node_problem(path: tuple[str | int, ...], node: Mapping[str, Any],
                 return SchemaProblem(_dotted((*path, "patternProperties")), why)
     if "unevaluatedProperties" in node:
         uses.add("unevaluatedProperties")
+    if "unevaluatedItems" in node:
+        uses.add("unevaluatedItems")
     return None
 
 
@@ -342,12 +361,21 @@ def _in_place_cycle(nodes: Mapping[tuple[str | int, ...], Mapping[str, Any]],
     return None
 
 
-def _meta_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
+@cache
+def _meta_validator() -> Any:
     import jsonschema
 
-    meta = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+    return jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+
+
+def _meta_problem(schema: Mapping[str, Any], plain: bool | None = None) -> SchemaProblem | None:
+    """The first meta-schema error (jsonschema's words), or None. The compiled check answers a valid
+    schema alone; jsonschema decides every other one (:mod:`.schema_fast`)."""
+    if (plain or (plain is None and schema_fast.is_plain(schema))) and schema_fast.meta_valid(schema):
+        return None
     # best_match depends on set order (PYTHONHASHSEED); the first error by path is deterministic.
-    errors = sorted(meta.iter_errors(schema), key=lambda e: ([str(p) for p in e.absolute_path], e.message))
+    errors = sorted(_meta_validator().iter_errors(schema),
+                    key=lambda e: ([str(p) for p in e.absolute_path], e.message))
     if not errors:
         return None
     first = errors[0]
@@ -412,12 +440,15 @@ def validate(schema: Mapping[str, Any] | bool | None, instance: Any) -> Validati
     fails :func:`schema_problem`, or validating these arguments could take more
     than the step budget (:func:`~tooldisc.discovery.schema_budget.call_steps`,
     counted before the validator runs); nothing here raises for a hostile schema.
+    Valid arguments are recognised by the compiled validator where it may judge the
+    schema (:func:`~tooldisc.discovery.schema_fast.argument_validator`); anything it does
+    not accept is judged, and worded, by jsonschema with RE2.
     """
     if json_depth_exceeds(instance, MAX_ARGUMENT_DEPTH):
         return Validation(unusable=f"the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels")
     if schema is None or schema is True:
         return Validation()
-    problem, graph = _analyse(schema, meta=False)
+    problem, graph, fast = _prepared(schema)
     if problem is not None:
         return Validation(unusable=f"the tool's schema cannot be used: {problem.render()}")
     if schema is False:
@@ -425,6 +456,8 @@ def validate(schema: Mapping[str, Any] | bool | None, instance: Any) -> Validati
     if graph is not None and call_steps(graph, instance) > MAX_VALIDATION_STEPS:
         return Validation(unusable=f"validating these arguments would take more than {MAX_VALIDATION_STEPS:,} "
                                    "steps (the step budget); send fewer or smaller values")
+    if fast is not None and schema_fast.is_plain(instance) and schema_fast.valid(fast, instance):
+        return Validation()
     import referencing
 
     root = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}  # always 2020-12, never rebased
@@ -436,3 +469,31 @@ def validate(schema: Mapping[str, Any] | bool | None, instance: Any) -> Validati
         return Validation(unusable=f"the tool's schema cannot be evaluated ({type(exc).__name__})")
     errors.sort(key=lambda v: ([str(p) for p in v.path], v.message))
     return Validation(tuple(errors))
+
+
+def _prepared(schema: Any) -> tuple[SchemaProblem | None, SchemaGraph | None, Any]:
+    """The structural verdict, the evaluation graph and the compiled validator (or None) of ``schema``.
+
+    A plain-JSON schema is prepared once per process for its exact text (a call checks its
+    tool's schema again each time); any other value is analysed each time, without the
+    compiled validator.
+    """
+    if isinstance(schema, Mapping):
+        try:
+            text = json.dumps(schema, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            text = None
+        if text is not None and json.loads(text) == schema:
+            return _prepared_text(text)
+    problem, graph = _analyse(schema, meta=False)
+    return problem, graph, None
+
+
+@lru_cache(maxsize=256)
+def _prepared_text(text: str) -> tuple[SchemaProblem | None, SchemaGraph | None, Any]:
+    schema = json.loads(text)  # the cache's own copy: a caller's later edit of its dict changes no entry
+    problem, graph = _analyse(schema, meta=False, plain=True)
+    if problem is not None:
+        return problem, graph, None
+    root = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
+    return None, graph, schema_fast.argument_validator(json.dumps(root))

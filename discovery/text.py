@@ -33,7 +33,8 @@ MAX_TEXT = 2000
 
 def sanitize(text: str, limit: int = MAX_TEXT) -> str:
     """Untrusted catalog text: strip control and bidi-override characters, cap length."""
-    text = _CONTROL.sub(" ", text)
+    if not text.isprintable():  # every character _CONTROL matches is unprintable: printable text has none
+        text = _CONTROL.sub(" ", text)
     return text[:limit]
 
 

@@ -78,6 +78,7 @@ class BenchOptions:
     notes: tuple[str, ...] = field(default=())
     catalog_format: str | None = None  # None: declared by catalog_version, else detected
     backend: str = "auto"  # the query loops' form (tooldisc.discovery.kernels): auto, numpy or numba
+    from_file: bool = True  # also measure the catalog written to a file (evaluation/bench_file.py)
 
     def __post_init__(self) -> None:
         from tooldisc.limits import check_count
@@ -305,6 +306,11 @@ def measure_size(options: BenchOptions, n: int, progress: Progress | None = None
                          if options.baselines else {"available": False, "skipped": "--no-baselines"})
     result["engines"] = engines
     result["ratios"] = ratios(engines)
+    if options.from_file:
+        from tooldisc.evaluation.bench_file import measure_from_file
+
+        result["from_file"] = measure_from_file(catalog, engines["tooldisc"]["build_s"]["median"],
+                                                min(options.repeats, 3), tick)
     return result
 
 

@@ -144,9 +144,24 @@ def _from_rows(rows: list[tuple[int, Any]], source: str | None) -> GoldSet:
 
 def _row_errors(row: Any) -> list[Any]:
     """jsonschema's errors for one query row, in path order; none for an external row proved valid outright."""
-    if _certainly_valid_external(row):
+    if _certainly_valid_external(row) or _compiled_valid("query", row):
         return []
     return sorted(_validator("query").iter_errors(row), key=_error_key)
+
+
+def _compiled_valid(part: str, data: Any) -> bool:
+    """True when the compiled validator accepts plain-JSON ``data`` for this part of the schema; anything
+    else is jsonschema's to judge and word (:mod:`tooldisc.discovery.schema_fast`)."""
+    from tooldisc.discovery import schema_fast
+
+    validator = schema_fast.own_validator(_part_text(part))
+    return validator is not None and schema_fast.is_plain(data) and schema_fast.valid(validator, data)
+
+
+@lru_cache(maxsize=2)
+def _part_text(part: str) -> str:
+    schema = gold_schema()
+    return json.dumps({"$defs": schema["$defs"], "$ref": f"#/$defs/{part}"})
 
 
 # --- the external rows' fast path -----------------------------------------------------
@@ -224,7 +239,8 @@ def _from_document(data: Any, source: str | None) -> GoldSet:
             found = _row_errors(row)
             if found:
                 raise DataError(_message(found[0], []), file=source, where=f"[{i}]")
-    errors = sorted(_validator("document").iter_errors(data), key=_error_key) if isinstance(data, Mapping) else []
+    errors = sorted(_validator("document").iter_errors(data), key=_error_key) \
+        if isinstance(data, Mapping) and not _compiled_valid("document", data) else []
     if errors:
         # name the query an error sits in, and the field relative to it:
         # `queries[12]: intent must be one of ...`

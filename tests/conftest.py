@@ -33,6 +33,7 @@ HEAVY_FIRST = (
     "discovery/test_security_property_session.py",
     "discovery/test_security_property_session_more.py",
     "discovery/test_index_build.py",
+    "discovery/test_schema_fast.py",
 )
 
 
@@ -45,6 +46,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return rank.get(rel, len(HEAVY_FIRST))
 
     items.sort(key=key)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _index_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every command a test runs (in-process or as a subprocess) keeps its index cache in a
+    temporary directory, never in the user's own (``$TOOLDISC_CACHE_DIR``)."""
+    os.environ["TOOLDISC_CACHE_DIR"] = str(tmp_path_factory.mktemp("index-cache"))
 
 
 @pytest.fixture(scope="session")

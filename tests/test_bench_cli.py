@@ -37,11 +37,19 @@ def test_bench_json_has_every_figure(tmp_path) -> None:
         for name in ("rank_bm25", "bm25s"):
             assert size["engines"][name] == {"available": False, "skipped": "--no-baselines"}
         assert size["ratios"] == {}
+        # the same catalog from a file: in-process, and whole one-shot processes (cold and warm index cache)
+        f = size["from_file"]
+        assert f["in_process_json"]["catalog_hash_matches"] is True
+        assert f["same_offer_cold_and_warm"] is True and f["offer_hash"]
+        for name in ("in_process_json", "discover_cold", "discover_warm", "validate"):
+            assert f[name]["peak_mb"] > 0 and f[name]["ratio_to_in_memory_build"] > 0, name
+        assert f["in_process_json"]["total_s"] >= f["in_process_json"]["load_s"] > 0
+        assert "in_process_yaml" not in f  # YAML is written at 10,000 tools
 
 
 def test_bench_table_and_baselines_compare_like_with_like(tmp_path) -> None:
     out = tmp_path / "bench.json"
-    proc = run_cli("bench", "--tools", "60", "--queries", "12", "--repeats", "1", "--out", str(out))
+    proc = run_cli("bench", "--tools", "60", "--queries", "12", "--repeats", "1", "--no-from-file", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "tooldisc discover" in proc.stdout
     assert "rank_bm25" in proc.stdout and "bm25s" in proc.stdout

@@ -81,12 +81,12 @@ def test_a_missing_file_is_one_line(runner: Runner, tmp_path: Path) -> None:
 
 
 def test_a_file_over_the_size_limit_is_refused_before_it_is_read(runner: Runner, tmp_path: Path) -> None:
-    """A sparse 65 MB catalog and a 2 MB context: refused by size, in well under the deadline."""
+    """A sparse 257 MB catalog and a 2 MB context: refused by size, in well under the deadline."""
     big = tmp_path / "big.json"
     with open(big, "wb") as fh:
-        fh.truncate(65 * 1024 * 1024)
+        fh.truncate(257 * 1024 * 1024)
     result = runner.run(["catalog", "stats", str(big)], tmp_path)
-    assert result.exit == 2 and "over the limit of 67108864" in result.stderr, result.stderr
+    assert result.exit == 2 and "over the limit of 268435456" in result.stderr, result.stderr
     ctx = tmp_path / "ctx.yaml"
     with open(ctx, "wb") as fh:
         fh.truncate(2 * 1024 * 1024)
