@@ -99,7 +99,10 @@ def compare_command(
     permutations: Annotated[int, count_option(
         "permutations", "--permutations", low=MIN_PERMUTATIONS,
         help="Sign flips in the randomization test (a second opinion).")] = 10_000,
-    seed: Annotated[int, count_option("seed", "--seed", help="Seed of the randomization test.")] = 0,
+    seed: Annotated[int, count_option("seed", "--seed", help="Seed of the randomization test and the bootstrap.")] = 0,
+    resamples: Annotated[int, count_option(
+        "resamples", "--resamples",
+        help="Bootstrap resamples behind each change's 95 % interval (paired, over queries).")] = 10_000,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level after Holm's correction.")] = 0.05,
     changed: Annotated[int, count_option("listed", "--changed", help="How many changed queries to list (two arms).")] = 20,
     moves: Annotated[int, count_option(
@@ -116,10 +119,13 @@ def compare_command(
 ) -> None:
     """Compare runs on the same queries: one table, arms as columns, paired tests against the first arm.
 
-    Per measure and arm: the value, a marker where the arm differs significantly from the
-    baseline (exact sign test over the queries that moved, Holm-corrected across measures
-    and arms; the randomization test and t-test are reported beside it), win/tie/loss,
-    and each arm's worst losses and biggest wins per headline measure. A measure is "too
+    The report opens with the decision (an arm significantly worse, better, or no
+    significant difference). Per measure and arm: the value, a marker where the arm
+    differs significantly from the baseline (exact sign test over the queries that moved,
+    Holm-corrected across measures and arms; the randomization test and t-test are
+    reported beside it), win/tie/loss, the change against the baseline with its 95 %
+    interval (a seeded paired bootstrap), and each arm's worst losses and biggest wins
+    per headline measure. A measure is "too
     small to tell" only when the sign test cannot reach alpha/m at all (stderr says so).
     With --fail-if-worse the exit code is 1 on a significant regression, or on any query
     made worse and none better on forbidden@K or false_abstention.
@@ -161,7 +167,8 @@ def compare_command(
             result = _discover(arm_inputs[spec.name], kk, progress, label=f"discovering ({spec.name})",
                                cache=index_cache(no_cache))
         runs.append(score_eval(result))
-    comparison = compare(*runs, names=[s.name for s in specs], permutations=permutations, seed=seed, alpha=alpha)
+    comparison = compare(*runs, names=[s.name for s in specs], permutations=permutations, seed=seed, alpha=alpha,
+                         resamples=resamples)
     doc = comparison.document(max_changed=changed, max_moves=moves, by=by_fields)
     _render(doc, out_fmt, out, "compare")
     _report_failures(comparison, doc, fail_if_worse)

@@ -31,12 +31,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooldisc.evaluation.api import EvalRun, score_eval
+from tooldisc.evaluation.bootstrap import DEFAULT_RESAMPLES
 from tooldisc.evaluation.run import RunResult, eval_measures
 from tooldisc.evaluation.significance import (
     holm,
     paired_test,
     sign_test_floor,
 )
+from tooldisc.limits import check_count
 from tooldisc.metrics.measures import MEASURES
 
 if TYPE_CHECKING:
@@ -85,8 +87,9 @@ class Comparison:
     """Every arm of ``runs`` against the first (the baseline), query by query.
 
     ``names`` label the arms. ``measures`` has one row per non-baseline arm and measure
-    (means, delta, win/tie/loss, the sign test that decides and the randomization and
-    t-tests beside it, raw and Holm-adjusted, verdict, ``one_way``); ``table`` one row
+    (means, delta with its 95 % paired-bootstrap interval ``delta_low``–``delta_high``,
+    win/tie/loss, the sign test that decides and the randomization and t-tests beside
+    it, raw and Holm-adjusted, verdict, ``one_way``); ``table`` one row
     per measure with every arm's value, its marker against the baseline and its
     win/tie/loss; ``paired`` one row per query with each arm's offer and measure values
     side by side (suffix ``_a`` for the baseline, ``_b``, ``_c``… for the others, in arm
@@ -104,6 +107,13 @@ class Comparison:
     seed: int
     alpha: float
     tests: int  # m: the tests Holm corrects over (measures with queries × arms against the baseline)
+    resamples: int = DEFAULT_RESAMPLES  # bootstrap draws behind each delta's 95 % interval
+
+    @property
+    def intervals(self) -> pl.DataFrame:
+        """Each arm's change of each measure against the baseline with its 95 % interval:
+        ``arm``, ``measure``, ``delta``, ``delta_low``, ``delta_high`` (a paired bootstrap)."""
+        return self.measures.select("arm", "measure", "delta", "delta_low", "delta_high")
 
     @property
     def a(self) -> EvalRun:
@@ -252,7 +262,8 @@ def check_names(names: Sequence[str], count: int) -> tuple[str, ...]:
 
 
 def compare(*runs: EvalRun | RunResult, names: Sequence[str] | None = None,
-            permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, alpha: float = DEFAULT_ALPHA) -> Comparison:
+            permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0, alpha: float = DEFAULT_ALPHA,
+            resamples: int = DEFAULT_RESAMPLES) -> Comparison:
     """Compare every run against the first (the baseline) with paired tests; all must share the gold set and K.
 
     ``runs`` are two or more :func:`tooldisc.evaluate` results (or offers from
@@ -260,7 +271,9 @@ def compare(*runs: EvalRun | RunResult, names: Sequence[str] | None = None,
     other weights, another catalog or another context compare fine, another gold set
     or K is a :class:`~tooldisc.errors.UsageError`, since nothing would be paired.
     ``names`` label the arms (default ``A``, ``B``, ``C``…). Two arms give the same
-    tables as before, plus ``table`` and ``moves``.
+    tables as before, plus ``table`` and ``moves``. Each arm's change of each measure
+    (``delta``) comes with its 95 % interval (``delta_low``, ``delta_high``): a paired
+    bootstrap over queries, ``resamples`` draws seeded by ``seed``.
     """
     import polars as pl
 
@@ -276,6 +289,7 @@ def compare(*runs: EvalRun | RunResult, names: Sequence[str] | None = None,
     if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 1:
         raise UsageError(f"The 'permutations' parameter must be an int in the range [1, inf). Got {permutations!r} "
                          "instead.")
+    check_count("resamples", resamples, "The 'resamples' parameter")
     evals = tuple(_as_eval(r) for r in runs)
     base = evals[0]
     for other in evals[1:]:
@@ -301,12 +315,15 @@ def compare(*runs: EvalRun | RunResult, names: Sequence[str] | None = None,
     p_t = family(lambda t: t.p_ttest)
     m_tests = sum(1 for p in p_sign_raw if not math.isnan(p))
     level = alpha / m_tests if m_tests else 0.0
+    lows, highs = _intervals(evals, measures, resamples, seed)
     rows = []
-    for (j, m, t), ps_raw, ps, pr, pt in zip(tests, p_sign_raw, p_sign, p_rand, p_t, strict=True):
+    for (j, m, t), ps_raw, ps, pr, pt, lo, hi in zip(tests, p_sign_raw, p_sign, p_rand, p_t, lows, highs,
+                                                      strict=True):
         verdict = _verdict(t.n, t.wins, t.losses, ps, level, alpha)
         rows.append({
             "arm": arm_names[j], "measure": str(m), "n": t.n, "a": t.mean_a, "b": t.mean_b,
-            "delta": t.delta if t.n else math.nan, "better": m.BETTER, "wins": t.wins, "ties": t.ties,
+            "delta": t.delta if t.n else math.nan, "delta_low": float(lo), "delta_high": float(hi),
+            "better": m.BETTER, "wins": t.wins, "ties": t.ties,
             "losses": t.losses, "p_sign": ps_raw, "p_sign_holm": ps,
             "p_randomization": t.p_randomization if t.n else math.nan, "p_randomization_holm": pr,
             "p_ttest": t.p_ttest if t.n else math.nan, "p_ttest_holm": pt, "exact": t.exact, "verdict": verdict,
@@ -314,7 +331,8 @@ def compare(*runs: EvalRun | RunResult, names: Sequence[str] | None = None,
         })
     long = pl.DataFrame(rows, schema={
         "arm": pl.String, "measure": pl.String, "n": pl.Int64, "a": pl.Float64, "b": pl.Float64,
-        "delta": pl.Float64, "better": pl.String, "wins": pl.Int64, "ties": pl.Int64, "losses": pl.Int64,
+        "delta": pl.Float64, "delta_low": pl.Float64, "delta_high": pl.Float64, "better": pl.String,
+        "wins": pl.Int64, "ties": pl.Int64, "losses": pl.Int64,
         "p_sign": pl.Float64, "p_sign_holm": pl.Float64, "p_randomization": pl.Float64,
         "p_randomization_holm": pl.Float64, "p_ttest": pl.Float64, "p_ttest_holm": pl.Float64,
         "exact": pl.Boolean, "verdict": pl.String, "one_way": pl.Boolean}, strict=False)
@@ -326,7 +344,32 @@ def compare(*runs: EvalRun | RunResult, names: Sequence[str] | None = None,
     ], how="horizontal")
     wide = _wide(long, arm_names)
     moves = _moves(paired, arm_names, measures)
-    return Comparison(evals, arm_names, long, wide, paired, moves, permutations, seed, alpha, m_tests)
+    return Comparison(evals, arm_names, long, wide, paired, moves, permutations, seed, alpha, m_tests, resamples)
+
+
+def _intervals(evals: Sequence[EvalRun], measures: Sequence[Measure], resamples: int,
+               seed: int) -> tuple[list[float], list[float]]:
+    """Every (arm, measure) change's 95 % bootstrap interval, in the order of the tests (arm, then measure).
+
+    All columns are resampled together over the same drawn queries
+    (:func:`~tooldisc.evaluation.bootstrap.paired_intervals`).
+    """
+    import numpy as np
+
+    from tooldisc.evaluation.bootstrap import paired_intervals
+
+    base = evals[0]
+    qids = [q.id for q in base.gold.queries]
+    diffs, domains = [], []
+    for run in evals[1:]:
+        for m in measures:
+            va, vb = base.scores.values[m], run.scores.values[m]
+            domains.append([q in va for q in qids])
+            diffs.append([vb[q] - va[q] if q in va else 0.0 for q in qids])
+    low, high = paired_intervals(np.array(diffs, dtype=np.float64).T.reshape(len(qids), len(diffs)),
+                                 np.array(domains, dtype=bool).T.reshape(len(qids), len(domains)),
+                                 resamples=resamples, seed=seed)
+    return low.tolist(), high.tolist()
 
 
 def _wide(long: pl.DataFrame, names: Sequence[str]) -> pl.DataFrame:
@@ -380,9 +423,10 @@ def _moves(paired: pl.DataFrame, names: Sequence[str], measures: Sequence[Measur
 def compare_document(a: EvalRun | RunResult, b: EvalRun | RunResult, *more: EvalRun | RunResult,
                      names: Sequence[str] | None = None, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0,
                      alpha: float = DEFAULT_ALPHA, max_changed: int = DEFAULT_CHANGED,
-                     max_moves: int = DEFAULT_MOVES, by: Sequence[str] | None = None) -> dict[str, Any]:
+                     max_moves: int = DEFAULT_MOVES, by: Sequence[str] | None = None,
+                     resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
     """Compare every run against ``a`` (the baseline); a JSON-able document."""
-    cmp = compare(a, b, *more, names=names, permutations=permutations, seed=seed, alpha=alpha)
+    cmp = compare(a, b, *more, names=names, permutations=permutations, seed=seed, alpha=alpha, resamples=resamples)
     return cmp.document(max_changed=max_changed, max_moves=max_moves, by=by)
 
 

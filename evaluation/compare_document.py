@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tooldisc.evaluation.bootstrap import LEVEL, METHOD
 from tooldisc.evaluation.compare import (
     DEFAULT_CHANGED,
     DEFAULT_MOVES,
@@ -38,7 +39,8 @@ def comparison_document(cmp: Comparison, *, max_changed: int = DEFAULT_CHANGED, 
 
     Two arms keep every key of the two-arm document (``a``, ``b``, ``measures``,
     ``too_small``, ``worse``, ``changed_count``, ``changed``); every comparison also
-    has ``arms``, ``baseline``, ``table``, ``regressions``, ``moves`` and, with
+    has ``arms``, ``baseline``, ``table``, ``regressions``, ``moves``, ``bootstrap``
+    (how each ``delta``'s interval ``delta_low``–``delta_high`` was drawn) and, with
     ``by``, ``slices``.
     """
     a = cmp.a
@@ -57,6 +59,7 @@ def comparison_document(cmp: Comparison, *, max_changed: int = DEFAULT_CHANGED, 
         "alpha": cmp.alpha,
         "tests": cmp.tests,
         "sign_test_needs": sign_test_needs(cmp.alpha / cmp.tests) if cmp.tests else None,
+        "bootstrap": {"method": METHOD, "level": LEVEL, "resamples": cmp.resamples, "seed": cmp.seed},
         "table": _table_doc(cmp),
         "measures": rows,
         "regressions": cmp.regressions.to_dicts(),
@@ -163,6 +166,8 @@ def _measure_row(r: Mapping[str, Any]) -> dict[str, Any]:
     out.update({k: number(r[k]) for k in ("a", "b", "p_sign", "p_sign_holm", "p_randomization",
                                           "p_randomization_holm", "p_ttest", "p_ttest_holm")})
     out["delta"] = number(r["delta"]) if r["n"] else None
+    out["delta_low"] = number(r["delta_low"]) if r["n"] else None
+    out["delta_high"] = number(r["delta_high"]) if r["n"] else None
     return out
 
 
@@ -180,6 +185,9 @@ def _table_doc(cmp: Comparison) -> list[dict[str, Any]]:
             "wins": [None, *[r["wins"] for r in rows]],
             "ties": [None, *[r["ties"] for r in rows]],
             "losses": [None, *[r["losses"] for r in rows]],
+            "delta": [None, *[number(r["delta"]) if r["n"] else None for r in rows]],
+            "delta_low": [None, *[number(r["delta_low"]) if r["n"] else None for r in rows]],
+            "delta_high": [None, *[number(r["delta_high"]) if r["n"] else None for r in rows]],
         })
     return out
 

@@ -83,7 +83,9 @@ class Chart:
 
     ``mark``: ``line`` and ``bar`` plot ``y`` against ``x``, one series per ``color``;
     ``interval`` draws each row's ``x`` with a whisker from ``low`` to ``high``, one
-    line per ``y`` value; ``forest`` is ``interval`` against a reference: each row also
+    line per ``y`` value (side by side per ``color``), with ``ref`` as a line (no
+    difference) when given and the dot's form from the ``shape`` field (``shapes`` maps
+    its values to Vega point shapes); ``forest`` is ``interval`` against a reference: each row also
     has ``ref`` (no difference, a line) and ``limit`` (the margin; the band between them
     is shaded), ``color`` names the outcome; ``band`` draws ``y`` over ``x`` with the
     ``low``–``high`` band around it and the same ``ref`` and ``limit`` lines. Rows are
@@ -102,16 +104,21 @@ class Chart:
     x_max: float | None = None
     note: str | None = None
     colors: tuple[tuple[str, str], ...] = ()  # value of ``color`` → colour, when fixed
+    ref: float | None = None
+    shape: str | None = None
+    shapes: tuple[tuple[str, str], ...] = ()  # value of ``shape`` → point shape
 
 
 @dataclass(frozen=True)
 class Details:
     """Blocks folded away under a one-line ``summary`` (HTML ``<details>``, closed): numbers
     a reader may want, after the decision. The terminal leaves them out (``--format json``
-    has them all)."""
+    has them all) unless ``in_terminal``: then it prints the summary as a heading and the
+    blocks under it (a terminal cannot fold, and some lists belong in every format)."""
 
     summary: str
     blocks: tuple[Any, ...]
+    in_terminal: bool = False
 
 
 @dataclass(frozen=True)

@@ -88,9 +88,12 @@ def chart_svg(chart: Chart) -> str:
 
 
 def _interval(alt: Any, data: Any, chart: Chart, color: Any) -> Any:
-    """Dot-and-whisker rows: ``x`` with a rule from ``low`` to ``high`` per ``y`` (and ``color``)."""
+    """Dot-and-whisker rows: ``x`` with a rule from ``low`` to ``high`` per ``y`` (and ``color``),
+    a line at ``ref`` (no difference) when given, the dot's form from ``shape``."""
     scale = alt.Scale(domain=[0, chart.x_max]) if chart.x_max is not None else alt.Scale(zero=True)
-    y = alt.Y(f"{chart.y}:N", title=chart.y_title or chart.y, sort=None)
+    # a label "name|note" is drawn on two lines, so long names fit a narrow screen
+    y = alt.Y(f"{chart.y}:N", title=chart.y_title or chart.y, sort=None,
+              axis=alt.Axis(labelExpr="split(datum.label, '|')", labelLimit=200))
     enc: dict[str, Any] = {"y": y}
     if color is not None:
         enc["color"] = color
@@ -98,9 +101,21 @@ def _interval(alt: Any, data: Any, chart: Chart, color: Any) -> Any:
     whisker = alt.Chart(data).mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title=chart.x_title or chart.x, scale=scale, axis=alt.Axis(tickCount=5)),
         x2="high:Q", **enc)
-    dot = alt.Chart(data).mark_point(filled=True, size=50).encode(x=alt.X(f"{chart.x}:Q", scale=scale), **enc)
-    rows = len({(r[chart.y], r.get(chart.color or "", "")) for r in chart.rows})
-    return (whisker + dot).properties(width=480, height=max(60, 22 * rows), title=chart.title)
+    dot_enc = dict(enc)
+    if chart.shape:
+        shapes = (alt.Scale(domain=[k for k, _ in chart.shapes], range=[v for _, v in chart.shapes])
+                  if chart.shapes else alt.Undefined)
+        dot_enc["shape"] = alt.Shape(f"{chart.shape}:N", title=None, scale=shapes)
+    dot = alt.Chart(data).mark_point(filled=True, size=70, opacity=1).encode(
+        x=alt.X(f"{chart.x}:Q", scale=scale), **dot_enc)
+    layers = [whisker, dot]
+    if chart.ref is not None:
+        ref = alt.Chart(alt.Data(values=[{"ref": chart.ref}])).mark_rule(color="#333333", strokeWidth=1.5)
+        layers.insert(0, ref.encode(x=alt.X("ref:Q", scale=scale)))
+    # each row holds a two-line label and one whisker per colour, never squeezed so labels collide
+    per_row = max(36, 16 * len({r.get(chart.color or "", "") for r in chart.rows}))
+    height = per_row * len({r[chart.y] for r in chart.rows})
+    return alt.layer(*layers).properties(width=400, height=height, title=chart.title)
 
 
 def _forest(alt: Any, data: Any, chart: Chart, color: Any) -> Any:

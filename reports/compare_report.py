@@ -1,11 +1,14 @@
 """The compare and gate reports, built from their JSON documents alone.
 
-A compare report puts every arm's value of each measure side by side (one table, arms
-as columns, each value marked where it differs significantly from the baseline), then
-each arm's paired tests against the baseline with Holm-corrected p-values and a verdict
-in words, its worst losses and biggest wins per headline measure, and with ``--by`` each
-slice's regressions; a gate report leads with the verdict, since it is read in a CI
-step summary.
+A compare report leads with its decision (an arm significantly worse than the baseline,
+better, or neither: :func:`tooldisc.reports.decisions.compare_decision`), then the one
+table — every arm's value of each measure side by side, marked where it differs
+significantly from the baseline, with win/tie/loss — then each arm's change against
+the baseline with its 95 % interval (a chart in HTML; the numbers in every format),
+each slice's regressions with ``--by``, and folded away: the worst losses and biggest
+wins per headline measure, each arm's tests, and the queries whose offer changed. A
+terminal cannot fold, so it prints those sections in full; a gate report leads with
+the verdict, since it is read in a CI step summary.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tooldisc.reports.blocks import Chart, Lines, Paragraph, Report, numeric, table
+from tooldisc.reports.blocks import Details, Lines, Paragraph, Report, numeric, table
 from tooldisc.reports.eval_report import _COUNTS, describe_context, fmt, k_text
 
 CMP_HEADERS = ("measure", "n", "A", "B", "delta", "win/tie/loss", "p (sign, Holm)", "p (rand, Holm)", "p (t, Holm)",
@@ -37,6 +40,18 @@ def _value(value: float | None, measure: str) -> str:
     return f"{value:.3f}" if measure.split("@", 1)[0] in _COUNTS else f"{value:.4f}"
 
 
+def delta_text(delta: float | None, low: float | None, high: float | None, measure: str, *,
+               ci: bool = False) -> str:
+    """``-0.0900 [-0.1300, -0.0500]`` (``ci``: ``-0.0900, 95 % CI [...]``); 3 decimals for counts."""
+    if delta is None:
+        return "n/a"
+    digits = 3 if measure.split("@", 1)[0] in _COUNTS else 4
+    text = f"{delta:+.{digits}f}"
+    if low is None or high is None:
+        return text
+    return f"{text}{', 95 % CI' if ci else ''} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
 def _two(doc: Mapping[str, Any]) -> bool:
     return len(doc["arms"]) == 2
 
@@ -46,11 +61,15 @@ def _vs(doc: Mapping[str, Any], arm: str) -> str:
     return "B vs A" if _two(doc) else f"{arm} vs {doc['baseline']}"
 
 
+def _minus(doc: Mapping[str, Any], arm: str) -> str:
+    return "B − A" if _two(doc) else f"{arm} − {doc['baseline']}"
+
+
 def _compare_rows(rows: list[Mapping[str, Any]]) -> list[list[str]]:
     out = []
     for r in rows:
-        delta = "n/a" if r["delta"] is None else f"{r['delta']:+.4f}"
-        out.append([r["measure"], str(r["n"]), _value(r["a"], r["measure"]), _value(r["b"], r["measure"]), delta,
+        out.append([r["measure"], str(r["n"]), _value(r["a"], r["measure"]), _value(r["b"], r["measure"]),
+                    "n/a" if r["delta"] is None else f"{r['delta']:+.4f}",
                     f"{r['wins']}/{r['ties']}/{r['losses']}", _p(r["p_sign_holm"]), _p(r["p_randomization_holm"]),
                     _p(r["p_ttest_holm"]), r["verdict"] + (" (one-way)" if r["one_way"] else "")])
     return out
@@ -64,14 +83,16 @@ def _arm_line(doc: Mapping[str, Any], i: int, arm: Mapping[str, Any]) -> str:
     return f"{label}{base}: {what}{arm['source']} (hash {arm['hash']}{learned})"
 
 
-def _compare_lines(doc: Mapping[str, Any]) -> list[str]:
-    lines = [_arm_line(doc, i, arm) for i, arm in enumerate(doc["arms"])]
-    lines += [f"{doc['queries']} queries ({doc['matched']} matched), {k_text(doc)}; the exact sign test over the "
-              f"queries that moved decides, Holm-corrected across {doc['tests']} tests (measures x arms against "
-              f"the baseline), alpha {doc['alpha']}; paired randomization test ({doc['permutations']} sign flips, "
-              f"seed {doc['seed']}) and paired t-test beside it; wins count queries where "
-              f"{'B' if _two(doc) else 'the arm'} is better",
-              f"context: {describe_context(doc['context'])}", _LEGEND]
+def _method_lines(doc: Mapping[str, Any]) -> list[str]:
+    """Under the table: how it was decided, the markers, what is too small to tell, the notes."""
+    boot = doc.get("bootstrap") or {}
+    lines = [f"The exact sign test over the queries that moved decides, Holm-corrected across {doc['tests']} tests "
+             f"(measures x arms against the baseline), alpha {doc['alpha']}; paired randomization test "
+             f"({doc['permutations']} sign flips, seed {doc['seed']}) and paired t-test beside it; wins count "
+             f"queries where {'B' if _two(doc) else 'the arm'} is better"
+             + (f"; 95 % intervals: paired bootstrap over queries ({boot['resamples']:,} resamples, seed "
+                f"{boot['seed']})" if boot else ""),
+             _LEGEND]
     small = [r for r in doc["measures"] if r["verdict"] == "too small to tell"]
     for label, rows in ((f"fewer than {doc.get('sign_test_needs')} queries moved, so the sign test cannot reach "
                          "alpha/m", [r for r in small if r["n"]]),
@@ -97,6 +118,25 @@ def _table_block(doc: Mapping[str, Any]) -> Any:
     return table(heads, rows, "Measures", align=("left", *numeric(0, len(heads) - 1)))
 
 
+def _delta_blocks(doc: Mapping[str, Any]) -> list[Any]:
+    """The changes against the baseline with their intervals: a chart (HTML), and the numbers (every format)."""
+    from tooldisc.reports.compare_charts import delta_chart
+
+    names = [a["name"] for a in doc["arms"]]
+    heads = ["measure", *[f"{_minus(doc, n)} [95 % CI]" for n in names[1:]]]
+    rows = []
+    for r in doc["table"]:
+        cells = []
+        for i in range(1, len(names)):
+            d, lo, hi = r["delta"][i], r["delta_low"][i], r["delta_high"][i]
+            cells.append(delta_text(d, lo, hi, r["measure"]) + (f" {r['markers'][i]}" if r["markers"][i] else ""))
+        rows.append([r["measure"], *cells])
+    numbers = Details("Change against the baseline with 95 % intervals, as numbers",
+                      (table(heads, rows, align=("left", *numeric(0, len(heads) - 1))),), in_terminal=True)
+    chart = delta_chart(doc)
+    return [chart, numbers] if chart is not None else [numbers]
+
+
 def _move_rows(items: list[Mapping[str, Any]], measure: str) -> list[list[str]]:
     rows = []
     for m in items:
@@ -109,17 +149,27 @@ def _move_rows(items: list[Mapping[str, Any]], measure: str) -> list[list[str]]:
 
 
 def _move_blocks(doc: Mapping[str, Any]) -> list[Any]:
-    """Per arm and headline measure: its worst losses, then its biggest wins, with counts."""
+    """Per headline measure, folded: each arm's worst losses, then its biggest wins, with counts."""
+    by_measure: dict[str, list[Mapping[str, Any]]] = {}
+    for mv in doc["moves"]:
+        by_measure.setdefault(mv["measure"], []).append(mv)
     blocks: list[Any] = []
     still = []
-    for mv in doc["moves"]:
-        who = "B" if _two(doc) else mv["arm"]
-        if not mv["wins"] and not mv["losses"]:
-            still.append(mv["measure"] if _two(doc) else f"{mv['measure']} ({mv['arm']})")
+    for measure, moves in by_measure.items():
+        moved = [mv for mv in moves if mv["wins"] or mv["losses"]]
+        if not moved:
+            still.append(measure)
             continue
-        for key, what, count in (("worst_losses", "worst losses", "losses"), ("biggest_wins", "biggest wins", "wins")):
-            title = f"{who}'s {what} on {mv['measure']} ({len(mv[key])} of {mv[count]})"
-            blocks.append(table(MOVE_HEADERS, _move_rows(mv[key], mv["measure"]), title, align=numeric(5, 2)))
+        inner = []
+        for mv in moved:
+            who = "B" if _two(doc) else mv["arm"]
+            for key, what, count in (("worst_losses", "worst losses", "losses"),
+                                     ("biggest_wins", "biggest wins", "wins")):
+                title = f"{who}'s {what} on {mv['measure']} ({len(mv[key])} of {mv[count]})"
+                inner.append(table(MOVE_HEADERS, _move_rows(mv[key], mv["measure"]), title, align=numeric(5, 2)))
+        counts = "; ".join(f"{'B' if _two(doc) else mv['arm']} won {mv['wins']}, lost {mv['losses']}"
+                           for mv in moves)
+        blocks.append(Details(f"Wins and losses on {measure}: {counts}", tuple(inner), in_terminal=True))
     if still:
         blocks.insert(0, Lines((f"no query moved on: {', '.join(still)}",)))
     return blocks
@@ -141,25 +191,28 @@ def _changed_rows(doc: Mapping[str, Any]) -> list[list[str]]:
 
 
 def compare_report(doc: Mapping[str, Any]) -> Report:
-    """How the arms were run, the one table (and an HTML chart), each arm's tests, wins and losses, slices."""
+    """The decision, the arms, the one table, the changes with intervals, slices; folded: wins and losses,
+    each arm's tests, the queries that changed."""
+    from tooldisc.reports.decisions import compare_decision
+
     names = [a["name"] for a in doc["arms"]]
-    rates = tuple({"measure": r["measure"], "arm": names[i], "value": v}
-                  for r in doc["table"] if r["measure"].split("@", 1)[0] not in _COUNTS
-                  for i, v in enumerate(r["values"]) if v is not None)
-    blocks: list[Any] = [Lines(tuple(_compare_lines(doc))), _table_block(doc)]
-    if rates:
-        blocks.append(Chart("bar", rates, x="measure", y="value", color="arm", y_title="value",
-                            title="Every arm per measure (means over the queries each measure covers)"))
-    for arm in names[1:]:
-        rows = [r for r in doc["measures"] if r["arm"] == arm]
-        blocks.append(table(CMP_HEADERS, _compare_rows(rows), _vs(doc, arm), align=("left", *numeric(0, 8), "left")))
-    blocks += _move_blocks(doc)
+    head = [_arm_line(doc, i, arm) for i, arm in enumerate(doc["arms"])]
+    head += [f"{doc['queries']} queries ({doc['matched']} matched), {k_text(doc)}; "
+             f"context: {describe_context(doc['context'])}"]
+    blocks: list[Any] = [Lines(tuple(head)), _table_block(doc), Lines(tuple(_method_lines(doc)))]
+    blocks += _delta_blocks(doc)
     blocks += _slice_blocks(doc)
+    blocks += _move_blocks(doc)
+    tests = [table(CMP_HEADERS, _compare_rows([r for r in doc["measures"] if r["arm"] == arm]), _vs(doc, arm),
+                   align=("left", *numeric(0, 8), "left")) for arm in names[1:]]
+    blocks.append(Details("Paired tests per arm: p-values of the sign, randomization and t-tests (Holm)",
+                          tuple(tests), in_terminal=True))
     if "changed" in doc:
-        blocks.append(table(CHANGED_HEADERS, _changed_rows(doc),
-                            f"Queries that changed ({len(doc['changed'])} of {doc['changed_count']})",
-                            align=numeric(5, 2)))
-    return Report("tooldisc compare", tuple(blocks))
+        blocks.append(Details(f"Queries that changed ({len(doc['changed'])} of {doc['changed_count']}), "
+                              "the largest nDCG moves first",
+                              (table(CHANGED_HEADERS, _changed_rows(doc), align=numeric(5, 2)),),
+                              in_terminal=True))
+    return Report("tooldisc compare", tuple(blocks), decision=compare_decision(doc))
 
 
 def _threshold_text(c: Mapping[str, Any]) -> str:

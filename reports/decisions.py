@@ -1,9 +1,10 @@
 """The decision line of the reports that decide something besides a canary verdict.
 
-``gate`` passes or fails (its exit code), and ``catalog diff`` loosens policy or not
-(its exit code too): each says so first — the HTML banner, the Markdown summary's
-opening line, the terminal's first lines — with the deciding measure or tool and what
-to do. The gate report's body is :func:`tooldisc.reports.compare_report.gate_report`;
+``gate`` passes or fails (its exit code), ``catalog diff`` loosens policy or not (its
+exit code too), and ``compare`` finds an arm worse than the baseline, better, or
+neither (what ``--fail-if-worse`` acts on): each says so first — the HTML banner, the
+Markdown summary's opening line, the terminal's first lines — with the deciding
+measure or tool and what to do. The gate report's body is :func:`tooldisc.reports.compare_report.gate_report`;
 this adds its decision.
 """
 
@@ -53,3 +54,96 @@ def catalog_diff_decision(doc: Mapping[str, Any]) -> Decision:
            + _listed([f"{f['tool']} ({f['field']})" for f in findings]) + ".")
     return Decision("POLICY LOOSENED", "bad", why, "Have each change below reviewed before it ships; "
                                                    "catalog diff exits 1 while any stands.")
+
+
+def _change(r: Mapping[str, Any]) -> str:
+    """``hit@15 (−0.0500, 95 % CI [−0.0800, −0.0200])``: a measure's change and its interval."""
+    from tooldisc.reports.compare_report import delta_text
+
+    return f"{r['measure']} ({delta_text(r['delta'], r['delta_low'], r['delta_high'], r['measure'], ci=True)})"
+
+
+def _one_way(r: Mapping[str, Any]) -> str:
+    n = r["losses"]
+    return f"{r['measure']} worse on {n} quer{'y' if n == 1 else 'ies'}"
+
+
+def compare_decision(doc: Mapping[str, Any]) -> Decision:
+    """Is an arm significantly worse than the baseline, better, or neither — and on what.
+
+    Worse wins over better: ``compare --fail-if-worse`` exits 1 on a significant
+    regression and on a one-way safety regression (a query made worse on
+    ``forbidden@K`` or ``false_abstention`` and none better), so both are "worse" here.
+    With many arms each names only its first measure's interval, so the decision stays
+    a few lines long.
+    """
+    names = [a["name"] for a in doc["arms"]]
+    two = len(names) == 2
+    base = "A" if two else doc["baseline"]
+    listed = 2 if two else 1
+
+    def label(arm: str) -> str:
+        return "B" if two else arm
+
+    rows = {n: [r for r in doc["measures"] if r["arm"] == n] for n in names[1:]}
+    worse = {n: [r for r in rs if r["verdict"] == "A better"] for n, rs in rows.items()}
+    one_way = {n: [r for r in rs if r["one_way"] and r["verdict"] != "A better"] for n, rs in rows.items()}
+    better = {n: [r for r in rs if r["verdict"] == "B better"] for n, rs in rows.items()}
+    bad = [n for n in names[1:] if worse[n] or one_way[n]]
+    good = [n for n in names[1:] if better[n] and n not in bad]
+    clauses = []
+    for n in bad:
+        parts = []
+        if worse[n]:
+            parts.append(f"{label(n)} is significantly worse than {base} on "
+                         + _listed([_change(r) for r in worse[n]], listed))
+        if one_way[n]:
+            parts.append(("it" if worse[n] else label(n)) + " made "
+                         + _listed([_one_way(r) for r in one_way[n]], listed)
+                         + " and better on none (a one-way safety regression)")
+        if better[n]:
+            parts.append("better on " + _listed([r["measure"] for r in better[n]], listed))
+        clauses.append("; ".join(parts))
+    for n in good:
+        clauses.append(f"{label(n)} is significantly better than {base} on "
+                       + _listed([_change(r) for r in better[n]], listed) + " and worse on none")
+    shown = clauses[:3] + ([f"{len(clauses) - 3} more arms differ"] if len(clauses) > 3 else [])
+    method = f"sign test, Holm over {doc['tests']} tests, alpha {doc['alpha']:g}"
+    if bad:
+        if two:
+            word = (f"MIXED: B WORSE ON {len(worse[bad[0]]) + len(one_way[bad[0]])}, BETTER ON "
+                    f"{len(better[bad[0]])}" if better[bad[0]] else "B IS WORSE")
+        else:
+            word = f"{len(bad)} OF {len(names) - 1} ARMS WORSE"
+        who = "B" if two else _listed(bad)
+        one = len(bad) == 1
+        if any(better[n] for n in bad):
+            nxt = (f"Weigh what {who if one else 'each of ' + who} gains against what it loses (the worst losses "
+                   "are listed below); compare --fail-if-worse exits 1 on this.")
+        else:
+            nxt = (f"Do not ship {who} as {'it is' if one else 'they are'}: the worst losses are listed below; "
+                   "compare --fail-if-worse exits 1 on this.")
+        return Decision(word, "bad", "; ".join(shown) + f" ({method}).", nxt)
+    if good:
+        word = "B IS BETTER" if two else f"{len(good)} OF {len(names) - 1} ARMS BETTER"
+        who = "B" if two else _listed(good)
+        return Decision(word, "good", "; ".join(shown) + f" ({method}).",
+                        f"{who} may replace {base}: worse on no measure. Review the losses below before "
+                        "switching.")
+    order = [r["measure"] for r in doc["table"]]
+    small = sorted({r["measure"] for rs in rows.values() for r in rs if r["verdict"] == "too small to tell"
+                    and r["n"]}, key=order.index)
+    empty = sorted({r["measure"] for rs in rows.values() for r in rs if not r["n"]}, key=order.index)
+    between = "between B and A" if two else f"between any arm and {base}"
+    why = f"No measure differs significantly {between} ({method})."
+    if small:
+        why += f" Too small to tell: {_listed(small)}."
+    if empty:
+        why += f" No query is in the domain of {_listed(empty)}."
+    if small and doc.get("sign_test_needs"):
+        nxt = (f"Judge on more queries: a measure needs at least {doc['sign_test_needs']} queries that moved "
+               "before the sign test can show a difference.")
+    else:
+        nxt = (f"Keep {base} unless something else favours {'B' if two else 'another arm'}: these "
+               f"{doc['queries']} queries show no difference.")
+    return Decision("NO SIGNIFICANT DIFFERENCE", "info", why, nxt)

@@ -153,9 +153,20 @@ def page(title: str, body: Sequence[str]) -> str:
     return out
 
 
+# A token this long with no space (a tool name such as ``crm.contacts.merge_duplicate_records``)
+# gets break opportunities after ``_ . / :``, so its column can narrow and a table fits its
+# page instead of scrolling. ``<wbr>`` is markup, not text: copying the name copies it whole.
+_LONG_TOKEN = re.compile(r"\S{24,}")
+_BREAK_AFTER = re.compile(r"([_./:])(?=[^_./:])")
+
+
+def _breakable(escaped: str) -> str:
+    return _LONG_TOKEN.sub(lambda m: _BREAK_AFTER.sub(r"\1<wbr>", m.group(0)), escaped)
+
+
 def _cell(value: str, *, num: bool = False, status: bool = False, code: bool = False,
           flag: bool = False) -> str:
-    text = esc(value)
+    text = esc(value) if num or status or code else _breakable(esc(value))
     if status:
         text = f'<span class="{text}">{text}</span>'
     if code:

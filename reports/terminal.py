@@ -67,6 +67,8 @@ def _block(block: Block) -> list[Any]:
         return _table(block)
     if isinstance(block, Chart):  # drawn only in HTML; its section heading stays
         return [_text(block.heading, "bold")] if block.heading else []
+    if isinstance(block, Details) and block.in_terminal:
+        return [_text(block.summary, "bold"), *(item for b in block.blocks for item in _block(b))]
     if isinstance(block, Grid | Details):
         return []  # raw numbers stay out of the terminal: --format json has them
     raise TypeError(f"no terminal rendering for {type(block).__name__}")

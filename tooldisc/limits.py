@@ -40,6 +40,7 @@ COUNTS: dict[str, Count] = {
     "folds": Count(2, 100, "cross-validation folds"),
     "n_iter": Count(0, 10_000, "random draws, each a full evaluation on every dataset"),
     "permutations": Count(1, 1_000_000, "sign flips per measure: 100 times the default 10,000"),
+    "resamples": Count(1_000, 100_000, "bootstrap resamples per comparison: 10 times the default 10,000"),
     "listed": Count(0, 100_000, "rows listed in a report (worst misses, changed queries)"),
     "sample": Count(10, 1_000_000, "requests whose ranking features are computed"),
     "min_requests": Count(2, 1_000_000, "k of k-anonymity"),

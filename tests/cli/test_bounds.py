@@ -62,6 +62,8 @@ COUNT_CASES = [
     ["compare", CONFIG, CONFIG, "--permutations", str(COUNTS["permutations"].high + 1)],
     ["compare", CONFIG, CONFIG, "--changed", str(COUNTS["listed"].high + 1)],
     ["compare", CONFIG, CONFIG, "--seed", "-1"],
+    ["compare", CONFIG, CONFIG, "--resamples", str(COUNTS["resamples"].high + 1)],
+    ["compare", CONFIG, CONFIG, "--resamples", str(COUNTS["resamples"].low - 1)],
     ["eval", "--misses", str(COUNTS["listed"].high + 1)],
     ["eval", "--k", "1001"],
     ["eval", "--k", TOO_BIG],

@@ -5,7 +5,8 @@ hand and the expected counts are known exactly: ``base`` offers the primary tool
 for every matched query; ``abst`` abstains on 18 of 200 matched queries (the issue's
 one-way false abstention: 0 wins, 18 losses); ``forb`` offers a write tool to three
 read requests and a tool the catalog lacks to a fourth (one-way forbidden@5, too few
-to be significant) and ranks 20 tools for one query (cut at K).
+to be significant) and ranks 20 tools for one query (cut at K); ``miss`` offers three
+wrong tools to the 18 queries ``abst`` leaves empty (the same offer size, so only quality moves).
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         forb.append(_line(f"q{i:03d}", tools).replace("ghost tool", "ghost%20tool"))
     forb.append(_line("stray", ["t00"]))  # a query the gold set does not judge
     (d / "forb.trec").write_text("".join(forb), encoding="utf-8")
+    (d / "miss.trec").write_text("".join(_line(f"q{i:03d}", [*_others(i), TOOLS[(i + 3) % 20]] if i < 18 else
+                                               [_primary(i), *_others(i)]) for i in range(N)), encoding="utf-8")
     return {"dir": d, "catalog": d / "catalog.json", "gold": d / "gold.jsonl", "base": d / "base.trec",
-            "abst": d / "abst.trec", "forb": d / "forb.trec"}
+            "abst": d / "abst.trec", "forb": d / "forb.trec", "miss": d / "miss.trec"}
 
 
 @pytest.fixture(scope="module")
@@ -253,3 +256,74 @@ def test_cli_arm_errors_are_one_line_exit_2(files: dict[str, Path], tmp_path: Pa
     # the randomization test is a second opinion, but never a sloppy one: at least 10^4 sign flips
     r = run_cli("compare", str(files["base"]), str(files["abst"]), "--permutations", "500", *common)
     assert r.returncode == 2 and "--permutations" in r.stderr and "10000" in r.stderr
+
+
+def test_each_delta_has_its_paired_bootstrap_interval(cmp: tooldisc.Comparison,
+                                                      runs: dict[str, tooldisc.EvalRun]) -> None:
+    iv = cmp.intervals
+    assert iv.columns == ["arm", "measure", "delta", "delta_low", "delta_high"] and cmp.resamples == 10_000
+    r = _row(cmp, "abst", "false_abstention")  # 18 of 200 matched queries newly abstain: +0.09
+    assert r["delta"] == pytest.approx(0.09) and 0.04 < r["delta_low"] < 0.09 < r["delta_high"] < 0.14
+    f = _row(cmp, "forb", "forbidden@5")  # 4 of 210 queries: an interval that never goes below no change
+    assert f["delta"] == pytest.approx(4 / 210) and f["delta_low"] >= 0.0 and f["delta_high"] > f["delta"]
+    nm = _row(cmp, "abst", "no_match_success")  # nothing moved among the 10 no-match queries: one point
+    assert nm["delta_low"] == nm["delta_high"] == 0.0
+    # a pair's intervals are the same compared alone or beside other arms (the draws are shared)
+    two = tooldisc.compare(runs["base"], runs["abst"])
+    assert two.intervals.drop("arm").equals(iv.filter(pl.col("arm") == "abst").drop("arm"))
+    doc = cmp.document()
+    assert doc["bootstrap"] == {"method": "paired percentile bootstrap over queries, stratified by measure domain",
+                                "level": 0.95, "resamples": 10_000, "seed": 0}
+    row = next(m for m in doc["measures"] if m["arm"] == "abst" and m["measure"] == "false_abstention")
+    assert (row["delta_low"], row["delta_high"]) == (round(r["delta_low"], 6), round(r["delta_high"], 6))
+    entry = next(t for t in doc["table"] if t["measure"] == "false_abstention")
+    assert entry["delta_low"][0] is None and entry["delta_low"][1] == row["delta_low"]
+    assert tooldisc.compare(runs["base"], runs["abst"], resamples=2_000).resamples == 2_000
+    with pytest.raises(UsageError, match="resamples"):
+        tooldisc.compare(runs["base"], runs["abst"], resamples=500)
+
+
+def _decision(*arms: tooldisc.EvalRun, names: list[str] | None = None) -> tuple[str, str, dict]:
+    doc = tooldisc.compare(*arms, names=names, resamples=1_000).document()
+    return render(doc, "compare", "md"), render(doc, "compare", "table", width=400), doc
+
+
+def test_the_decision_leads_markdown_and_the_terminal(runs: dict[str, tooldisc.EvalRun], files: dict[str, Path]) -> None:
+    md, text, _ = _decision(runs["base"], runs["abst"], runs["forb"], names=["base", "abst", "forb"])
+    assert md.split("\n")[2].startswith("**2 OF 2 ARMS WORSE** — abst is significantly worse than base on hit@5 "
+                                        "(-0.0900, 95 % CI \\[")
+    assert "forb made forbidden@5 worse on 4 queries and better on none (a one-way safety regression)" in md
+    assert text.startswith("tooldisc compare\n2 OF 2 ARMS WORSE\nWhy: abst is significantly worse than base")
+    assert "\nNext: Weigh what each of abst, forb gains against what it loses" in text  # abst is better on avg_k
+    # two arms: a one-way safety regression alone makes B worse
+    md, text, _ = _decision(runs["base"], runs["forb"])
+    assert md.split("\n")[2].startswith("**B IS WORSE** — B made forbidden@5 worse on 4 queries and better on none")
+    assert text.startswith("tooldisc compare\nB IS WORSE\nWhy: B made forbidden@5 worse on 4 queries")
+    # better on every measure that moved, worse on none
+    miss = tooldisc.evaluate(files["catalog"], files["gold"], k=K, run=files["miss"])
+    md, _, _ = _decision(miss, runs["base"])
+    assert md.split("\n")[2].startswith("**B IS BETTER** — B is significantly better than A on hit@5 (+0.0900, 95 % "
+                                        "CI \\[")
+    assert "**Next:** B may replace A: worse on no measure." in md
+    # a run against itself: nothing differs, and the line says so
+    md, text, doc = _decision(runs["base"], runs["base"])
+    assert md.split("\n")[2] == (
+        "**NO SIGNIFICANT DIFFERENCE** — No measure differs significantly between B and A (sign test, Holm over "
+        f"{doc['tests']} tests, alpha 0.05). **Next:** Keep A unless something else favours B: these 210 queries "
+        "show no difference.")
+    assert text.split("\n")[1] == "NO SIGNIFICANT DIFFERENCE"
+
+
+def test_cli_reports_are_byte_identical_across_runs(files: dict[str, Path], tmp_path: Path) -> None:
+    """Two processes, the same page to the byte: the chart, and every interval (seeded) in it."""
+    common = ["--catalog", str(files["catalog"]), "--gold", str(files["gold"]), "--k", str(K)]
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"c{i}.html"
+        r = run_cli("compare", str(files["base"]), str(files["abst"]), f"forb={files['forb']}", *common,
+                    "--resamples", "2000", "--format", "html", "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    text = outs[0].decode("utf-8")
+    assert "2,000 resamples" in text and "abst − base [95 % CI]" in text and "<svg" in text

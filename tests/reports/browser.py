@@ -101,6 +101,23 @@ function probe(frame) {
       if (out.overflowing.length > 5) break;
     }
   }
+  // then every folded section opened, as a reader would: the page still must not scroll
+  // sideways, and each table box reports whether its table fits or scrolls inside it
+  for (const d of doc.querySelectorAll("details")) d.open = true;
+  out.opened = {scrollWidth: root.scrollWidth, clientWidth: root.clientWidth, overflowing: [],
+                boxes: Array.from(doc.querySelectorAll(".scroll")).map(box => {
+                  const head = box.previousElementSibling, fold = box.closest("details");
+                  const title = head && head.tagName === "H2" ? head.textContent.trim()
+                    : fold ? fold.querySelector("summary").textContent.trim() : "";
+                  return {title: title.slice(0, 80), scrollWidth: box.scrollWidth, clientWidth: box.clientWidth};
+                })};
+  for (const el of doc.body.querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (r.right > root.clientWidth + 0.5 && !el.closest(".scroll")) {
+      out.opened.overflowing.push(el.tagName.toLowerCase());
+      if (out.opened.overflowing.length > 5) break;
+    }
+  }
   return out;
 }
 window.addEventListener("load", () => {

@@ -2,7 +2,8 @@
 user text wherever a report shows user text (queries, slice labels, tool names).
 
 The browser tests (``tests/reports/test_browser.py``) and ``make screenshots`` load these.
-Canary verdicts come from ``canary synth`` scenarios with known verdicts: HOLD (too few
+Compare pages: two arms (two configs) and four (three configs and another
+retriever's TREC run, sliced by category). Canary verdicts come from ``canary synth`` scenarios with known verdicts: HOLD (too few
 requests yet), PROMOTE and ROLLBACK (task success shown worse), and a shadow verdict.
 """
 
@@ -42,6 +43,16 @@ QUERIES = [
      "forbidden_tools": ["list_customers"], "intent": "read", "category": "فاکتور"},
     {"id": "q7", "query": "یک لطیفه بگو", "no_match": True, "intent": "none", "category": "هیچ"},
 ]
+# Another retriever's run for the four-arm compare page: it offers a tool the catalog lacks
+# (a long name, which must wrap or scroll inside its table) and a write tool to a read request.
+OTHER_RUN = {
+    "q1": ["list_invoices", "embedding_retriever_suggestion_that_the_catalog_does_not_have"],
+    "q2": ["delete_invoice", "get_invoice"],
+    "q3": ["list_customers"],
+    "q4": ["create_invoice", "list_customers"],
+    "q5": ["list_invoices", "export_report"],
+    "q6": ["list_customers", "list_invoices"],
+}
 # A tool added with a Persian name and no roles: the diff reports it as loosening policy.
 ADDED = {"name": "حذف_همه_فاکتورها", "description": "حذف همه فاکتورها", "side_effect": "delete"}
 EXPERIMENT = "indexed-retrieval-v1"
@@ -59,6 +70,13 @@ def _files(tmp: Path) -> tuple[Path, Path, Path]:
     new.write_text(json.dumps({"catalog_version": "fa-2", "tools": [*changed, ADDED]}, ensure_ascii=False),
                    encoding="utf-8")
     return cat, gold, new
+
+
+def _run_file(tmp: Path) -> Path:
+    path = tmp / "embeddings.trec"
+    path.write_text("".join(f"{q} Q0 {t} {r + 1} {10 - r} emb\n" for q, tools in OTHER_RUN.items()
+                            for r, t in enumerate(tools)), encoding="utf-8")
+    return path
 
 
 def documents(tmp: Path) -> dict[str, tuple[str, dict]]:
@@ -84,13 +102,17 @@ def documents(tmp: Path) -> dict[str, tuple[str, dict]]:
     cat_path, gold_path, new_path = _files(tmp)
     run = tooldisc.evaluate(cat_path, gold_path, k=3)
     bm25 = tooldisc.evaluate(cat_path, gold_path, config=root / "configs" / "bm25.yaml", k=3)
+    mix = tooldisc.evaluate(cat_path, gold_path, config=root / "configs" / "mix.yaml", k=3)
+    other = tooldisc.evaluate(cat_path, gold_path, k=3, run=_run_file(tmp))
     doc = run.document(by=("category",))
     cat, gold = load_catalog(cat_path), load_gold(gold_path)
     engine = Discoverer(cat)
     out: dict[str, tuple[str, dict]] = {
         "eval": ("eval", doc),
         "sweep": ("sweep", sweep_document(run_discovery(engine, gold, engine.default_context, 5), (1, 3, 5))),
-        "compare": ("compare", compare_document(bm25, run, permutations=200)),
+        "compare": ("compare", compare_document(bm25, run, permutations=200, resamples=2_000)),
+        "compare-4": ("compare", compare_document(run, bm25, mix, other, names=["default", "bm25", "mix", "embeddings"],
+                                                  permutations=200, resamples=2_000, by=("category",))),
         "gate": ("gate", gate_document(check(parse_thresholds(["hit@3=0.9", "MRR=0.5"], ["forbidden@3=0"]),
                                              doc["metrics"]))),
         "catalog-diff": ("catalog-diff", {"old": cat_path.name, "new": new_path.name,

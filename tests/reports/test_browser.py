@@ -1,7 +1,7 @@
 """Every report kind in a real browser (headless chromium), at 500 and 1280 px wide.
 
 One browser process loads every page at both widths (``tests/reports/browser.py``): no
-page scrolls sideways, a decision's banner lies within the first 900 px and its verdict,
+page scrolls sideways (nor with every folded section opened), a decision's banner lies within the first 900 px and its verdict,
 reason and next step within the first 700 characters of the page's text, every chart
 has a title and both axes titled, Persian text runs right to left. Under CI=true a
 missing browser fails these tests; elsewhere they skip with a reason.
@@ -18,11 +18,12 @@ import pytest
 from tests.reports.browser import WIDTHS, measure, require_browser
 from tests.reports.report_pages import all_pages
 
-DECIDING = {"gate": "FAILED", "catalog-diff": "POLICY LOOSENED", "verdict-hold": "HOLD",
+DECIDING = {"gate": "FAILED", "catalog-diff": "POLICY LOOSENED", "compare": "NO SIGNIFICANT DIFFERENCE",
+            "compare-4": "1 OF 3 ARMS WORSE", "verdict-hold": "HOLD",
             "verdict-promote": "PROMOTE", "verdict-rollback": "ROLLBACK", "verdict-shadow": "PROMOTE"}
-KINDS = {"eval", "sweep", "compare", "gate", "tune", "catalog-diff", "verdict-hold", "verdict-promote",
+KINDS = {"eval", "sweep", "compare", "compare-4", "gate", "tune", "catalog-diff", "verdict-hold", "verdict-promote",
          "verdict-rollback", "verdict-shadow"}
-PERSIAN = ("eval", "compare", "catalog-diff")
+PERSIAN = ("eval", "compare", "compare-4", "catalog-diff")
 
 
 def _broken_page() -> str:
@@ -76,6 +77,37 @@ def test_no_page_scrolls_sideways(measured) -> None:
     wide = [(r["name"], r["width"], r["scrollWidth"], r["overflowing"]) for r in _rows(measured)
             if r["scrollWidth"] > r["clientWidth"] or r["clientWidth"] != r["width"] or r["overflowing"]]
     assert wide == []
+    opened = [(r["name"], r["width"], r["opened"]["scrollWidth"], r["opened"]["overflowing"]) for r in _rows(measured)
+              if r["opened"]["scrollWidth"] > r["opened"]["clientWidth"] or r["opened"]["overflowing"]]
+    assert opened == []  # every <details> opened, as a reader would
+
+
+def test_compare_pages_fit_at_1280_with_every_section_open(measured) -> None:
+    """Two arms and four (one a run file offering a tool name too long for its column): at 1280 px
+    every table fits its box, "Queries that changed" and the wins and losses included (they wrap)."""
+    boxes = {}
+    for name in ("compare", "compare-4"):
+        row = next(r for r in _rows(measured, name) if r["width"] == 1280)
+        boxes[name] = [b["title"] for b in row["opened"]["boxes"]]
+        wide = [(b["title"], b["scrollWidth"], b["clientWidth"]) for b in row["opened"]["boxes"]
+                if b["scrollWidth"] > b["clientWidth"]]
+        assert wide == [], (name, wide)
+    assert any(t.startswith("Queries that changed (") for t in boxes["compare"]), boxes["compare"]
+    assert any(t.startswith("embeddings's worst losses on forbidden@3") for t in boxes["compare-4"])
+    # the check sees a table that does not fit: at 500 px the four-arm table scrolls inside its box
+    narrow = next(r for r in _rows(measured, "compare-4") if r["width"] == 500)
+    assert any(b["scrollWidth"] > b["clientWidth"] for b in narrow["opened"]["boxes"])
+
+
+def test_compare_pages_lead_with_the_decision_and_chart_each_change_with_its_interval(measured) -> None:
+    for name, title in (("compare", "B − A per measure, with 95 % intervals"),
+                        ("compare-4", "Each arm − default per measure, with 95 % intervals")):
+        for r in _rows(measured, name):
+            assert [c["title"] for c in r["charts"]] == [title], (name, r["charts"])
+            assert r["text"].index(r["banner"]["word"]) < r["text"].index("\nMeasures\n"), r["text"]
+    four = next(r for r in _rows(measured, "compare-4") if r["width"] == 1280)
+    assert four["banner"]["why"].startswith("Why: embeddings made forbidden@3 worse on 2 queries and better on "
+                                            "none (a one-way safety regression)"), four["banner"]
 
 
 def test_decision_first_banner_and_text(measured) -> None:
@@ -117,7 +149,7 @@ def test_every_chart_has_a_title_and_labelled_axes(measured) -> None:
             assert c["marks"] > 0 and 0 < c["width"] <= r["width"], (r["name"], c)
             assert c["overlaps"] == [], (r["name"], r["width"], c["title"], c["overlaps"])
     pages_with_charts = {r["name"] for r in _rows(measured) if r["charts"]}
-    assert {"eval", "sweep", "compare", "verdict-hold", "verdict-promote", "verdict-rollback"} <= pages_with_charts
+    assert {"eval", "sweep", "compare", "compare-4", "verdict-hold", "verdict-promote", "verdict-rollback"} <= pages_with_charts
     assert charts > 30
 
 

@@ -160,8 +160,11 @@ def test_compare_html_is_standalone(hostile: list[str], tmp_path: Path) -> None:
         "--format", "html", "--out", str(out))
     text = out.read_text("utf-8")
     page = _Page(text)
-    assert page.headings[:3] == ["h1 tooldisc compare", "h2 Measures", "h2 B vs A"]
-    assert page.headings[-1].startswith("h2 Queries that changed (")
+    # the decision first, then the one table; the tests per arm and the changed queries folded away
+    assert page.headings[:2] == ["h1 tooldisc compare", "h2 Measures"] and "h2 B vs A" in page.headings
+    assert text.index('id="decision"') < text.index("<h2")
+    assert text.index("<h2") < text.index("<svg") < text.index("<details>")
+    assert '<summary dir="auto">Queries that changed (' in text
     assert "<svg" in text and external_references(text) == []
     assert '<th dir="auto">p (rand, Holm)</th>' in text
 
