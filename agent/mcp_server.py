@@ -517,7 +517,8 @@ def build_server(service: AgentService) -> Any:
     async def list_tools(ctx: Any, params: Any) -> Any:
         meta = meta_of(params, LIST)
         try:
-            out = service.list_tools(meta.query, meta.forced, meta.user)
+            user = {} if meta.user is None else {"user": meta.user}  # (keyword only when given)
+            out = service.list_tools(meta.query, meta.forced, **user)
         except ToolDiscError as exc:  # a request the chokepoint refuses (too long): one line, not "internal error"
             from mcp.shared.exceptions import MCPError
 
@@ -529,7 +530,7 @@ def build_server(service: AgentService) -> Any:
         meta = meta_of(params, SEARCH if params.name == META_TOOL_NAME else CALL)
         try:
             res = service.call_tool(params.name, params.arguments, meta.approval, meta.query, meta.forced,
-                                    meta.user)
+                                    **({} if meta.user is None else {"user": meta.user}))
         except UsageError as exc:
             from mcp.shared.exceptions import MCPError
 

@@ -99,6 +99,16 @@ def serve_command(
     from tooldisc.discovery.catalog_io import default_catalog_path
     from tooldisc.discovery.config import load_config
 
+    plan = None
+    if interleave is not None:  # B's file and the plan are checked before anything is loaded
+        from tooldisc.agent.interleaving import Interleave, challenger
+
+        assert experiment is not None and percent is not None
+        b_config, b_learned = challenger(interleave)
+        try:
+            plan = Interleave(experiment, percent, b_config, b_learned, salt)
+        except (TypeError, ValueError) as exc:  # one line naming the option, exit 2
+            raise UsageError(f"--interleave: {exc}") from None
     cat = load_catalog_option(catalog, catalog_format)  # fail fast (exit 2) on a bad catalog
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     ctx = build_context_from(cat, flags)  # the default one says so on stderr
@@ -110,16 +120,6 @@ def serve_command(
         events.close()  # checked (and created) while the options were read; the sink appends by name
         telemetry = Telemetry(JsonlSink(events.path), channel="mcp")
     # The default context follows catalog reloads (None: recomputed from each new catalog).
-    plan = None
-    if interleave is not None:
-        from tooldisc.agent.interleaving import Interleave, challenger
-
-        assert experiment is not None and percent is not None
-        b_config, b_learned = challenger(interleave)
-        try:
-            plan = Interleave(experiment, percent, b_config, b_learned, salt)
-        except (TypeError, ValueError) as exc:  # one line naming the option, exit 2
-            raise UsageError(f"--interleave: {exc}") from None
     service = AgentService(source, None if ctx.is_default else ctx,
                            _load_handler(handler) if handler else echo_handler, telemetry, parse_k(k),
                            allow_default_context=allow_default_context, interleave=plan)
