@@ -151,7 +151,7 @@ def test_a_user_alone_starts_nothing_and_the_plan_is_checked(catalog_path: Path)
         Interleave("x", "10")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"Interleave\.experiment"):
         Interleave("", 10)
-    with pytest.raises(UsageError, match="steps of 0.01"):
+    with pytest.raises(UsageError, match=r"steps of 0\.01"):
         Interleave("x", 10.001)
     with pytest.raises(TypeError, match=r"AgentService\.interleave"):
         AgentService(CatalogSource(catalog_path), context_from_mapping(CTX), interleave="bm25")  # type: ignore[arg-type]
@@ -164,11 +164,11 @@ def test_a_learned_file_or_default_as_b(catalog_path: Path, tmp_path: Path) -> N
     assert learned is None and cfg is not None
     bad = tmp_path / "b.yaml"
     bad.write_text("weights: {bm25: -1}\n")
-    with pytest.raises(ValueError, match="b.yaml"):
+    with pytest.raises(ValueError, match=r"b\.yaml"):
         challenger(str(bad))
     fake = tmp_path / "l.json"
     fake.write_text(json.dumps({"format": "tooldisc-learned", "version": 99}))
-    with pytest.raises(ValueError, match="l.json"):
+    with pytest.raises(ValueError, match=r"l\.json"):
         challenger(str(fake))  # read as a learned file (and refused as one), never as a config
     assert Learned  # the type B's learned file must be
 
