@@ -336,7 +336,10 @@ class AgentService:
         if self.interleave is not None:
             rid = self._new_id()
             ctx = self._state()[1].context
-            request = replace(request, request_id=rid, arm=self.interleave.arm(rid, ctx, user))
+            arm = self.interleave.arm(rid, ctx, user)
+            if not query:  # no request text, nothing ranked: served (and logged) as A alone
+                arm = replace(arm, arm="control")
+            request = replace(request, request_id=rid, arm=arm)
         return self._decide(request)
 
     def _decide(self, request: _Request) -> tuple[Engine, ToolSession, Offer]:

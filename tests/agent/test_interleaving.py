@@ -35,6 +35,11 @@ def _ids():
     return lambda: str(uuid.UUID(int=next(n) * 7919 + 12345))
 
 
+def _args(name: str) -> dict:
+    """Arguments the agent test catalog's tools accept."""
+    return {"id": 1} if name in ("get_invoice", "create_invoice", "delete_invoice") else {}
+
+
 def _service(catalog_path: Path, events: list, percent: float = 100, **kw) -> AgentService:
     cfg, learned = challenger(BM25)
     tel = Telemetry(CallbackSink(events.append), channel="mcp", new_id=_ids())
@@ -127,6 +132,32 @@ def test_a_user_is_interleaved_on_every_request_or_none(catalog_path: Path) -> N
     expected = ["experiment" if bucket("rank-v2", "acme", u) < 5000 else "control" for u in users]
     assert arms[::2] == arms[1::2] == expected
     assert "experiment" in arms and "control" in arms
+
+
+def test_a_reloaded_catalog_decides_the_request_again_in_one_row(catalog_path: Path, catalog_doc: dict) -> None:
+    """The same request re-decided on a new catalog keeps its id (its coins), its calls and one
+    row; a request without text is not interleaved (nothing is ranked) and logged as control."""
+    events: list[dict] = []
+    svc = _service(catalog_path, events)
+    svc.list_tools("show unpaid invoices")
+    listed = svc.list_tools()  # a re-list: no new request
+    offered = listed.meta["tooldisc/offer"]
+    assert not svc.call_tool(offered[0], _args(offered[0])).is_error
+    doc = {**catalog_doc, "catalog_version": "agent-test-2",
+           "tools": [*catalog_doc["tools"], {"name": "list_refunds", "description": "List refunds of invoices.",
+                                             "side_effect": "none", "keywords": ["invoice", "refund"]}]}
+    catalog_path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    st = catalog_path.stat()
+    os.utime(catalog_path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    again = svc.list_tools()  # decided again on the new catalog
+    assert again.meta["tooldisc/catalog_hash"] != listed.meta["tooldisc/catalog_hash"]
+    assert not svc.call_tool(again.meta["tooldisc/offer"][0], _args(again.meta["tooldisc/offer"][0])).is_error
+    svc.list_tools("")  # an empty request: core tools by name, not interleaved
+    svc.close()
+    rows = [e for e in events if e["schema_version"] == 3]
+    assert len(rows) == 1 and len(rows[0]["credit"]) == 2
+    empty = [e for e in events if e["schema_version"] == 2 and e["arm"] == "control"]
+    assert len(empty) == 1 and empty[0]["final_tool_count"] >= 1
 
 
 def test_meta_user_is_part_of_the_closed_schema_and_never_echoed() -> None:
