@@ -7,8 +7,8 @@ Events are schema version 2: each carries a fresh random ``event_id`` (UUID4, de
 from nothing), so a consumer counts an event once even when it is delivered twice. An
 interleaved request (:mod:`tooldisc.agent.interleaving`) is one schema version 3 event,
 written when the request ends: its ``event_id`` is the request id that seeded the team
-draft, ``teams`` the team of each offered position and ``credit`` the team of each tool
-call (letters only: never a tool name).
+draft, ``teams`` the team of each offered position, ``credit`` the team of each tool
+call (letters only: never a tool name) and ``contested`` whether both rankers offered a tool.
 Sinks are a JSONL file (appended, one line per event, flushed) or any Python callable.
 """
 
@@ -205,7 +205,8 @@ class Telemetry:
             raise UsageError("Telemetry.interleaved_event: credit must be letters A, B or - (one per tool call)")
         event = self.discovery_event(interleaved.offer, catalog, schema_tokens=schema_tokens, arm=arm)
         event.update({"schema_version": INTERLEAVED_SCHEMA_VERSION, "event_id": rid,
-                      "teams": interleaved.teams or None, "credit": credit or None})
+                      "teams": interleaved.teams or None, "credit": credit or None,
+                      "contested": interleaved.contested})
         return event
 
     def record_interleaved(self, interleaved: Any, catalog: Catalog, **kw: Any) -> dict[str, Any]:

@@ -13,8 +13,10 @@ e-mail or a user id is not a UUID and is refused). Version 1 rows carry no id.
 Version 3 is one *interleaved* request (:mod:`tooldisc.discovery.interleave`): it adds
 ``teams`` (one letter per offered position, ``A`` or ``B``: which ranker placed it) and
 ``credit`` (one letter per tool call the guard let through, in call order: the team
-credited, or ``-`` for a tool outside the offer, e.g. found by ``search_tools``). A
-request whose offer, or whose calls, are empty carries null. No query text, tool names
+credited, or ``-`` for a tool outside the offer, e.g. found by ``search_tools``) and
+``contested`` (both rankers offered at least one tool: then the first position's team is
+the first round's fair coin, which the balance gate tests). A request whose offer, or
+whose calls, are empty carries a null team string. No query text, tool names
 or arguments. The sink writes version 2 for every other request, so a reader that knows
 only versions 1 and 2 sees no change in telemetry without interleaving.
 """
@@ -29,6 +31,7 @@ from typing import Any
 
 from tooldisc.canary.conditions import (
     Cond,
+    Contains,
     Eq,
     Gt,
     In,
@@ -124,7 +127,7 @@ ENCODINGS: tuple[Encoding, ...] = (
              "`1.0`, `[true]`",
              "`true`, `false`, `1`, `0` in any letter case, spaces around ignored",
              "BOOLEAN; an integer column holding 0 or 1"),
-    Encoding("bool, nullable", "`task_success`, `tool_execution_success`",
+    Encoding("bool, nullable", "`task_success`, `tool_execution_success`, `contested` (version 3)",
              "as a flag, or `null`", "as a flag, or an empty field", "as a flag, or null"),
     Encoding("int", "`bucket`, `candidate_count`, `final_tool_count`, `k`, `schema_tokens`",
              "an integer literal (`12`); not `12.0`, `\"12\"`",
@@ -313,6 +316,8 @@ EVENT_SCHEMA = RowSchema(
         Column("teams", "teams", nullable=True, values=("A", "B"), max=MAX_TEAM_LETTERS, optional=True),
         Column("credit", "teams", nullable=True, values=("A", "B", "-"), max=MAX_TEAM_LETTERS,
                optional=True),
+        # both rankers offered a tool: then the first position's team is the first round's fair coin
+        Column("contested", "bool", nullable=True, optional=True),
     ),
     row_rules=(
         RowRule("fallback_reason", all_of(IsTrue("fallback"), IsNull("fallback_reason")),
@@ -329,12 +334,20 @@ EVENT_SCHEMA = RowSchema(
                 "teams: only in schema_version 3 (an interleaved request)"),
         RowRule("credit", all_of(In("schema_version", (1, 2)), Not(IsNull("credit"))),
                 "credit: only in schema_version 3 (an interleaved request)"),
+        RowRule("contested", all_of(In("schema_version", (1, 2)), Not(IsNull("contested"))),
+                "contested: only in schema_version 3 (an interleaved request)"),
+        RowRule("contested", all_of(Eq("schema_version", 3), IsNull("contested")),
+                "contested: required when schema_version is 3"),
+        RowRule("contested", all_of(IsTrue("contested"), Eq("final_tool_count", 0)),
+                "contested: true needs an offered tool"),
         RowRule("arm", all_of(Eq("schema_version", 3), Not(Eq("arm", "experiment"))),
                 "arm: must be experiment when schema_version is 3 (an interleaved request)"),
         RowRule("teams", all_of(Eq("schema_version", 3), IsNull("teams"), Gt("final_tool_count", 0)),
                 "teams: required when schema_version is 3 and a tool was offered"),
         RowRule("teams", all_of(Not(IsNull("teams")), LengthNe("teams", "final_tool_count")),
                 "teams: one letter per offered tool (final_tool_count)"),
+        *(RowRule("credit", all_of(Contains("credit", t), any_of(IsNull("teams"), Not(Contains("teams", t)))),
+                  "credit: credits a team that placed no offered tool") for t in ("A", "B")),
     ),
     security=SECURITY_FLAGS,
 )

@@ -2,8 +2,9 @@
 
 Like :mod:`tooldisc.canary.synth`, each scenario changes one thing about a healthy
 interleaving experiment so that one gate decides. Requests whose bucket falls below the
-percent are interleaved (schema version 3: ``teams`` and ``credit``); the others are
-plain version-2 events of the control arm. Teams follow team draft's rounds (a coin per
+percent are interleaved (schema version 3: ``teams``, ``credit`` and ``contested``; in 3 %
+of them B offered nothing, so every position is A's and the request is not contested); the
+others are plain version-2 events of the control arm. Teams follow team draft's rounds (a coin per
 round decides which team picks first); credit strings are drawn per outcome (B wins, A
 wins, tie) from a few call patterns (``"B"``, ``"BAB"``, ``"-B"``, …), so counting
 credited calls is exercised, not only single calls. Generation is vectorised (numpy →
@@ -67,9 +68,9 @@ class InterleaveSynthResult:
     failing_gate: str | None
 
 
-def _teams(pa: Any, np: Any, rng: Any, final: Any, first_a: float, valid: Any) -> Any:
+def _teams(pa: Any, np: Any, rng: Any, final: Any, first_a: float, valid: Any, solo: Any) -> Any:
     """One team string per row: per round a coin orders the pair ("AB" or "BA"), cut to
-    ``final``; null where ``valid`` is false."""
+    ``final``; only A where ``solo`` (B offered nothing); null where ``valid`` is false."""
     n = len(final)
     rounds = (MAX_K + 1) // 2
     coin = rng.random((n, rounds)) < 0.5
@@ -77,6 +78,7 @@ def _teams(pa: Any, np: Any, rng: Any, final: Any, first_a: float, valid: Any) -
     letters = np.empty((n, 2 * rounds), dtype=np.uint8)
     letters[:, 0::2] = np.where(coin, ord("A"), ord("B"))
     letters[:, 1::2] = np.where(coin, ord("B"), ord("A"))
+    letters[solo, :] = ord("A")
     keep = np.arange(2 * rounds)[None, :] < final[:, None]
     data = letters[keep]
     offsets = np.concatenate([[0], np.cumsum(final)]).astype(np.int32)
@@ -108,8 +110,12 @@ def _chunk(pa: Any, np: Any, *, start: int, size: int, n: int, scenario: str, th
     outcome = np.where(u < p_b, 0, np.where(u < p_b + p_a, 1, 2))
     which = rng.choice(4, size, p=_PATTERN_P)
     credit_idx = np.choose(outcome, [np.array(_B_WIN)[which], np.array(_A_WIN)[which], np.array(_TIE)[which]])
+    # B offered nothing in 3 % of interleaved requests (never one B wins): every position is
+    # A's, the request is not contested, and only A (or no call) can be credited
+    solo = exp & (outcome != 0) & (rng.random(size) < 0.03 / (1 - p_b))
+    credit_idx = np.where(solo, np.where(outcome == 1, _A_WIN[0], 0), credit_idx)
     credit_mask = ~exp | (credit_idx == 0)
-    teams = _teams(pa, np, rng, np.where(exp, final, 0), 0.65 if scenario == "unbalanced" else 0.5, exp)
+    teams = _teams(pa, np, rng, np.where(exp, final, 0), 0.65 if scenario == "unbalanced" else 0.5, exp, solo)
     zeros = np.zeros(size, dtype=bool)
     tenant_leak = zeros.copy()
     n_exp = int(exp.sum())
@@ -154,6 +160,7 @@ def _chunk(pa: Any, np: Any, *, start: int, size: int, n: int, scenario: str, th
         "teams": teams,
         "credit": pa.DictionaryArray.from_arrays(pa.array(credit_idx.astype(np.int8), mask=credit_mask),
                                                  pa.array(list(_CREDIT))),
+        "contested": pa.array(~solo, mask=~exp),
     })
     return table, n_exp
 

@@ -21,10 +21,10 @@ decisive requests), so the verdict may be re-run every hour. B is
   power if the observed preference holds.
 
 Gates, in output order: ``data`` (at least ``interleaving.min_requests`` interleaved
-requests), ``balance`` (team balance at the first position: among interleaved requests
-whose offer holds both teams, the first position's team must be A half the time — a
-chi-square test as the sample-ratio gate's, p < ``sample_ratio_alpha`` → HOLD: the coin
-or the logging is broken), ``security`` (as the A/B profile: any incident in any row of
+requests), ``balance`` (team balance at the first position: among *contested* interleaved
+requests — both rankers offered a tool — the first position's team is the first round's
+fair coin, so it must be A half the time: a chi-square test as the sample-ratio gate's,
+p < ``sample_ratio_alpha`` → HOLD: the coin or the logging is broken), ``security`` (as the A/B profile: any incident in any row of
 the experiment, quarantined rows included → ROLLBACK; a missing flag → HOLD),
 ``preference``, ``kill_switch`` and ``quarantine``. Nothing here reads a row: the engine
 hands back counts (:data:`INTERLEAVING_MEASURES`).
@@ -40,7 +40,7 @@ from fractions import Fraction
 from typing import Any
 
 from tooldisc.canary.aggregate import QUARANTINE_MEASURES
-from tooldisc.canary.conditions import Contains, Eq, IsTrue, MoreOf, StartsWith, all_of
+from tooldisc.canary.conditions import Eq, IsTrue, MoreOf, StartsWith, all_of
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.engine import AggregateQuery, Duplicates, Engine, Measure, total
 from tooldisc.canary.events import EVENT_SCHEMA, INTERLEAVED_SCHEMA_VERSION, SECURITY_FLAGS
@@ -62,14 +62,17 @@ from tooldisc.canary.stats import goodness_of_fit
 INTERLEAVING_GATES = ("data", "balance", "security", "preference", "kill_switch", "quarantine")
 WORSE, NOT_WORSE, INCONCLUSIVE = "worse", "non_inferior", "inconclusive"
 _V3 = Eq("schema_version", INTERLEAVED_SCHEMA_VERSION)
-_BOTH = all_of(_V3, Contains("teams", "A"), Contains("teams", "B"))
+# both rankers offered a tool: the first position's team is then exactly the first round's coin
+# (a filter on the team string itself would not do: whether the loser of the coin places a tool in
+# round one depends on the coin when both rankings start with the same tool)
+_CONTESTED = all_of(_V3, IsTrue("contested"))
 INTERLEAVING_MEASURES: tuple[Measure, ...] = (
     Measure("requests", "count"),
     Measure("interleaved", "count_if", where=_V3),
     Measure("wins_a", "count_if", where=all_of(_V3, MoreOf("credit", "A", "B"))),
     Measure("wins_b", "count_if", where=all_of(_V3, MoreOf("credit", "B", "A"))),
-    Measure("first_a", "count_if", where=all_of(_BOTH, StartsWith("teams", "A"))),
-    Measure("first_b", "count_if", where=all_of(_BOTH, StartsWith("teams", "B"))),
+    Measure("first_a", "count_if", where=all_of(_CONTESTED, StartsWith("teams", "A"))),
+    Measure("first_b", "count_if", where=all_of(_CONTESTED, StartsWith("teams", "B"))),
     Measure("positions", "sum", "final_tool_count", where=_V3),
     *(Measure(f, "count_if", where=IsTrue(f)) for f in (*SECURITY_FLAGS, "kill_switch")),
     Measure("pct_min", "min", "percent"),
@@ -297,17 +300,18 @@ def gate_balance(ev: InterleavingEvidence, cfg: GateConfig, pref: Any = None) ->
     n = ev.first_a + ev.first_b
     nums: dict[str, Any] = {"first_position": counts, "alpha": cfg.sample_ratio_alpha}
     if n == 0:
-        return GateResult("balance", NOT_JUDGED, HOLD, "no interleaved offer holds both teams", nums)
+        return GateResult("balance", NOT_JUDGED, HOLD, "no contested interleaved request (both rankers "
+                          "offering a tool)", nums)
     test = goodness_of_fit([ev.first_a, ev.first_b], [0.5, 0.5])
     nums.update({"share_a": rnd(ev.first_a / n), "chi_square": rnd(test.statistic),
                  "p_value": float(f"{test.p_value:.6g}")})
     if test.p_value < cfg.sample_ratio_alpha:
         return GateResult("balance", FAIL, HOLD,
-                          f"team balance broken: A first in {ev.first_a / n:.1%} of {n:,} offers, p = "
+                          f"team balance broken: A first in {ev.first_a / n:.1%} of {n:,} contested offers, p = "
                           f"{test.p_value:.3g} < {cfg.sample_ratio_alpha:g}; the coin or the logging is broken",
                           nums)
     return GateResult("balance", PASS, None,
-                      f"A first in {ev.first_a / n:.1%} of {n:,} offers holding both teams (p = {test.p_value:.3g})",
+                      f"A first in {ev.first_a / n:.1%} of {n:,} contested offers (p = {test.p_value:.3g})",
                       nums)
 
 

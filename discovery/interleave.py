@@ -114,6 +114,11 @@ class InterleavedOffer:
         if len(self.teams) != len(self.offer.candidates) or set(self.teams) - set(TEAMS):
             raise ValueError("InterleavedOffer.teams must hold one letter A or B per offered tool")
 
+    @property
+    def contested(self) -> bool:
+        """Both rankers offered a tool: the first position's team is then the first round's coin."""
+        return bool(self.a.candidates) and bool(self.b.candidates)
+
     def team_of(self, name: str) -> str | None:
         """The team credited when the agent calls ``name`` (None: not an offered tool)."""
         for cand, team in zip(self.offer.candidates, self.teams, strict=True):

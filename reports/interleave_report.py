@@ -157,7 +157,7 @@ def _counts(d: Mapping[str, Any]) -> Fields:
     pairs = [("requests (rows) per arm", ", ".join(f"{a} {n:,}" for a, n in sorted(req.items())) or "none"),
              ("interleaved requests", f"{s.get('interleaved', 0):,}"),
              ("B wins / A wins / ties", f"{s.get('wins_b', 0):,} / {s.get('wins_a', 0):,} / {s.get('ties', 0):,}"),
-             ("first position (offers holding both teams)", f"A {first.get('A', 0):,}, B {first.get('B', 0):,}"),
+             ("first position (contested offers)", f"A {first.get('A', 0):,}, B {first.get('B', 0):,}"),
              ("mean offered tools", "–" if s.get("mean_offered") is None else f"{s['mean_offered']:g}")]
     return Fields(tuple(pairs), "Counts")
 

@@ -72,6 +72,7 @@ def test_an_interleaved_request_is_one_v3_row_with_its_teams_and_credit(catalog_
     assert (row["arm"], row["experiment"], row["percent"]) == ("experiment", "rank-v2", 100.0)
     assert row["bucket"] == bucket("rank-v2", "acme", "user-7")
     assert row["final_tool_count"] == len(row["teams"]) and row["schema_tokens"] > 0
+    assert row["contested"] is (bool(replay.a.names) and bool(replay.b.names))
     guard_rows = [e for e in events if e["schema_version"] == 2]
     assert len(guard_rows) == 2  # one per call (a search is not a call)
     assert all(e["arm"] == "experiment" and "teams" not in e for e in guard_rows)

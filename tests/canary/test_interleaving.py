@@ -96,6 +96,8 @@ def test_synth_is_byte_identical_and_its_rows_follow_the_json_schema(tmp_path: P
     assert v3 and all(r["arm"] == "experiment" and len(r["teams"]) == r["final_tool_count"] for r in v3)
     assert all(r["teams"] is None and r["credit"] is None for r in rows if r["schema_version"] == 2)
     assert {r["credit"] for r in v3} >= {None, "B", "A", "BAB", "-"}
+    solo = [r for r in v3 if not r["contested"]]
+    assert solo and all(set(r["teams"]) == {"A"} and r["credit"] in (None, "A") for r in solo)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
@@ -144,7 +146,8 @@ GOOD = {"schema_version": 3, "ts": "2025-01-01T00:00:00Z", "experiment": EXP, "p
         "discovery_miss": False, "schema_miss": False, "retrieval_miss": False, "authorization_failure": False,
         "unauthorized_candidate": False, "tenant_leak": False, "permission_violation": False,
         "tool_execution_success": None, "task_success": None, "latency_ms": 3.5, "schema_tokens": 400,
-        "kill_switch": False, "event_id": "6b1e8c52-3f0a-4c1b-9d7e-2a5f4e3d2c1b", "teams": "ABBA", "credit": "B-"}
+        "kill_switch": False, "event_id": "6b1e8c52-3f0a-4c1b-9d7e-2a5f4e3d2c1b", "teams": "ABBA", "credit": "B-",
+        "contested": True}
 BAD = [
     ({"teams": "ABXA"}, "teams: must be at most 1000 letters, each one of A, B"),
     ({"teams": "abba"}, "teams: must be at most 1000 letters, each one of A, B"),
@@ -157,6 +160,13 @@ BAD = [
     ({"event_id": None}, "event_id: required when schema_version is 3"),
     ({"schema_version": 2}, "teams: only in schema_version 3 (an interleaved request)"),
     ({"schema_version": 2, "teams": None}, "credit: only in schema_version 3 (an interleaved request)"),
+    ({"schema_version": 2, "teams": None, "credit": None}, "contested: only in schema_version 3 (an interleaved request)"),
+    ({"contested": None}, "contested: required when schema_version is 3"),
+    ({"contested": "yes"}, "contested: not a valid bool"),
+    ({"teams": "AAAA"}, "credit: credits a team that placed no offered tool"),
+    ({"teams": None, "final_tool_count": 0, "credit": "A", "contested": False},
+     "credit: credits a team that placed no offered tool"),
+    ({"teams": None, "final_tool_count": 0, "credit": None}, "contested: true needs an offered tool"),
     ({"teams": "A" * 1001, "final_tool_count": 1001}, "teams: must be at most 1000 letters, each one of A, B"),
 ]
 
@@ -183,9 +193,9 @@ def test_a_malformed_interleaved_row_is_quarantined_with_its_reason(tmp_path: Pa
 def test_empty_and_null_mean_no_position_and_no_call_in_every_format(tmp_path: Path) -> None:
     """An empty offer (teams "" or null with final_tool_count 0) and no call (credit "" or null)
     are valid; CSV writes both as an empty field; Parquet reads like JSONL."""
-    empty = {**GOOD, "final_tool_count": 0, "k": 15, "teams": "", "credit": ""}
+    empty = {**GOOD, "final_tool_count": 0, "k": 15, "teams": "", "credit": "", "contested": False}
     nulls = {**GOOD, "final_tool_count": 0, "event_id": "7c2f9d63-4a1b-4d2c-8e8f-3b6a5f4e3d2c", "teams": None,
-             "credit": None}
+             "credit": None, "contested": False}
     rows = [GOOD, empty, nulls]
     (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     table = pa.Table.from_pylist([{**r, "ts": r["ts"]} for r in rows])

@@ -50,6 +50,18 @@ def test_team_draft_is_a_fair_draft_of_both_rankings(a: list[str], b: list[str],
             assert abs(teams[:i].count("A") - teams[:i].count("B")) <= 1
 
 
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(a=rankings.filter(bool), b=rankings.filter(bool), k=st.integers(1, 15), first=st.booleans())
+def test_when_both_rank_something_the_first_position_is_the_first_coin(a, b, k, first) -> None:
+    """What the balance gate counts: in a contested request (both rankings non-empty) the first
+    position's team is exactly the first round's coin, whatever the rankings."""
+    import itertools
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("tooldisc.discovery.interleave.coins", lambda _seed: itertools.chain([first], itertools.repeat(True)))
+        assert team_draft(a, b, k, b"")[1][0] == ("A" if first else "B")
+
+
 def test_duplicates_are_skipped_and_a_spent_team_lets_the_other_fill() -> None:
     a, b = ["x", "y", "z"], ["y", "x"]
     for rid in ("r1", "r2", "r3", "r4"):
