@@ -582,7 +582,7 @@ def lenient_gates(path: Path) -> Path:
         "latency_quantile: 0.5\nsegments: []\nmargins:\n"
         "  task_success: {absolute: 0.9}\n  tool_execution_success: {absolute: 0.9}\n"
         "  discovery_miss: {absolute: 0.9}\n  fallback: {absolute: 0.9}\n"
-        "  latency: {absolute: 1000000}\n")
+        "  latency: {absolute: 50000}\n")
     return path
 
 
