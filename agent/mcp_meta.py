@@ -2,7 +2,7 @@
 
 An MCP request's ``_meta`` is an open map shared by every layer (the SDK's
 ``progressToken``, the protocol's ``io.modelcontextprotocol/…`` keys). tooldisc reads
-three keys of its own namespace; :func:`read_meta` refuses anything else in that
+four keys of its own namespace; :func:`read_meta` refuses anything else in that
 namespace instead of ignoring it, because an ignored key fails open: a client whose
 ``tooldisc/qurey`` was dropped believes it started a new request while the previous
 (perhaps destructive) one is still current.
@@ -22,6 +22,8 @@ from tooldisc.errors import UsageError
 QUERY_META_KEY = "tooldisc/query"
 FORCED_META_KEY = "tooldisc/forced"
 APPROVAL_META_KEY = "tooldisc/approval"
+USER_META_KEY = "tooldisc/user"
+MAX_USER_ID = 256
 
 LIST, SEARCH, CALL = "tools/list", "tools/call search_tools", "tools/call"
 # The closed schema of tooldisc's _meta keys: key → (what its value must be, the requests that read it).
@@ -29,6 +31,9 @@ META_SCHEMA: dict[str, tuple[str, tuple[str, ...]]] = {
     QUERY_META_KEY: ("a string (the user's request text)", (LIST, SEARCH)),
     FORCED_META_KEY: ("a list of tool names this server issued (strings)", (LIST, SEARCH)),
     APPROVAL_META_KEY: ("a string (an approval key)", (CALL,)),
+    # the request's user, for interleaving's bucket only (tooldisc.agent.interleaving); never logged
+    USER_META_KEY: (f"a non-empty string of at most {MAX_USER_ID} characters (the user id, for bucketing "
+                    "only)", (LIST, SEARCH)),
 }
 # A key is tooldisc's when, folded (NFKC, case, format characters dropped), it is
 # "tooldisc" or starts with "tooldisc" and a separator: "Tooldisc/query" and
@@ -43,6 +48,7 @@ class RequestMeta:
     query: str | None = None
     forced: tuple[str, ...] | None = None
     approval: str | None = None
+    user: str | None = None  # bucketing only (interleaving); never logged
 
 
 def _folded(key: str) -> str:
@@ -77,11 +83,18 @@ def read_meta(meta: Any, request: str) -> RequestMeta:
         if request not in requests:
             raise UsageError(f"_meta: {key!r} is not read on {request} (only on {' and '.join(requests)})")
         value = meta[key]
-        ok = (isinstance(value, list) and all(isinstance(v, str) and v for v in value)) if key == FORCED_META_KEY \
-            else isinstance(value, str)
+        if key == FORCED_META_KEY:
+            ok = isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+        elif key == USER_META_KEY:
+            ok = isinstance(value, str) and 0 < len(value) <= MAX_USER_ID
+        else:
+            ok = isinstance(value, str)
         if not ok:
-            raise UsageError(f"_meta: {key!r} must be {what}; got {values.shown(value)}")
+            # a user id is never echoed, not even in an error: its type and length say what is wrong
+            got = (f"{type(value).__name__} of length {len(value)}" if key == USER_META_KEY and isinstance(value, str)
+                   else type(value).__name__ if key == USER_META_KEY else values.shown(value))
+            raise UsageError(f"_meta: {key!r} must be {what}; got {got}")
         given[key] = value
     forced = given.get(FORCED_META_KEY)
     return RequestMeta(given.get(QUERY_META_KEY), None if forced is None else tuple(forced),
-                       given.get(APPROVAL_META_KEY))
+                       given.get(APPROVAL_META_KEY), given.get(USER_META_KEY))

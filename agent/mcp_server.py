@@ -29,6 +29,14 @@ The ``_meta`` keys under ``tooldisc/`` are a closed schema (:mod:`~tooldisc.agen
 unknown key, a key the method does not read, or a wrong type is an error reply,
 never ignored. Other namespaces are not tooldisc's and stay untouched.
 
+With ``interleave`` (:class:`~tooldisc.agent.interleaving.Interleave`) a share of requests
+is offered a team-draft interleaving of the serving ranker (A) and a challenger (B), both
+over the request's one authorized set (:meth:`Discoverer.discover_interleaved`); the
+guard judges their calls exactly as any other. Such a request's telemetry is one schema
+version 3 event with its teams and each call's credited team, written when the request
+ends (the next request, or :meth:`AgentService.close`). ``_meta["tooldisc/user"]`` on a
+request that starts one assigns it by the user's bucket; it is read for nothing else.
+
 The catalog file is re-checked on every request; a changed file is loaded into a
 new engine and swapped in whole. A bad new file is reported (stderr and
 ``reload_errors``) and the old catalog keeps serving. :func:`build_server` adapts
@@ -50,6 +58,7 @@ from typing import Any
 
 from tooldisc import values
 from tooldisc.agent.guard import GuardDecision, ToolCall, guard, unissued
+from tooldisc.agent.interleaving import Credit, Interleave
 from tooldisc.agent.mcp_meta import (
     CALL,
     LIST,
@@ -59,7 +68,7 @@ from tooldisc.agent.mcp_meta import (
 )
 from tooldisc.agent.schemas import SchemaCache, load_schemas, offer_tokens
 from tooldisc.agent.search_tools import META_TOOL, META_TOOL_NAME, ToolSession
-from tooldisc.agent.sink import Telemetry
+from tooldisc.agent.sink import Arm, Telemetry
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.config import RankerConfig
 from tooldisc.discovery.context import default_context
@@ -173,10 +182,13 @@ class CatalogSource:
 
 @dataclass(frozen=True)
 class _Request:
-    """The current request as it was asked: its text and forced tool names (catalog names)."""
+    """The current request as it was asked: its text and forced tool names (catalog names),
+    and — when interleaving — its id (the coins' seed and its event id) and arm."""
 
     query: str | None
     forced: frozenset[str]
+    request_id: str | None = None
+    arm: Arm | None = None
 
 
 @dataclass
@@ -211,18 +223,22 @@ class AgentService:
     expose_output_schema: bool = False
     approvals: frozenset[str] = frozenset()  # approval keys the host granted (guard.approval_key)
     allow_default_context: bool = False
+    interleave: Interleave | None = None  # a challenger ranker B on a share of requests
     _session: ToolSession | None = field(default=None, init=False)
     _engine: Engine | None = field(default=None, init=False)
     _issued: dict[str, str] = field(default_factory=dict, init=False)  # provider name → tool name
     _cache: SchemaCache = field(default_factory=SchemaCache, init=False)
     _request: _Request | None = field(default=None, init=False)
     _request_engine: Engine | None = field(default=None, init=False)  # the catalog the request was decided on
+    _challenger: tuple[Engine, Discoverer] | None = field(default=None, init=False)  # B, for that catalog
+    _pending: Credit | None = field(default=None, init=False)  # the interleaved request in progress
 
     def __post_init__(self) -> None:
         owner = "AgentService"
         values.instance(owner, "source", self.source, CatalogSource, optional=False)
         values.instance(owner, "context", self.context, Context)
         values.instance(owner, "telemetry", self.telemetry, Telemetry)
+        values.instance(owner, "interleave", self.interleave, Interleave)
         if not callable(self.handler):
             raise TypeError(f"{owner}: handler must be callable as handler(name, arguments); "
                             f"got {type(self.handler).__name__}")
@@ -237,6 +253,33 @@ class AgentService:
         if self.context is None and not self.allow_default_context:
             raise UsageError("AgentService needs a context (or allow_default_context=True, which serves "
                              "every role and permission of the catalog in autonomous mode)")
+        if self.interleave is not None:
+            self._b(self.source.engine())  # build B now: a bad config fails here, not on a request
+
+    def _b(self, engine: Engine) -> Discoverer:
+        """The challenger ranker B for ``engine``'s catalog (rebuilt when the catalog reloads)."""
+        assert self.interleave is not None
+        if self._challenger is None or self._challenger[0] is not engine:
+            il = self.interleave
+            config = il.config if il.config is not None else self.source.config
+            self._challenger = (engine, Discoverer(engine.catalog, config, learned=il.learned,
+                                                   cache=self.source.cache))
+        return self._challenger[1]
+
+    def _new_id(self) -> str:
+        import uuid
+
+        return self.telemetry.new_id() if self.telemetry is not None else str(uuid.uuid4())
+
+    def close(self) -> None:
+        """End the current request: an interleaved one's telemetry event (with its credit) is written now."""
+        self._flush()
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None and self.telemetry is not None:
+            self.telemetry.record_interleaved(pending.interleaved, pending.catalog, credit=pending.credit,
+                                              arm=pending.arm, schema_tokens=pending.schema_tokens)
 
     def _state(self) -> tuple[Engine, ToolSession]:
         engine = self.source.engine()
@@ -277,35 +320,76 @@ class AgentService:
         """Names of a pending approval turn: only tools this server issued count."""
         return frozenset(self._issued[n] for n in provider_names if n in self._issued)
 
-    def begin_request(self, query: str | None, forced: Collection[str] | None = None
-                      ) -> tuple[Engine, ToolSession, Offer]:
+    def begin_request(self, query: str | None, forced: Collection[str] | None = None,
+                      user: str | None = None) -> tuple[Engine, ToolSession, Offer]:
         """Make ``query`` the current request: every later call is authorized against it.
 
         ``forced``: provider names this server issued, of a pending approval turn.
+        ``user``: the user id, when interleaving, for the request's bucket only (never kept).
         """
-        values.instance("AgentService.begin_request", "query", query, str)
-        provider = values.names("AgentService.begin_request", "forced", forced)
-        return self._decide(_Request(query, self._forced_names(provider)))
+        owner = "AgentService.begin_request"
+        values.instance(owner, "query", query, str)
+        provider = values.names(owner, "forced", forced)
+        values.string(owner, "user", user, optional=True)
+        self._flush()  # the previous request has ended
+        request = _Request(query, self._forced_names(provider))
+        if self.interleave is not None:
+            rid = self._new_id()
+            ctx = self._state()[1].context
+            arm = self.interleave.arm(rid, ctx, user)
+            if not query:  # no request text, nothing ranked: served (and logged) as A alone
+                arm = replace(arm, arm="control")
+            request = replace(request, request_id=rid, arm=arm)
+        return self._decide(request)
 
     def _decide(self, request: _Request) -> tuple[Engine, ToolSession, Offer]:
-        offer = self.offer(request.query, request.forced)
+        arm = request.arm
+        if arm is not None and arm.arm == "experiment" and request.query and request.request_id is not None:
+            offer = self._interleaved(request)
+        else:
+            offer = self.offer(request.query, request.forced)
         engine, session = self._state()
         session.add_offer(offer)
         self._request, self._request_engine = request, engine
         return engine, session, offer
+
+    def _interleaved(self, request: _Request) -> Offer:
+        """A and B over the request's one authorized set, team-drafted (the offer the model sees)."""
+        assert request.request_id is not None and request.arm is not None and request.query
+        engine, session = self._state()
+        ctx = session.context
+        if request.forced:
+            ctx = replace(ctx, forced=ctx.forced | request.forced)
+        il = engine.discoverer.discover_interleaved(self._b(engine), request.query, ctx, self.k,
+                                                    request_id=request.request_id)
+        pending = self._pending
+        if pending is not None and pending.interleaved.request_id == request.request_id:
+            # the same request decided again on a reloaded catalog: one row, the calls kept
+            pending.interleaved, pending.catalog = il, engine.catalog
+        else:
+            self._pending = Credit(il, request.arm, engine.catalog)
+        return il.offer
 
     def _listable(self, engine: Engine, session: ToolSession, name: str) -> bool:
         """Whether the guard's authorize step passes ``name`` for the current request, on this catalog."""
         tool = engine.catalog.by_name.get(name)
         return tool is not None and check_tool(tool, session.request_context, session.mutation) is None
 
-    def list_tools(self, query: str | None = None, forced: Collection[str] | None = None) -> ListResult:
-        """One ``tools/list``: a new request when ``query`` or ``forced`` is given, else the current one again."""
+    def list_tools(self, query: str | None = None, forced: Collection[str] | None = None,
+                   user: str | None = None) -> ListResult:
+        """One ``tools/list``: a new request when ``query`` or ``forced`` is given, else the current one again.
+
+        ``user`` (with ``query`` or ``forced``) assigns the new request by the user's bucket when interleaving.
+        """
         values.instance("AgentService.list_tools", "query", query, str)
         values.names("AgentService.list_tools", "forced", forced)
+        values.string("AgentService.list_tools", "user", user, optional=True)
+        if user is not None and query is None and forced is None:
+            raise UsageError("_meta: 'tooldisc/user' goes with 'tooldisc/query' or 'tooldisc/forced': it assigns "
+                             "the request they start (a list without them re-lists the current request)")
         kept = self._request if query is None and forced is None else None
         if kept is None:
-            engine, session, offer = self.begin_request(query, forced)
+            engine, session, offer = self.begin_request(query, forced, user)
         else:
             engine, session = self._state()
             current = session.current
@@ -321,8 +405,12 @@ class AgentService:
         for entry in listed:
             _output_schema(entry, self.expose_output_schema)
         tokens = offer_tokens(schemas)
-        if self.telemetry is not None and kept is None:  # one event per request, not per re-list
-            self.telemetry.record_discovery(offer, engine.catalog, schema_tokens=tokens)
+        pending = self._pending
+        if pending is not None and kept is None and pending.interleaved.offer is offer:
+            pending.schema_tokens = tokens  # written with its credit when the request ends
+        elif self.telemetry is not None and kept is None:  # one event per request, not per re-list
+            arm = self._request.arm if self._request is not None else None
+            self.telemetry.record_discovery(offer, engine.catalog, schema_tokens=tokens, arm=arm)
         meta = {"tooldisc/offer": list(offer.names), "tooldisc/offer_hash": offer.offer_hash,
                 "tooldisc/catalog_hash": offer.catalog_hash, "tooldisc/k": offer.k,
                 "tooldisc/mutation": offer.mutation, "tooldisc/schema_tokens": tokens,
@@ -331,8 +419,8 @@ class AgentService:
 
     def call_tool(self, provider_name: str, arguments: Mapping[str, Any] | None,
                   approval: str | None = None, query: str | None = None,
-                  forced: Collection[str] | None = None) -> CallResult:
-        """One ``tools/call``. ``query`` and ``forced`` (a new request first) are read only by search_tools."""
+                  forced: Collection[str] | None = None, user: str | None = None) -> CallResult:
+        """One ``tools/call``. ``query``, ``forced`` and ``user`` (a new request first) are read only by search_tools."""
         owner = "AgentService.call_tool"
         values.instance(owner, "provider_name", provider_name, str, optional=False)
         if arguments is not None and not isinstance(arguments, Mapping):
@@ -340,10 +428,14 @@ class AgentService:
         values.instance(owner, "approval", approval, str)
         values.instance(owner, "query", query, str)
         values.names(owner, "forced", forced)
+        values.string(owner, "user", user, optional=True)
         args = dict(arguments or {})
+        if user is not None and query is None and forced is None:
+            raise UsageError("_meta: 'tooldisc/user' goes with 'tooldisc/query' or 'tooldisc/forced': it assigns "
+                             "the request they start")
         if provider_name == META_TOOL_NAME:
             if query is not None or forced is not None:
-                _engine, session = self.begin_request(query, forced)[:2]
+                _engine, session = self.begin_request(query, forced, user)[:2]
             else:
                 _engine, session = self._state()
             try:
@@ -365,13 +457,16 @@ class AgentService:
         else:
             call = ToolCall(name, args, approval=approval)
             decision = guard(call, session, session.request_context, engine.catalog, approvals=self.approvals)
+        arm = self._request.arm if self._request is not None else None
         if decision.refusal is not None:
             if self.telemetry is not None:
-                self.telemetry.record_guard(decision, offer, engine.catalog)
+                self.telemetry.record_guard(decision, offer, engine.catalog, arm=arm)
             return CallResult(True, decision.refusal.to_model(), decision)
+        if self._pending is not None and self._pending.interleaved.offer is offer:
+            self._pending.call(decision.call.name)  # credit the team that placed the tool (the "click")
         result = self.handler(decision.call.name, args)
         if self.telemetry is not None:
-            self.telemetry.record_guard(decision, offer, engine.catalog, tool_execution_success=True)
+            self.telemetry.record_guard(decision, offer, engine.catalog, tool_execution_success=True, arm=arm)
         return CallResult(False, result, decision)
 
 
@@ -425,7 +520,8 @@ def build_server(service: AgentService) -> Any:
     async def list_tools(ctx: Any, params: Any) -> Any:
         meta = meta_of(params, LIST)
         try:
-            out = service.list_tools(meta.query, meta.forced)
+            user = {} if meta.user is None else {"user": meta.user}  # (keyword only when given)
+            out = service.list_tools(meta.query, meta.forced, **user)
         except ToolDiscError as exc:  # a request the chokepoint refuses (too long): one line, not "internal error"
             from mcp.shared.exceptions import MCPError
 
@@ -435,7 +531,13 @@ def build_server(service: AgentService) -> Any:
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         meta = meta_of(params, SEARCH if params.name == META_TOOL_NAME else CALL)
-        res = service.call_tool(params.name, params.arguments, meta.approval, meta.query, meta.forced)
+        try:
+            res = service.call_tool(params.name, params.arguments, meta.approval, meta.query, meta.forced,
+                                    **({} if meta.user is None else {"user": meta.user}))
+        except UsageError as exc:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(types.INVALID_PARAMS, exc.one_line()) from None
         payload = await _maybe_await(res.payload)
         text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, sort_keys=True)
         structured = payload if isinstance(payload, dict) else None
@@ -458,4 +560,7 @@ def serve_stdio(service: AgentService) -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    finally:
+        service.close()  # the last interleaved request's event

@@ -4,7 +4,11 @@ An event is one privacy-safe row: counts, flags, classes and timings. It never h
 a tenant or user id, the query text, arguments or tool names; ids are used only to
 compute the canary bucket (:mod:`tooldisc.canary.assignment`) and are then dropped.
 Events are schema version 2: each carries a fresh random ``event_id`` (UUID4, derived
-from nothing), so a consumer counts an event once even when it is delivered twice.
+from nothing), so a consumer counts an event once even when it is delivered twice. An
+interleaved request (:mod:`tooldisc.agent.interleaving`) is one schema version 3 event,
+written when the request ends: its ``event_id`` is the request id that seeded the team
+draft, ``teams`` the team of each offered position, ``credit`` the team of each tool
+call (letters only: never a tool name) and ``contested`` whether both rankers offered a tool.
 Sinks are a JSONL file (appended, one line per event, flushed) or any Python callable.
 """
 
@@ -25,6 +29,7 @@ from tooldisc.discovery.model import Context, Offer
 from tooldisc.discovery.security import check_tool
 
 EVENT_SCHEMA_VERSION = 2
+INTERLEAVED_SCHEMA_VERSION = 3
 NO_EXPERIMENT = "none"
 
 
@@ -123,8 +128,10 @@ class Telemetry:
     clock: Callable[[], str] = _now
     new_id: Callable[[], str] = lambda: str(uuid.uuid4())
 
-    def _base(self, context: Context, mutation: str, tenant_id: str | None, user_id: str | None) -> dict[str, Any]:
-        arm = assign_arm(self.experiment, tenant_id, user_id)
+    def _base(self, context: Context, mutation: str, tenant_id: str | None, user_id: str | None,
+              arm: Arm | None = None) -> dict[str, Any]:
+        if arm is None:  # an interleaving surface passes the request's arm; ids are then not needed
+            arm = assign_arm(self.experiment, tenant_id, user_id)
         return {
             "schema_version": EVENT_SCHEMA_VERSION,
             "event_id": self.new_id(),
@@ -140,8 +147,9 @@ class Telemetry:
         }
 
     def discovery_event(self, offer: Offer, catalog: Catalog, *, schema_tokens: int = 0,
-                        tenant_id: str | None = None, user_id: str | None = None) -> dict[str, Any]:
-        event = self._base(offer.context, offer.mutation, tenant_id, user_id)
+                        tenant_id: str | None = None, user_id: str | None = None,
+                        arm: Arm | None = None) -> dict[str, Any]:
+        event = self._base(offer.context, offer.mutation, tenant_id, user_id, arm)
         fallback = bool(offer.fallback)
         offered = [catalog.by_name[n] for n in offer.names if n in catalog.by_name]
         event.update({
@@ -165,9 +173,9 @@ class Telemetry:
 
     def guard_event(self, decision: Any, offer: Offer, catalog: Catalog, *, latency_ms: float = 0.0,
                     tool_execution_success: bool | None = None, tenant_id: str | None = None,
-                    user_id: str | None = None) -> dict[str, Any]:
+                    user_id: str | None = None, arm: Arm | None = None) -> dict[str, Any]:
         """A guard decision as an event: refusals set the miss/failure flags, never names."""
-        event = self.discovery_event(offer, catalog, tenant_id=tenant_id, user_id=user_id)
+        event = self.discovery_event(offer, catalog, tenant_id=tenant_id, user_id=user_id, arm=arm)
         code = decision.refusal.code if decision.refusal is not None else None
         event.update({
             "retrieval_miss": code == "not_offered",
@@ -175,6 +183,35 @@ class Telemetry:
             "tool_execution_success": tool_execution_success if code is None else False,
             "latency_ms": round(float(latency_ms), 4),
         })
+        return event
+
+    def interleaved_event(self, interleaved: Any, catalog: Catalog, *, credit: str, arm: Arm,
+                          schema_tokens: int = 0) -> dict[str, Any]:
+        """One interleaved request as a schema version 3 event (see the module docstring).
+
+        ``interleaved`` is an :class:`~tooldisc.discovery.interleave.InterleavedOffer` whose
+        ``request_id`` is a UUID (it becomes the ``event_id``, so a replay of the row's id
+        gives the same offer); ``credit`` one letter per tool call (``A``, ``B`` or ``-``).
+        """
+        import re
+
+        from tooldisc.errors import UsageError
+
+        rid = interleaved.request_id
+        if not re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", rid):
+            raise UsageError("Telemetry.interleaved_event: the request id must be a lower-case UUID (it is the "
+                             f"event's id and the team draft's seed); got {rid[:40]!r}")
+        if not isinstance(credit, str) or re.fullmatch(r"[AB-]*", credit) is None:
+            raise UsageError("Telemetry.interleaved_event: credit must be letters A, B or - (one per tool call)")
+        event = self.discovery_event(interleaved.offer, catalog, schema_tokens=schema_tokens, arm=arm)
+        event.update({"schema_version": INTERLEAVED_SCHEMA_VERSION, "event_id": rid,
+                      "teams": interleaved.teams or None, "credit": credit or None,
+                      "contested": interleaved.contested})
+        return event
+
+    def record_interleaved(self, interleaved: Any, catalog: Catalog, **kw: Any) -> dict[str, Any]:
+        event = self.interleaved_event(interleaved, catalog, **kw)
+        self.sink.emit(event)
         return event
 
     def record_discovery(self, offer: Offer, catalog: Catalog, **kw: Any) -> dict[str, Any]:

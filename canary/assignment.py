@@ -73,6 +73,18 @@ def bucket(salt: str, tenant_id: str, user_id: str) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % BUCKETS
 
 
+def request_bucket(salt: str, request_id: str) -> int:
+    """Bucket in [0, 10000) of one request under ``salt`` (interleaving without a user id).
+
+    key = UTF-8 of ``salt + ":" + request_id``, then as :func:`bucket`: each request
+    joins on its own, independently of the user (whose bucket would join all of theirs).
+    """
+    check_salt(salt)
+    check_id(request_id, "request id")
+    key = f"{salt}{SEPARATOR}{request_id}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % BUCKETS
+
+
 def arm_for(bucket_value: int, percent: float) -> str:
     """``experiment`` when the bucket is below ``percent × 100``, else ``control``."""
     return ARMS[1] if bucket_value < threshold(percent) else ARMS[0]

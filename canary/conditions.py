@@ -63,6 +63,51 @@ class OffStep:
 
 
 @dataclass(frozen=True)
+class Matches:
+    """The whole text matches ``regex`` (the dialect's full match)."""
+
+    column: str
+    regex: str
+
+
+@dataclass(frozen=True)
+class LongerThan:
+    """The text has more than ``limit`` characters."""
+
+    column: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class LengthNe:
+    """The text's length differs from the integer column ``other``."""
+
+    column: str
+    other: str
+
+
+@dataclass(frozen=True)
+class StartsWith:
+    column: str
+    prefix: str
+
+
+@dataclass(frozen=True)
+class Contains:
+    column: str
+    text: str
+
+
+@dataclass(frozen=True)
+class MoreOf:
+    """The one-character ``letter`` occurs in the text more often than ``than``."""
+
+    column: str
+    letter: str
+    than: str
+
+
+@dataclass(frozen=True)
 class Not:
     cond: Cond
 
@@ -82,7 +127,8 @@ class Valid:
     """The row passed validation (it has no quarantine reason)."""
 
 
-Cond = IsTrue | IsNull | Eq | Lt | Gt | In | NotFinite | OffStep | Not | All | Any_ | Valid
+Cond = (IsTrue | IsNull | Eq | Lt | Gt | In | NotFinite | OffStep | Matches | LongerThan | LengthNe
+        | StartsWith | Contains | MoreOf | Not | All | Any_ | Valid)
 
 
 def all_of(*conds: Cond) -> All:
@@ -101,4 +147,6 @@ def columns(cond: Cond) -> set[str]:
         return set().union(*(columns(c) for c in cond.conds)) if cond.conds else set()
     if isinstance(cond, Valid):
         return set()
+    if isinstance(cond, LengthNe):
+        return {cond.column, cond.other}
     return {cond.column}

@@ -31,6 +31,18 @@ class ShadowGateConfig:
 
 
 @dataclass(frozen=True)
+class InterleavingGateConfig:
+    """``--profile interleaving``: B may lose at most ``margin`` of preference
+    (``(wins_B − wins_A) / (wins_B + wins_A)`` ≥ −margin) to PROMOTE; comparisons start at
+    ``min_requests`` interleaved requests; the confidence sequence is tightest near
+    ``sequential_tuning_requests`` decisive requests (both fixed in advance, not fitted)."""
+
+    margin: float = 0.05
+    min_requests: int = 500
+    sequential_tuning_requests: int = 1_000
+
+
+@dataclass(frozen=True)
 class Margin:
     """How much worse than control a guarded metric may be: absolute (rate points or
     milliseconds) or relative (a share of control's value)."""
@@ -64,6 +76,7 @@ class GateConfig:
     segments: tuple[str, ...] = ("channel", "mode", "mutation")
     margins: dict[str, Margin] = field(default_factory=lambda: dict(DEFAULT_MARGINS))
     shadow: ShadowGateConfig = field(default_factory=ShadowGateConfig)
+    interleaving: InterleavingGateConfig = field(default_factory=InterleavingGateConfig)
 
 
 def _int_min(value: Any, lo: int) -> int | None:
@@ -168,6 +181,8 @@ def parse_gates(data: Any, file: str) -> GateConfig:
             changes[key] = steps
         elif key == "shadow":
             changes[key] = _parse_shadow(value, file)
+        elif key == "interleaving":
+            changes[key] = _parse_interleaving(value, file)
         elif key == "margins":
             changes[key] = _margins(value, file)
         elif key == "segments":
@@ -210,6 +225,25 @@ def _parse_shadow(value: Any, file: str) -> ShadowGateConfig:
         else:
             changes[key] = _checked(_SHADOW_RULES[key], item, file, where)
     return ShadowGateConfig(**{**ShadowGateConfig().__dict__, **changes})
+
+
+_INTERLEAVING_RULES: dict[str, tuple[str, Any]] = {
+    "margin": ("a number in (0, 1)", _unit),
+    "min_requests": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
+    "sequential_tuning_requests": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
+}
+
+
+def _parse_interleaving(value: Any, file: str) -> InterleavingGateConfig:
+    if value is None:
+        return InterleavingGateConfig()
+    if not isinstance(value, dict):
+        raise ConfigError("must be a mapping", file=file, where="interleaving")
+    check_keys(value, _INTERLEAVING_RULES, where="interleaving", file=file, error=ConfigError)
+    value = without_extensions(value)
+    changes = {key: _checked(_INTERLEAVING_RULES[key], value[key], file, f"interleaving.{key}")
+               for key in sorted(value, key=str)}
+    return replace(InterleavingGateConfig(), **changes)
 
 
 def load_gates(path: str | os.PathLike[str] | None = None) -> GateConfig:

@@ -76,7 +76,7 @@ class SparkDialect(Dialect):
     types: ClassVar[dict[str, str]] = {
         "int": "BIGINT", "version": "BIGINT", "number": "DOUBLE", "percent": "DOUBLE",
         "bool": "BOOLEAN", "string": "STRING", "enum": "STRING", "ts": "TIMESTAMP",
-        "uuid": "STRING",
+        "uuid": "STRING", "teams": "STRING",
     }
 
     # JSON value types are tagged in the source by :func:`_json_tag`, already by these names

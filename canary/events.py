@@ -10,23 +10,37 @@ these constants in step).
 
 Schema version 2 adds ``event_id``: a random UUID per event (never personal: an
 e-mail or a user id is not a UUID and is refused). Version 1 rows carry no id.
+Version 3 is one *interleaved* request (:mod:`tooldisc.discovery.interleave`): it adds
+``teams`` (one letter per offered position, ``A`` or ``B``: which ranker placed it) and
+``credit`` (one letter per tool call the guard let through, in call order: the team
+credited, or ``-`` for a tool outside the offer, e.g. found by ``search_tools``) and
+``contested`` (both rankers offered at least one tool: then the first position's team is
+the first round's fair coin, which the balance gate tests). A request whose offer, or
+whose calls, are empty carries a null team string. No query text, tool names
+or arguments. The sink writes version 2 for every other request, so a reader that knows
+only versions 1 and 2 sees no change in telemetry without interleaving.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from tooldisc.canary.conditions import (
     Cond,
+    Contains,
     Eq,
     Gt,
     In,
     IsNull,
     IsTrue,
+    LengthNe,
+    LongerThan,
     Lt,
+    Matches,
     Not,
     NotFinite,
     OffStep,
@@ -34,8 +48,10 @@ from tooldisc.canary.conditions import (
     any_of,
 )
 
-EVENT_SCHEMA_VERSION = 2
-EVENT_SCHEMA_VERSIONS = (1, 2)
+EVENT_SCHEMA_VERSION = 2  # what the sink writes for a request that is not interleaved
+INTERLEAVED_SCHEMA_VERSION = 3  # one interleaved request, with its teams and credit
+EVENT_SCHEMA_VERSIONS = (1, 2, 3)
+MAX_TEAM_LETTERS = 1000  # per offer (K is far smaller) and per request's calls
 
 FALLBACK_REASONS = (
     "empty",
@@ -72,6 +88,7 @@ JSON_TYPES: dict[str, tuple[str, ...]] = {
     "enum": ("string",),
     "ts": ("string",),
     "uuid": ("string",),
+    "teams": ("string",),
 }
 TYPED_CATEGORIES: dict[str, tuple[str, ...]] = {
     # column kind -> the column types a typed source (Parquet, a Spark table) may give it,
@@ -87,6 +104,7 @@ TYPED_CATEGORIES: dict[str, tuple[str, ...]] = {
     "enum": ("str",),
     "ts": ("tstz", "str"),
     "uuid": ("uuid", "str"),
+    "teams": ("str",),
 }
 
 
@@ -109,13 +127,13 @@ ENCODINGS: tuple[Encoding, ...] = (
              "`1.0`, `[true]`",
              "`true`, `false`, `1`, `0` in any letter case, spaces around ignored",
              "BOOLEAN; an integer column holding 0 or 1"),
-    Encoding("bool, nullable", "`task_success`, `tool_execution_success`",
+    Encoding("bool, nullable", "`task_success`, `tool_execution_success`, `contested` (version 3)",
              "as a flag, or `null`", "as a flag, or an empty field", "as a flag, or null"),
     Encoding("int", "`bucket`, `candidate_count`, `final_tool_count`, `k`, `schema_tokens`",
              "an integer literal (`12`); not `12.0`, `\"12\"`",
              "digits with an optional sign (`12`, `+12`), at most 18",
              "an integer column"),
-    Encoding("version", "`schema_version`", "the integer `1` or `2`", "`1` or `2`",
+    Encoding("version", "`schema_version`", "the integer `1`, `2` or `3`", "`1`, `2` or `3`",
              "an integer column"),
     Encoding("number", "`latency_ms`, `percent`",
              "a JSON number (`12`, `12.5`, `1.25e2`); not `\"12.5\"`",
@@ -132,6 +150,9 @@ ENCODINGS: tuple[Encoding, ...] = (
              "not a timestamp without time zone"),
     Encoding("uuid", "`event_id`", "a JSON string, 8-4-4-4-12 hex digits", "8-4-4-4-12 hex digits",
              "a string or UUID column"),
+    Encoding("teams", "`teams` (`A`/`B`), `credit` (`A`/`B`/`-`); schema version 3",
+             "a JSON string of those letters (`\"ABBA\"`), or `null`; not an array",
+             "the letters (an empty field is null)", "a string column"),
 )
 
 
@@ -151,7 +172,8 @@ class Column:
     ``percent`` (0–100 in 0.01 steps), ``bool`` (true/false, 0/1 accepted),
     ``string`` (non-empty), ``enum`` (one of ``values``), ``ts`` (ISO 8601 with ``Z``
     or an offset), ``uuid`` (8-4-4-4-12 hex, compared case-insensitively) and
-    ``version`` (one of the schema's versions). ``optional`` columns may be absent
+    ``version`` (one of the schema's versions) and ``teams`` (a string of the letters in
+    ``values``, at most ``max`` long; empty is allowed). ``optional`` columns may be absent
     from a file (every row then reads NULL), e.g. ``event_id`` in version 1 files.
     """
 
@@ -219,7 +241,8 @@ def range_check(col: Column, schema: RowSchema) -> tuple[Cond, str] | None:
         return Lt(n, 0), f"{n}: must be an integer >= 0"
     if kind == "version":
         allowed = schema.versions
-        text = " or ".join(str(v) for v in allowed)
+        names = [str(v) for v in allowed]
+        text = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
         return Not(In(n, allowed)), f"{n}: must be {text}"
     if kind == "number":
         if col.max is not None:
@@ -233,6 +256,11 @@ def range_check(col: Column, schema: RowSchema) -> tuple[Cond, str] | None:
         return Eq(n, ""), f"{n}: must be non-empty"
     if kind == "enum":
         return Not(In(n, col.values)), f"{n}: must be one of {', '.join(col.values)}"
+    if kind == "teams":
+        letters = "".join(re.escape(v) for v in col.values)
+        limit = int(col.max if col.max is not None else MAX_TEAM_LETTERS)
+        return (any_of(Not(Matches(n, f"[{letters}]*")), LongerThan(n, limit)),
+                f"{n}: must be at most {limit} letters, each one of {', '.join(col.values)}")
     return None
 
 
@@ -242,6 +270,8 @@ def parse_failure(col: Column, source_is_naive_ts: bool = False) -> str:
         what = "a timestamp with a time zone" if source_is_naive_ts else "a timestamp with Z or an offset"
     elif col.kind == "uuid":
         what = "a UUID"
+    elif col.kind == "teams":
+        what = "a string of team letters"
     else:
         what = f"a valid {col.kind}"
     return f"{col.name}: not {what}"
@@ -283,6 +313,11 @@ EVENT_SCHEMA = RowSchema(
         Column("schema_tokens", "int"),
         Column("kill_switch", "bool"),
         Column("event_id", "uuid", nullable=True, optional=True),
+        Column("teams", "teams", nullable=True, values=("A", "B"), max=MAX_TEAM_LETTERS, optional=True),
+        Column("credit", "teams", nullable=True, values=("A", "B", "-"), max=MAX_TEAM_LETTERS,
+               optional=True),
+        # both rankers offered a tool: then the first position's team is the first round's fair coin
+        Column("contested", "bool", nullable=True, optional=True),
     ),
     row_rules=(
         RowRule("fallback_reason", all_of(IsTrue("fallback"), IsNull("fallback_reason")),
@@ -293,6 +328,26 @@ EVENT_SCHEMA = RowSchema(
                 "event_id: required when schema_version is 2"),
         RowRule("event_id", all_of(Eq("schema_version", 1), Not(IsNull("event_id"))),
                 "event_id: must be absent when schema_version is 1"),
+        RowRule("event_id", all_of(Eq("schema_version", 3), IsNull("event_id")),
+                "event_id: required when schema_version is 3"),
+        RowRule("teams", all_of(In("schema_version", (1, 2)), Not(IsNull("teams"))),
+                "teams: only in schema_version 3 (an interleaved request)"),
+        RowRule("credit", all_of(In("schema_version", (1, 2)), Not(IsNull("credit"))),
+                "credit: only in schema_version 3 (an interleaved request)"),
+        RowRule("contested", all_of(In("schema_version", (1, 2)), Not(IsNull("contested"))),
+                "contested: only in schema_version 3 (an interleaved request)"),
+        RowRule("contested", all_of(Eq("schema_version", 3), IsNull("contested")),
+                "contested: required when schema_version is 3"),
+        RowRule("contested", all_of(IsTrue("contested"), Eq("final_tool_count", 0)),
+                "contested: true needs an offered tool"),
+        RowRule("arm", all_of(Eq("schema_version", 3), Not(Eq("arm", "experiment"))),
+                "arm: must be experiment when schema_version is 3 (an interleaved request)"),
+        RowRule("teams", all_of(Eq("schema_version", 3), IsNull("teams"), Gt("final_tool_count", 0)),
+                "teams: required when schema_version is 3 and a tool was offered"),
+        RowRule("teams", all_of(Not(IsNull("teams")), LengthNe("teams", "final_tool_count")),
+                "teams: one letter per offered tool (final_tool_count)"),
+        *(RowRule("credit", all_of(Contains("credit", t), any_of(IsNull("teams"), Not(Contains("teams", t)))),
+                  "credit: credits a team that placed no offered tool") for t in ("A", "B")),
     ),
     security=SECURITY_FLAGS,
 )

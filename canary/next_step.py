@@ -94,6 +94,8 @@ def next_step(profile: str, verdict: str, next_percent: float | None, current_pe
               cfg: GateConfig | None = None) -> dict[str, Any]:
     """The deciding gate (and metric), and what to do next with the numbers it needs."""
     cfg = cfg or GateConfig()
+    if profile == "interleaving":
+        return _interleaving_step(verdict, next_percent, gates)
     by_name = {m.name: m for m in comparisons}
     out: dict[str, Any] = {"action": "", "percent": _num(next_percent), "gate": None, "metric": None}
     if verdict == "ROLLBACK":
@@ -153,5 +155,53 @@ def next_step(profile: str, verdict: str, next_percent: float | None, current_pe
             out["gate"] = waits[0][0]
     if wait:
         out["wait"] = wait
+    out["still_needed"] = [name for name, _ in waits]
+    return out
+
+
+def _interleaving_step(verdict: str, next_percent: float | None, gates: Sequence[Any]) -> dict[str, Any]:
+    """The interleaving profile's next step: its waits are in interleaved requests (not per
+    arm), read from the ``needed`` numbers of the data and preference gates."""
+    out: dict[str, Any] = {"action": "", "percent": _num(next_percent), "gate": None, "metric": None}
+    if verdict == "ROLLBACK":
+        gate = next(g for g in gates if g.status == "fail" and g.outcome == "ROLLBACK")
+        out.update(action="rollback", gate=gate.name)
+        if gate.name == "preference":
+            out.update(metric="preference", where=[{"segment": None, "value": None}])
+        return out
+    if verdict == "PROMOTE":
+        out["action"] = "promote"
+        return out
+    waits: list[tuple[str, Mapping[str, Any]]] = []
+    fixes: list[Any] = []
+    for g in gates:
+        if g.status not in ("fail", "not_judged"):
+            continue
+        need = (g.numbers or {}).get("needed")
+        if g.name in ("data", "preference") and need and need.get("requests") is not None:
+            waits.append((g.name, need))
+        elif g.name == "preference" and not need:
+            continue  # not judged yet: the data gate says what is missing
+        elif g.name == "security" and g.status == "not_judged" and not (g.numbers or {}).get(
+                "quarantined_rows_with_unknown_security_flag"):
+            continue  # no interleaved request yet (the data gate)
+        else:
+            fixes.append(g)
+    if fixes:
+        gate = fixes[0]
+        out.update(action="fix", gate=gate.name, metric="preference" if gate.name == "preference" else None)
+    else:
+        out["action"] = "wait"
+    if waits:
+        by, need = max(waits, key=lambda w: w[1]["requests"])
+        wait: dict[str, Any] = {"percent": _num(next_percent), "by": by, "hours": need.get("hours"),
+                                "requests": need["requests"], "to_show": need.get("to_show")}
+        nxt = need.get("next_step")
+        if nxt:
+            wait["next_step"] = {"percent": _num(nxt.get("percent")), "by": by, "hours": nxt.get("hours"),
+                                 "requests": nxt.get("requests")}
+        out["wait"] = wait
+        if not fixes:
+            out.update(gate=by, metric=None if by == "data" else "preference")
     out["still_needed"] = [name for name, _ in waits]
     return out

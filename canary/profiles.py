@@ -58,8 +58,23 @@ def _shadow_judge(ev: Any, experiment: str, cfg: GateConfig) -> Verdict:
     return judge_shadow(ev, experiment, cfg)
 
 
+def _interleaving_evidence(engine: Engine, experiment: str, since: datetime | None,
+                           until: datetime | None, cfg: GateConfig) -> Any:
+    from tooldisc.canary.interleaving import interleaving_evidence
+
+    return interleaving_evidence(engine, experiment, since, until)
+
+
+def _interleaving_judge(ev: Any, experiment: str, cfg: GateConfig) -> Verdict:
+    from tooldisc.canary.interleaving import judge_interleaving
+
+    return judge_interleaving(ev, experiment, cfg)
+
+
 def profiles() -> dict[str, Profile]:
     """Every profile, by name (built on call: nothing happens at import)."""
+    from tooldisc.canary.interleave_synth import INTERLEAVING_SCENARIOS
+    from tooldisc.canary.interleaving import INTERLEAVING_GATES
     from tooldisc.canary.shadow import SHADOW_GATES, SHADOW_SCHEMA
     from tooldisc.canary.shadow_synth import SHADOW_SCENARIOS
     from tooldisc.canary.synth import SCENARIOS
@@ -69,6 +84,8 @@ def profiles() -> dict[str, Profile]:
                           SCENARIOS, "indexed-retrieval-v1"),
         "shadow": Profile("shadow", SHADOW_SCHEMA, _shadow_evidence, _shadow_judge, SHADOW_GATES,
                           SHADOW_SCENARIOS, "capability-planner-v1"),
+        "interleaving": Profile("interleaving", EVENT_SCHEMA, _interleaving_evidence, _interleaving_judge,
+                                INTERLEAVING_GATES, INTERLEAVING_SCENARIOS, "ranking-v2"),
     }
 
 

@@ -16,15 +16,21 @@ from tooldisc.canary.conditions import (
     All,
     Any_,
     Cond,
+    Contains,
     Eq,
     Gt,
     In,
     IsNull,
     IsTrue,
+    LengthNe,
+    LongerThan,
     Lt,
+    Matches,
+    MoreOf,
     Not,
     NotFinite,
     OffStep,
+    StartsWith,
     Valid,
 )
 from tooldisc.canary.events import (
@@ -59,7 +65,7 @@ class Dialect:
     types: ClassVar[dict[str, str]] = {
         "int": "BIGINT", "version": "BIGINT", "number": "DOUBLE", "percent": "DOUBLE",
         "bool": "BOOLEAN", "string": "VARCHAR", "enum": "VARCHAR", "ts": "TIMESTAMPTZ",
-        "uuid": "UUID",
+        "uuid": "UUID", "teams": "VARCHAR",
     }
     # The engine's name of each JSON value type (``json_type``), by the tag
     # :data:`tooldisc.canary.events.JSON_TYPES` uses.
@@ -152,6 +158,9 @@ class Dialect:
                 return (f"CASE WHEN {self.full_match(f'trim({raw})', ISO_TS)} "
                         f"THEN TRY_CAST(trim({raw}) AS TIMESTAMPTZ) END"), True
             return self.null(kind), True
+        if kind == "teams":
+            # letters only (the value rule checks them); a number or a flag is not a team string
+            return (raw, False) if cat == "str" else (self.null(kind), True)
         if kind == "uuid":
             # A UUID is carried as its canonical text (lower case, 8-4-4-4-12), as Spark
             # does: equal ids are equal strings, and the common case — ids already
@@ -341,6 +350,20 @@ class Dialect:
         if isinstance(cond, OffStep):
             inv = round(1 / cond.step)
             return f"abs({c} * {inv} - round({c} * {inv})) > 1e-6"
+        if isinstance(cond, Matches):
+            return self.full_match(c, cond.regex)
+        if isinstance(cond, LongerThan):
+            return f"length({c}) > {int(cond.limit)}"
+        if isinstance(cond, LengthNe):
+            return f"length({c}) <> {self.ident(cond.other)}"
+        if isinstance(cond, StartsWith):
+            return f"substr({c}, 1, {len(cond.prefix)}) = {self.literal(cond.prefix)}"
+        if isinstance(cond, Contains):
+            return f"instr({c}, {self.literal(cond.text)}) > 0"
+        if isinstance(cond, MoreOf):
+            # n(letter) > n(than)  ⇔  len − n(than) > len − n(letter); the same in every dialect
+            return (f"length(replace({c}, {self.literal(cond.than)}, '')) > "
+                    f"length(replace({c}, {self.literal(cond.letter)}, ''))")
         if isinstance(cond, Not):
             return f"NOT ({self.render(cond.cond, reason_col)})"
         if isinstance(cond, All):

@@ -138,16 +138,19 @@ def synth_cmd(
                                           "shadow: healthy, stray_rows, "
                                           "corrupt_rows, unauthorized_proposal, shadow_execution, "
                                           "invalid_plan, golden_failure, premature_insufficient, "
-                                          "unreviewed_divergence.")],
+                                          "unreviewed_divergence. interleaving: no_preference, b_better, "
+                                          "b_worse, unbalanced, security_leak.")],
     out: Annotated[Output, output_option("--out", help="Output file: .parquet, .jsonl or .csv.")],
-    profile: Annotated[str, typer.Option("--profile", help="canary (telemetry events) or shadow "
-                                         "(shadow-report rows).")] = "canary",
+    profile: Annotated[str, typer.Option("--profile", help="canary (telemetry events), shadow "
+                                         "(shadow-report rows) or interleaving (interleaved "
+                                         "requests).")] = "canary",
     percent: Annotated[float | None, typer.Option("--percent", help="Rollout percent in force "
-                                                  "(canary only; default 10).")] = None,
+                                                  "(canary: default 10; interleaving: the share of "
+                                                  "requests interleaved, default 50).")] = None,
     seed: Annotated[int, count_option("seed", "--seed", help="Random seed.")] = 0,
     experiment: Annotated[str | None, typer.Option("--experiment", help="Experiment name (default "
-                                                   "indexed-retrieval-v1, or capability-planner-v1 "
-                                                   "for shadow).")] = None,
+                                                   "indexed-retrieval-v1, capability-planner-v1 "
+                                                   "for shadow, ranking-v2 for interleaving).")] = None,
     fmt: FormatOption = "table",
     json_: JsonOption = False,
 ) -> None:
@@ -177,6 +180,27 @@ def synth_cmd(
             return
         note(f"wrote {sh.rows} shadow-report rows ({sh.scenario}, {sh.bad_rows} bad, expected "
              f"verdict {sh.expected_verdict}) to {out.path}")
+        return
+    if profile == "interleaving":
+        from tooldisc.canary.interleave_synth import DEFAULT_EXPERIMENT, synthesize_interleaving
+
+        percent = 50.0 if percent is None else percent
+        experiment = experiment if experiment is not None else DEFAULT_EXPERIMENT
+        with progress_bar(f"synth {scenario}", events, counts=False) as bar:
+            il = synthesize_interleaving(out.tmp, events, scenario, percent=percent, seed=seed,
+                                         experiment=experiment, on_chunk=bar.advance if bar else None)
+        out.commit()
+        if out_fmt == "json":
+            from tooldisc.canary.interleave_synth import INTERLEAVING_SCENARIOS
+
+            print_json({"profile": "interleaving", "events": il.events, "interleaved": il.interleaved,
+                        "scenario": il.scenario, "expected_verdict": il.expected_verdict,
+                        "failing_gate": il.failing_gate,
+                        "true_effect": INTERLEAVING_SCENARIOS[il.scenario].description, "path": out.path,
+                        "percent": percent, "seed": seed, "experiment": experiment})
+            return
+        note(f"wrote {il.events} events, {il.interleaved} interleaved ({il.scenario}, expected verdict "
+             f"{il.expected_verdict}) to {out.path}")
         return
     from tooldisc.canary.synth import synthesize
 
@@ -208,7 +232,8 @@ def _schema(profile: str) -> Any:
 def ingest_cmd(
     pattern: Annotated[str, typer.Argument(help="File, directory or glob (JSONL, Parquet, CSV).")],
     db: Annotated[str, database_option("--db", help="DuckDB database file (created when absent).")],
-    profile: Annotated[str, typer.Option("--profile", help="Row schema: canary or shadow.")] = "canary",
+    profile: Annotated[str, typer.Option("--profile", help="Row schema: canary (also interleaving's) "
+                                         "or shadow.")] = "canary",
     lock_timeout: Annotated[float, typer.Option(
         "--lock-timeout", help="Seconds to wait while another process writes the database "
                                "(then exit 2; nothing is written).")] = 30.0,
@@ -248,7 +273,8 @@ def verdict_cmd(
     gates: Annotated[str | None, typer.Option("--gates", help="gates.yaml overriding the defaults.")] = None,
     since: Annotated[str | None, typer.Option("--since", help="Window start (ISO 8601, inclusive).")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Window end (ISO 8601, exclusive).")] = None,
-    profile: Annotated[str, typer.Option("--profile", help="canary, or shadow for a shadow planner.")] = "canary",
+    profile: Annotated[str, typer.Option("--profile", help="canary (A/B), interleaving (ranker B vs A "
+                                         "on interleaved requests), or shadow for a shadow planner.")] = "canary",
     fmt: FormatOption = "table",
     json_flag: JsonOption = False,
     out: Annotated[Output | None, output_option("--out", help="Write the report here instead of stdout.")] = None,

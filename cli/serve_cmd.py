@@ -60,6 +60,16 @@ def serve_command(
              "'default', autonomous) when no context is given. Off by default: serve needs a context.")] = False,
     learned: LearnedOption = None,
     no_cache: NoCacheOption = False,
+    interleave: Annotated[str | None, typer.Option(
+        "--interleave", help="Interleave a challenger ranker B with the served one (A) on --percent of requests: "
+                             "'default' (the shipped config), a ranker config file, or a learned file. Judge it "
+                             "with 'canary verdict --profile interleaving'.")] = None,
+    experiment: Annotated[str | None, typer.Option(
+        "--experiment", help="The interleaving experiment's name (with --interleave).")] = None,
+    salt: Annotated[str | None, typer.Option(
+        "--salt", help="Its assignment salt (with --interleave; default: the experiment name).")] = None,
+    percent: Annotated[float | None, typer.Option(
+        "--percent", help="Share of requests interleaved, 0-100 in 0.01 steps (with --interleave).")] = None,
 ) -> None:
     """Serve the catalog over MCP (stdio): offers per request, guarded calls, search_tools.
 
@@ -78,11 +88,27 @@ def serve_command(
                          "permission of the catalog in autonomous mode")
     if given and allow_default_context:
         raise UsageError("give a context (--context-file or context flags) or --allow-default-context, not both")
+    if interleave is None and (experiment is not None or salt is not None or percent is not None):
+        raise UsageError("--experiment, --salt and --percent configure --interleave; give --interleave B too")
+    if interleave is not None and (experiment is None or percent is None):
+        raise UsageError("--interleave needs --experiment NAME and --percent P (the share of requests interleaved)")
+    if interleave is not None and events is None:
+        raise UsageError("--interleave needs --events FILE: the interleaving verdict reads that telemetry")
     from tooldisc.agent.mcp_server import AgentService, CatalogSource, echo_handler, serve_stdio
     from tooldisc.agent.sink import JsonlSink, Telemetry
     from tooldisc.discovery.catalog_io import default_catalog_path
     from tooldisc.discovery.config import load_config
 
+    plan = None
+    if interleave is not None:  # B's file and the plan are checked before anything is loaded
+        from tooldisc.agent.interleaving import Interleave, challenger
+
+        assert experiment is not None and percent is not None
+        b_config, b_learned = challenger(interleave)
+        try:
+            plan = Interleave(experiment, percent, b_config, b_learned, salt)
+        except (TypeError, ValueError) as exc:  # one line naming the option, exit 2
+            raise UsageError(f"--interleave: {exc}") from None
     cat = load_catalog_option(catalog, catalog_format)  # fail fast (exit 2) on a bad catalog
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     ctx = build_context_from(cat, flags)  # the default one says so on stderr
@@ -96,7 +122,7 @@ def serve_command(
     # The default context follows catalog reloads (None: recomputed from each new catalog).
     service = AgentService(source, None if ctx.is_default else ctx,
                            _load_handler(handler) if handler else echo_handler, telemetry, parse_k(k),
-                           allow_default_context=allow_default_context)
+                           allow_default_context=allow_default_context, interleave=plan)
     serve_stdio(service)
 
 

@@ -13,7 +13,7 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from tooldisc.discovery.stages import Authorized, Ranked, Request, Retrieved
 from tooldisc.discovery.text import tokenize
 from tooldisc.errors import UsageError
 from tooldisc.limits import check_query
+
+if TYPE_CHECKING:
+    from tooldisc.discovery.interleave import InterleavedOffer
 
 
 def authorize(req: Request, ix: Index) -> Authorized:
@@ -250,6 +253,15 @@ def _confidence(top: float, gap: float, n: int, fits: float | None = None) -> Co
 STEPS = (authorize, retrieve, rank, clauses, cut)
 
 
+def _apply(state: Any, steps: Sequence[Any], ix: Index, timings: dict[str, float]) -> Any:
+    """Run ``steps`` in order from ``state``, timing each into ``timings`` (milliseconds)."""
+    for step in steps:
+        t0 = time.perf_counter()
+        state = step(state, ix)
+        timings[step.__name__] = (time.perf_counter() - t0) * 1000.0
+    return state
+
+
 class Discoverer:
     """A catalog and a ranker config with everything precomputed for fast queries.
 
@@ -333,18 +345,54 @@ class Discoverer:
     def _run(self, req: Request) -> Offer:
         """The fixed STEPS on one request, each step timed; timings stay out of the hash."""
         timings: dict[str, float] = {}
-        state: Any = req
-        ix = self.index
         t_all = time.perf_counter()
-        for step in STEPS:
-            t0 = time.perf_counter()
-            state = step(state, ix)
-            timings[step.__name__] = (time.perf_counter() - t0) * 1000.0
+        offer: Offer = _apply(req, STEPS, self.index, timings)
         timings["total"] = (time.perf_counter() - t_all) * 1000.0
-        offer: Offer = state
         # the offer the cut step just made holds its own empty dict: filled here, not copied into a second offer
         cast(dict, offer.timings).update(timings)
         return offer
+
+    def discover_interleaved(self, other: Discoverer, query: str, context: Context | None = None,
+                             k: int | str | None = None, history: Sequence[Any] = (), *, request_id: str,
+                             mutation: str | None = None) -> InterleavedOffer:
+        """One request offered as a team-draft interleaving of this ranker (A) and ``other`` (B).
+
+        Security is this request's, decided once: the authorize step runs here (A's
+        mutation class and authorized set), and B ranks that very set — B's own
+        authorized set for the same context and class is computed and must be equal, or
+        nothing is offered (an error). Both offers are cut at A's K (fixed or ``auto``,
+        as A chose it), and :func:`~tooldisc.discovery.interleave.team_draft` mixes them
+        with coins seeded by ``request_id`` (the same id gives the same offer). ``other``
+        must be built for the same catalog (any config or learned file).
+        """
+        from tooldisc.discovery.interleave import check_request_id, interleave_offers
+
+        if not isinstance(other, Discoverer):
+            raise UsageError(f"The 'other' parameter must be a Discoverer. Got {type(other).__name__} instead.")
+        if other.catalog.hash != self.catalog.hash:
+            raise UsageError("The 'other' parameter must be a Discoverer built for the same catalog "
+                             f"(catalog hash {self.catalog.hash[:12]}…). Got one for {other.catalog.hash[:12]}… instead.")
+        check_request_id(request_id)
+        req = self._request(query, context, k, history, mutation)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        auth: Authorized = _apply(req, STEPS[:1], self.index, timings)
+        offer_a: Offer = _apply(auth, STEPS[1:], self.index, timings)
+        timings["total"] = (time.perf_counter() - t0) * 1000.0
+        cast(dict, offer_a.timings).update(timings)
+        # B: the same request at A's K, ranking A's authorized set (never a set of its own)
+        ix_b = other.index
+        req_b = replace(req, k=offer_a.k, depth=offer_a.k)
+        own = ix_b.authorized(req.context, auth.mutation)
+        if not np.array_equal(own, auth.indices):
+            raise UsageError("interleaving refused: the two rankers' authorized sets differ for this request "
+                             "(they must be built for the same catalog)")
+        timings_b: dict[str, float] = {}
+        t0 = time.perf_counter()
+        offer_b: Offer = _apply(Authorized(req_b, auth.mutation, auth.indices), STEPS[1:], ix_b, timings_b)
+        timings_b["total"] = (time.perf_counter() - t0) * 1000.0
+        cast(dict, offer_b.timings).update(timings_b)
+        return interleave_offers(offer_a, offer_b, request_id)
 
     def candidates(self, query: str, context: Context | None = None,
                    history: Sequence[Any] = ()) -> tuple[np.ndarray, np.ndarray, str]:

@@ -26,6 +26,7 @@ _KIND = {
     "difference": ("Rates: experiment vs control", "worse by (percentage points) →"),
     "ratio": ("Latency: experiment / control", "latency ratio, experiment / control (→ slower)"),
     "difference_ms": ("Latency: experiment − control", "slower by (ms) →"),
+    "preference": ("Preference: B vs A (interleaved)", "B worse by (points of preference) →"),
 }
 
 
@@ -33,7 +34,7 @@ def _oriented(kind: str, worse: str, values: Mapping[str, Any]) -> dict[str, flo
     """Interval values turned so that harm grows rightwards/upwards; rates in points."""
     if any(values.get(k) is None for k in ("estimate", "low", "high", "limit")):
         return None
-    scale = 100.0 if kind == "difference" else 1.0
+    scale = 100.0 if kind in ("difference", "preference") else 1.0
     sign = 1.0 if worse == "higher" else -1.0
     ends = sorted((sign * values["low"] * scale, sign * values["high"] * scale))
     return {"est": round(sign * values["estimate"] * scale, 6), "low": round(ends[0], 6),
@@ -54,7 +55,7 @@ def forest(d: Mapping[str, Any]) -> tuple[list[Chart], list[str]]:
         outcome = OUTCOME_WORDS.get(m["outcome"], m["outcome"])
         by_kind.setdefault(iv["kind"], []).append({"metric": f"{m['name']}|({outcome})", "outcome": outcome, **row})
     charts = []
-    for kind in ("difference", "ratio", "difference_ms"):
+    for kind in ("difference", "ratio", "difference_ms", "preference"):
         if kind not in by_kind:
             continue
         title, x_title = _KIND[kind]

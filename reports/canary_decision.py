@@ -75,6 +75,10 @@ def _wait_text(d: Mapping[str, Any], wait: Mapping[str, Any]) -> str:
 
 def canary_decision(d: Mapping[str, Any]) -> Decision:
     """The banner of a canary (or shadow) verdict document."""
+    if d.get("profile") == "interleaving":
+        from tooldisc.reports.interleave_report import interleave_decision
+
+        return interleave_decision(d)
     verdict = d["verdict"]
     ns: Mapping[str, Any] = d.get("next_step") or {}
     action = ns.get("action")

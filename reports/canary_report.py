@@ -78,6 +78,11 @@ def verdict_dict(v: Verdict, confidence: float = 0.95) -> dict[str, Any]:
                               "v2_ids_conflicting": dup.v2_ids_conflicting} if dup else None)
         out["window"]["hours"] = round(ev.span_hours, 3) if ev and ev.span_hours is not None else None
         out["sequential"] = v.sequential or None
+    if v.profile == "interleaving":
+        out["metrics"] = [{"name": m.name, "gate": m.gate, "outcome": m.outcome, "reason": m.reason,
+                           **m.numbers} for m in v.comparisons]
+        out["window"] = dict(v.summary.get("window") or out["window"])
+        out["duplicates"] = v.summary.get("duplicates")
     out["next_step"] = v.next_step or None
     return json.loads(json.dumps(out, sort_keys=True))
 
@@ -199,6 +204,10 @@ def _gates_table(d: dict[str, Any], title: str | None = "Gates") -> Table:
 def summary_report(d: dict[str, Any]) -> Report:
     """Compact, for CI step summaries: an H2 heading, the decision line, the gates, the
     guarded metrics and any segment shown worse; no JSON."""
+    if d.get("profile") == "interleaving":
+        from tooldisc.reports.interleave_report import interleave_summary
+
+        return interleave_summary(d)
     blocks: list[Any] = [Paragraph(_context(d)), _gates_table(d, None)]
     if d.get("metrics"):
         blocks.append(table(list(METRIC_HEADERS), metric_rows(d)))
@@ -299,6 +308,10 @@ def _raw(d: dict[str, Any]) -> Details:
 def verdict_report(d: dict[str, Any]) -> Report:
     """Decision first (the banner), then the guarded metrics as a forest plot and hour by
     hour, the gates, the segments, and the raw numbers folded away."""
+    if d.get("profile") == "interleaving":
+        from tooldisc.reports.interleave_report import interleave_report
+
+        return interleave_report(d)
     blocks: list[Any] = [Paragraph(_context(d))]
     if d.get("metrics"):
         charts, missing = forest(d)

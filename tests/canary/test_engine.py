@@ -88,7 +88,7 @@ def test_an_old_database_without_event_id_still_ingests_and_judges(tmp_path: Pat
                      + {"int": "BIGINT", "version": "BIGINT", "number": "DOUBLE",
                         "percent": "DOUBLE", "bool": "BOOLEAN", "string": "VARCHAR",
                         "enum": "VARCHAR", "ts": "TIMESTAMPTZ"}[c.kind]
-                     for c in EVENT_SCHEMA.columns if c.name != "event_id")
+                     for c in EVENT_SCHEMA.columns if not c.optional)  # before event_id, teams, credit
     con.execute(f"CREATE TABLE events ({cols}, _file VARCHAR)")
     con.execute(f"CREATE TABLE events_quarantine ({cols}, _reason VARCHAR, _file VARCHAR, _raw VARCHAR)")
     con.close()

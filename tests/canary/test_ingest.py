@@ -48,7 +48,7 @@ def reasons(path: Path) -> dict[str | None, int]:
     ({"latency_ms": "12.5"}, "latency_ms: not a valid number"),
     ({"k": 1.5}, "k: not a valid int"),
     ({"bucket": 10_000}, "bucket: must be an integer >= 0 and <= 9999"),
-    ({"schema_version": 3}, "schema_version: must be 1 or 2"),
+    ({"schema_version": 4}, "schema_version: must be 1, 2 or 3"),
     ({"schema_version": 2}, "event_id: required when schema_version is 2"),
     ({"event_id": "6b1e8c52-3f0a-4c1b-9d7e-2a5f4e3d2c1b"}, "event_id: must be absent when schema_version is 1"),
     ({"schema_version": 2, "event_id": "alice@example.com"}, "event_id: not a UUID"),

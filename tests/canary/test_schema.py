@@ -15,7 +15,7 @@ def test_json_schema_matches_the_column_contract() -> None:
     jsonschema.Draft202012Validator.check_schema(schema)
     assert list(schema["properties"]) == list(EVENT_SCHEMA.names)
     assert schema["required"] == list(EVENT_SCHEMA.required)
-    assert schema["x-schema-version"] == EVENT_SCHEMA.version == 2
+    assert schema["x-schema-version"] == EVENT_SCHEMA.version == 3
     assert schema["properties"]["schema_version"]["enum"] == list(EVENT_SCHEMA.versions)
     assert all(p["description"] for p in schema["properties"].values())
 

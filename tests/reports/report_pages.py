@@ -4,7 +4,8 @@ user text wherever a report shows user text (queries, slice labels, tool names).
 The browser tests (``tests/reports/test_browser.py``) and ``make screenshots`` load these.
 Compare pages: two arms (two configs) and four (three configs and another
 retriever's TREC run, sliced by category). Canary verdicts come from ``canary synth`` scenarios with known verdicts: HOLD (too few
-requests yet), PROMOTE and ROLLBACK (task success shown worse), and a shadow verdict.
+requests yet), PROMOTE and ROLLBACK (task success shown worse), a shadow verdict and an
+interleaving verdict (HOLD: the preference still inconclusive).
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ EXPERIMENT = "indexed-retrieval-v1"
 # (page name, scenario, events, percent, seed) with a known verdict each
 CANARY = (("verdict-hold", "healthy", 30_000, 10, 4), ("verdict-promote", "healthy", 40_000, 50, 5),
           ("verdict-rollback", "task_regression", 6_000, 25, 5))
+# an interleaving verdict still waiting for its preference (HOLD, the wait in interleaved requests)
+INTERLEAVING = ("verdict-interleaving", "no_preference", 4_000, 50, 4)
 
 
 def _files(tmp: Path) -> tuple[Path, Path, Path]:
@@ -125,6 +128,12 @@ def documents(tmp: Path) -> dict[str, tuple[str, dict]]:
         path = tmp / f"{name}.parquet"
         synthesize(path, events, scenario, percent=percent, seed=seed, experiment=EXPERIMENT)
         out[name] = ("verdict", run_verdict(EVENT_SCHEMA, EXPERIMENT, events=str(path))[1])
+    from tooldisc.canary.interleave_synth import synthesize_interleaving
+
+    name, scenario, events, percent, seed = INTERLEAVING
+    path = tmp / f"{name}.parquet"
+    synthesize_interleaving(path, events, scenario, percent=percent, seed=seed)
+    out[name] = ("verdict", run_verdict(EVENT_SCHEMA, "ranking-v2", events=str(path), profile_name="interleaving")[1])
     shadow = tmp / "shadow.jsonl"
     synthesize_shadow(shadow, 400, "healthy", seed=1)
     out["verdict-shadow"] = ("verdict", run_verdict(SHADOW_SCHEMA, "capability-planner-v1", events=str(shadow),

@@ -20,9 +20,10 @@ from tests.reports.report_pages import all_pages
 
 DECIDING = {"gate": "FAILED", "catalog-diff": "POLICY LOOSENED", "compare": "NO SIGNIFICANT DIFFERENCE",
             "compare-4": "1 OF 3 ARMS WORSE", "verdict-hold": "HOLD",
-            "verdict-promote": "PROMOTE", "verdict-rollback": "ROLLBACK", "verdict-shadow": "PROMOTE"}
+            "verdict-promote": "PROMOTE", "verdict-rollback": "ROLLBACK", "verdict-shadow": "PROMOTE",
+            "verdict-interleaving": "HOLD"}
 KINDS = {"eval", "sweep", "compare", "compare-4", "gate", "tune", "catalog-diff", "verdict-hold", "verdict-promote",
-         "verdict-rollback", "verdict-shadow"}
+         "verdict-rollback", "verdict-shadow", "verdict-interleaving"}
 PERSIAN = ("eval", "compare", "compare-4", "catalog-diff")
 
 
@@ -183,3 +184,12 @@ def test_the_screenshot_script_needs_an_output_folder() -> None:
     from tests.reports import browser
 
     assert browser.main([]) == 2  # usage: an output folder is required
+
+
+def test_the_interleaving_page_shows_the_preference_and_the_wait(measured) -> None:
+    r = _rows(measured, "verdict-interleaving")[0]
+    assert [c["title"] for c in r["charts"]] == ["Preference: B vs A (interleaved)"]
+    assert r["banner"]["why"].startswith("Why: The preference is inconclusive")
+    assert re.search(r"^Next: Keep interleaving 50 % of requests and wait (about \d+(\.\d)? h|under 1 h) \(about "
+                     r"[\d,]+ more interleaved requests to show B not worse\); .* at 100 %\.$", r["banner"]["next"]), \
+        r["banner"]["next"]
