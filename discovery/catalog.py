@@ -24,7 +24,7 @@ from tooldisc import values
 from tooldisc.closed_schema import key_problems
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
 from tooldisc.discovery.names import is_reserved
-from tooldisc.discovery.text import sanitize
+from tooldisc.discovery.text import MAX_TEXT, sanitize
 from tooldisc.errors import MAX_ERROR_LINE, DataError
 from tooldisc.terminal import clip, escape, is_clean
 
@@ -162,9 +162,25 @@ class Catalog:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _c_canonical() -> Any:
+    """``_CANONICAL``'s own C encoder, built once: ``JSONEncoder.encode`` builds it again on every call
+    (a third of the encoding time of a tool record). None where the C accelerator is missing."""
+    from json import encoder
+
+    if encoder.c_make_encoder is None or encoder.c_encode_basestring is None:
+        return None
+    return encoder.c_make_encoder({}, _CANONICAL.default, encoder.c_encode_basestring, None, ":", ",", True, False,
+                                  True)
+
+
+_C_CANONICAL = _c_canonical()
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, no insignificant whitespace, UTF-8 not escaped (DESIGN §3)."""
-    return _CANONICAL.encode(value)
+    if _C_CANONICAL is None or type(value) is str:
+        return _CANONICAL.encode(value)
+    return "".join(_C_CANONICAL(value, 0))
 
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
@@ -467,29 +483,43 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared
     ``shared``: the table the catalog's records share their strings and lists through
     (:func:`build_catalog` passes one; without it the record holds its own). ``texts``: the
     canonical JSON of the record's schemas, when validation computed it (:func:`definition_hash`).
+    Written for a catalog load's 100,000 calls: a plain string is looked up in the table directly
+    (``share[x]``, what :meth:`SharedValues.text` does for it) and printable text within its limit
+    skips :func:`sanitize` (which returns it unchanged).
     """
     share = SharedValues() if shared is None else shared
-    kwargs: dict[str, Any] = {"name": raw["name"]}
-    kwargs["description"] = share.text(sanitize(raw.get("description") or ""))
-    for key in ("namespace", "capability", "risk_level", "replacement"):
-        kwargs[key] = share.text(_as_str(raw.get(key)))
-    kwargs["version"] = share.text(_as_str(raw.get("version")))
-    kwargs["schema_version"] = share.text(_as_str(raw.get("schema_version")) or "1")
-    for key in ("parameters", "compact_parameters", "output_schema"):
-        kwargs[key] = raw.get(key)
-    kwargs["side_effect"] = share.text(raw.get("side_effect"))
+    get = raw.get
+    description = get("description") or ""
+    if type(description) is not str or len(description) > MAX_TEXT or not description.isprintable():
+        description = sanitize(description)
+    kwargs: dict[str, Any] = {"name": raw["name"], "description": share[description]}
+    for key in _OPTIONAL_TEXTS:
+        value = get(key)
+        kwargs[key] = None if value is None else share[value if type(value) is str else str(value)]
+    kwargs["schema_version"] = share.text(_as_str(get("schema_version")) or "1")
+    kwargs["parameters"], kwargs["compact_parameters"], kwargs["output_schema"] = \
+        get("parameters"), get("compact_parameters"), get("output_schema")
+    kwargs["side_effect"] = share.text(get("side_effect"))
     for key, default in _BOOL_DEFAULTS.items():
-        value = raw.get(key)
+        value = get(key)
         kwargs[key] = default if value is None else bool(value)
     for key in _LIST_FIELDS:
-        items = raw.get(key)
+        items = get(key)
         if not items:
             kwargs[key] = ()
             continue
         if key in _UNTRUSTED_LISTS:
-            items = [sanitize(x, 500) for x in items]
-        kwargs[key] = share.strings(items)
+            items = [x if type(x) is str and len(x) <= _MAX_ITEM and x.isprintable() else sanitize(x, _MAX_ITEM)
+                     for x in items]
+        items = tuple(items)
+        kwargs[key] = share[tuple(map(share.__getitem__, items))] if _STR_ONLY.issuperset(map(type, items)) \
+            else share.strings(items)
     return with_hash(Tool(**kwargs), quarantine, texts)
+
+
+_OPTIONAL_TEXTS = ("namespace", "capability", "risk_level", "replacement", "version")
+_MAX_ITEM = 500  # the length an alias, keyword or example is cut to
+_STR_ONLY = frozenset((str,))
 
 
 def with_hash(tool: Tool, quarantine: str | None = None, texts: Mapping[int, str] | None = None) -> Tool:

@@ -276,8 +276,7 @@ def _text_nesting_over(text: str, limit: int) -> bool:
         end = min(n, at + _SCAN_CHUNK)
         while end < n and text[end - 1] == "\\":
             end += 1
-        raw = text[at:end].encode("utf-8", "surrogatepass")
-        kept.append(raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _KEEP))
+        kept.append(_unescaped(text[at:end].encode("utf-8", "surrogatepass")).translate(None, _KEEP))
         at = end
     marks = np.frombuffer(b"".join(kept), dtype=np.uint8)
     del kept
@@ -286,6 +285,32 @@ def _text_nesting_over(text: str, limit: int) -> bool:
     outside = marks[(inside == 0) & ~quote]
     step = np.where((outside == ord("[")) | (outside == ord("{")), 1, -1).astype(np.int32)
     return bool(len(step)) and int(np.cumsum(step).max()) > limit
+
+
+def _unescaped(raw: bytes) -> bytes:
+    """``raw`` without its escape pairs (a backslash and the character it escapes): every quote left
+    delimits a string. Escapes are rare in a catalog, so the text is split at its backslashes (a C
+    scan) and the escaped characters are dropped piece by piece; a text dense with them (``\\u``
+    escapes everywhere) removes the escaped backslashes, then the escaped quotes, in two C passes."""
+    count = raw.count(b"\\")
+    if count == 0:
+        return raw
+    if count > _SPLIT_ESCAPES:
+        return raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    parts = raw.split(b"\\")
+    out = [parts[0]]
+    i, n = 1, len(parts)
+    while i < n:
+        if not parts[i] and i + 1 < n:  # two backslashes in a row: the second is the escaped character
+            out.append(parts[i + 1])
+            i += 2
+        else:
+            out.append(parts[i][1:])
+            i += 1
+    return b"".join(out)
+
+
+_SPLIT_ESCAPES = 4096
 
 
 def _depth_over(data: Any) -> bool:
