@@ -162,18 +162,28 @@ class Catalog:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _c_canonical() -> Any:
-    """``_CANONICAL``'s own C encoder, built once: ``JSONEncoder.encode`` builds it again on every call
-    (a third of the encoding time of a tool record). None where the C accelerator is missing."""
+_EXACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # as written: keys in their order
+
+
+def _c_encoder(sort_keys: bool) -> Any:
+    """The C encoder of ``_CANONICAL`` (``sort_keys``) or ``_EXACT``, built once: ``JSONEncoder.encode``
+    builds it again on every call (a third of the encoding time of a tool record). None where the C
+    accelerator is missing."""
     from json import encoder
 
     if encoder.c_make_encoder is None or encoder.c_encode_basestring is None:
         return None
-    return encoder.c_make_encoder({}, _CANONICAL.default, encoder.c_encode_basestring, None, ":", ",", True, False,
-                                  True)
+    return encoder.c_make_encoder({}, _CANONICAL.default, encoder.c_encode_basestring, None, ":", ",", sort_keys,
+                                  False, True)
 
 
-_C_CANONICAL = _c_canonical()
+_C_CANONICAL = _c_encoder(True)
+_C_EXACT = _c_encoder(False)
+
+
+def _exact_json(value: Any) -> str:
+    """``value`` as JSON with its keys in their order (two values with equal text are the same value)."""
+    return _EXACT.encode(value) if _C_EXACT is None else "".join(_C_EXACT(value, 0))
 
 
 def canonical_json(value: Any) -> str:
@@ -269,12 +279,13 @@ def validate_catalog_data(data: Any, *, plain: bool | None = None) -> list[Issue
     checked by the compiled validators first (:mod:`tooldisc.discovery.schema_fast`), and
     only in one are equal tool schemas checked once.
     """
-    return _check(data, plain, {})
+    return _check(data, plain, {}, {})
 
 
-def _check(data: Any, plain: bool | None, texts: dict[int, str]) -> list[Issue]:
+def _check(data: Any, plain: bool | None, texts: dict[int, str], same: dict[int, Any]) -> list[Issue]:
     """:func:`validate_catalog_data`; ``texts`` receives the canonical JSON of every tool schema of a
-    plain document (by ``id``), which the definition hashes reuse."""
+    plain document (by ``id``), which the definition hashes reuse, and ``same`` the earlier schema
+    equal to one as written (by ``id``), which the records hold instead."""
     if not isinstance(data, Mapping):
         return [Issue("error", "(root)", f"a catalog must be an object with 'tools'; got {'an empty document' if data is None else type(data).__name__}")]
     if plain is None:
@@ -290,7 +301,8 @@ def _check(data: Any, plain: bool | None, texts: dict[int, str]) -> list[Issue]:
         return issues
     known = frozenset(TOOL_FIELDS)
     seen: dict[str, int] = {}
-    sound: set[tuple[str, str]] = set()  # (schema kind, canonical text) already found sound in this document
+    sound: set[tuple[str, str]] = set()  # (schema kind, text as written) already found sound in this document
+    written: dict[str, tuple[str, Any]] = {}  # a schema's text as written → (its canonical text, the first such object)
     for i, raw in enumerate(tools):
         if not isinstance(raw, Mapping):
             continue
@@ -307,7 +319,7 @@ def _check(data: Any, plain: bool | None, texts: dict[int, str]) -> list[Issue]:
                                     "it); rename the tool"))
         if not _identifiers_printable(raw):  # the exact check only where the quick one fails
             issues.extend(_identifier_issues(raw, where))
-        issues.extend(_tool_schema_issues(raw, where, name, sound if plain else None, texts))
+        issues.extend(_tool_schema_issues(raw, where, name, sound if plain else None, texts, written, same))
         if not known.issuperset(raw):
             issues.extend(Issue("error", at, message) for at, message in key_problems(raw, known, where, POLICY_FIELDS))
     rank = {"error": 0, "quarantine": 1, "warning": 2}
@@ -399,13 +411,14 @@ def _schema_message(error: Any) -> str:
 
 
 def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: set[tuple[str, str]] | None = None,
-                        texts: dict[int, str] | None = None) -> list[Issue]:
+                        texts: dict[int, str] | None = None, written: dict[str, tuple[str, Any]] | None = None,
+                        same: dict[int, Any] | None = None) -> list[Issue]:
     """Quarantine a tool whose embedded schema cannot be evaluated safely (see schema_check).
 
-    ``sound``: for a plain-JSON document, the (kind, canonical JSON) of schemas already found
-    sound in it — an equal schema is sound too (the verdict does not depend on key order:
-    every check runs over every node; only which problem is named first may) — and each
-    schema's canonical JSON goes into ``texts`` by ``id`` for the definition hash.
+    ``sound``: for a plain-JSON document, the (kind, JSON as written) of schemas already found
+    sound in it — an equal schema is sound too — and each schema's canonical JSON goes into
+    ``texts`` by ``id`` for the definition hash, computed once per text as written (``written``,
+    which also gives the first object of that text: ``same`` maps a later one's ``id`` to it).
     """
     from tooldisc.discovery.schema_check import argument_schema_problem, schema_problem
 
@@ -421,8 +434,14 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
             kind = "output" if key == "output_schema" else "argument"
             seen = None
             if sound is not None:
-                text = texts[id(schema)] = canonical_json(schema)
-                seen = (kind, text)
+                exact = _exact_json(schema)
+                known = written.get(exact)
+                if known is None:
+                    known = written[exact] = (canonical_json(schema), schema)
+                elif known[1] is not schema:
+                    same[id(schema)] = known[1]
+                texts[id(schema)] = known[0]
+                seen = (kind, exact)
                 if seen in sound:
                     continue
             check = schema_problem if kind == "output" else argument_schema_problem
@@ -477,12 +496,14 @@ class SharedValues(dict[Any, Any]):
 
 
 def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared: SharedValues | None = None,
-                   texts: Mapping[int, str] | None = None) -> Tool:
+                   texts: Mapping[int, str] | None = None, same: Mapping[int, Any] | None = None) -> Tool:
     """A validated raw record → :class:`Tool`, defaults filled, untrusted text sanitised.
 
     ``shared``: the table the catalog's records share their strings and lists through
     (:func:`build_catalog` passes one; without it the record holds its own). ``texts``: the
     canonical JSON of the record's schemas, when validation computed it (:func:`definition_hash`).
+    ``same``: by ``id``, an earlier schema object equal to one of this record's as written (validation
+    found them, :func:`check_catalog`): the record holds that one instead, and equal schemas are one object.
     Written for a catalog load's 100,000 calls: a plain string is looked up in the table directly
     (``share[x]``, what :meth:`SharedValues.text` does for it) and printable text within its limit
     skips :func:`sanitize` (which returns it unchanged).
@@ -499,6 +520,9 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared
     kwargs["schema_version"] = share.text(_as_str(get("schema_version")) or "1")
     kwargs["parameters"], kwargs["compact_parameters"], kwargs["output_schema"] = \
         get("parameters"), get("compact_parameters"), get("output_schema")
+    if same:  # an earlier tool's schema equal to this one as written: one object for both
+        for key in _SCHEMA_FIELDS:
+            kwargs[key] = same.get(id(kwargs[key]), kwargs[key])
     kwargs["side_effect"] = share.text(get("side_effect"))
     for key, default in _BOOL_DEFAULTS.items():
         value = get(key)
@@ -554,7 +578,8 @@ def check_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] 
     """Every issue of a raw catalog document, and the :class:`Catalog` when none is an error
     (validated once: ``catalog validate`` reports both)."""
     texts: dict[int, str] = {}
-    issues = _check(data, plain, texts)
+    same: dict[int, Any] = {}
+    issues = _check(data, plain, texts, same)
     if any(i.level == "error" for i in issues):
         return issues, None
     quarantined: dict[int, str] = {}
@@ -563,8 +588,9 @@ def check_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] 
             i = int(issue.path.split("]")[0].split("[")[1])
             quarantined.setdefault(i, f"{issue.path}: {issue.message}")
     shared = SharedValues()  # equal strings and lists of the catalog's tools: one object each
-    tools = tuple(tool_from_dict(raw, quarantined.get(i), shared, texts or None) for i, raw in enumerate(data["tools"]))
-    del shared, texts
+    tools = tuple(tool_from_dict(raw, quarantined.get(i), shared, texts or None, same)
+                  for i, raw in enumerate(data["tools"]))
+    del shared, texts, same
     version = _as_str(data.get("catalog_version"))
     warnings = tuple(i for i in issues if i.level != "error")
     return issues, Catalog(tools=tools, version=version, source=source, warnings=warnings, notes=tuple(notes))

@@ -58,6 +58,12 @@ class _Refused(Exception):
 def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
               error: ErrorClass = DataError) -> str:
     """UTF-8 text of ``path`` (a BOM is dropped), refused before reading when too big."""
+    return decode_text(read_bytes(path, max_bytes=max_bytes, what=what, error=error), str(path), error=error)
+
+
+def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
+               error: ErrorClass = DataError) -> bytes:
+    """The bytes of ``path``, refused before reading when too big (:func:`read_text` without the decoding)."""
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -75,10 +81,15 @@ def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, 
         raise error(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
     if len(raw) > max_bytes:  # grew (or is a device) since stat
         raise error(f"{what} is over the limit of {max_bytes} bytes", file=str(path))
+    return raw
+
+
+def decode_text(raw: bytes, file: str, *, error: ErrorClass = DataError) -> str:
+    """``raw`` as UTF-8 text (a BOM is dropped); bytes that are not UTF-8 are refused, naming the first."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
+        raise error(f"not UTF-8 text (byte {exc.start})", file=file) from None
 
 
 def load_document(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
