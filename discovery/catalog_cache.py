@@ -65,11 +65,12 @@ class _Table(dict[Any, int]):
         return at
 
 
-def file_parts(raw: bytes, fmt: str | None, side_effect: str | None) -> dict[str, str]:
-    """What the records of a catalog file depend on, each part a digest or a plain value (the key)."""
+def file_parts(raw: bytes | str, fmt: str | None, side_effect: str | None) -> dict[str, str]:
+    """What the records of a catalog file depend on, each part a digest or a plain value (the key);
+    ``raw``: the file's bytes, or their SHA-256 (hex) when the file was read in pieces."""
     return {
         "format": FORMAT,
-        "file": hashlib.sha256(raw).hexdigest(),
+        "file": raw if isinstance(raw, str) else hashlib.sha256(raw).hexdigest(),
         "read_as": json.dumps([fmt, side_effect]),
         "code": code_digest(),
     }

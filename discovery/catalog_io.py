@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from tooldisc.discovery.catalog import Catalog, build_catalog
 from tooldisc.discovery.documents import (
     decode_text,
+    file_size,
     parse_document,
     parse_jsonl,
     read_bytes,
@@ -25,6 +26,7 @@ from tooldisc.discovery.documents import (
     safe_yaml,
 )
 from tooldisc.discovery.importers import detect_format, policy_note, to_catalog_document
+from tooldisc.discovery.json_stream import LARGE
 from tooldisc.errors import UsageError
 
 if TYPE_CHECKING:
@@ -111,17 +113,21 @@ def load_catalog(
     if cache is not None and not _is_index_cache(cache):
         raise UsageError("The 'cache' parameter must be an IndexCache (tooldisc.IndexCache.default()) or None. "
                          f"Got {type(cache).__name__} instead.")
-    raw = read_bytes(path, max_bytes=catalog_max_bytes() if max_bytes is None else max_bytes, what="catalog")
+    limit = catalog_max_bytes() if max_bytes is None else max_bytes
+    if not _is_jsonl(file, fmt) and Path(file).suffix.lower() == ".json" and \
+            file_size(path, max_bytes=limit, what="catalog") >= LARGE:
+        loaded = _load_large_json(path, fmt, side_effect, limit, cache, notes)
+        if loaded is not None:
+            return loaded
+    raw = read_bytes(path, max_bytes=limit, what="catalog")
     parts = None
     if cache is not None:
-        from tooldisc.discovery.catalog_cache import file_parts, read_records
+        from tooldisc.discovery.catalog_cache import file_parts
 
         parts = file_parts(raw, fmt, side_effect)
-        found = read_records(cache, parts)
+        found = _cached(cache, parts, file, notes, side_effect)
         if found is not None:
-            tools, version, warnings, detected = found
-            return Catalog(tools=tools, version=version, source=file, warnings=warnings,
-                           notes=tuple(_notes(notes, detected, file, side_effect)))
+            return found
     # Parsing and validation allocate millions of objects and make no cycles: the collector's passes over
     # them (each walking every object alive) would be a third of a 100,000-tool load.
     with _gc_paused():
@@ -136,6 +142,81 @@ def load_catalog(
 
         store_records(cache, parts, catalog, detected)
     return catalog
+
+
+def _cached(cache: IndexCache, parts: dict[str, str], file: str, notes: list[str],
+            side_effect: str | None) -> Catalog | None:
+    from tooldisc.discovery.catalog_cache import read_records
+
+    found = read_records(cache, parts)
+    if found is None:
+        return None
+    tools, version, warnings, detected = found
+    return Catalog(tools=tools, version=version, source=file, warnings=warnings,
+                   notes=tuple(_notes(notes, detected, file, side_effect)))
+
+
+def _load_large_json(path: str | os.PathLike[str], fmt: str | None, side_effect: str | None, limit: int,
+                     cache: IndexCache | None, notes: list[str]) -> Catalog | None:
+    """A large JSON catalog read from the file in pieces (:mod:`tooldisc.discovery.json_stream`): never its
+    bytes, its whole text and its document at once, equal schemas one object from the parse on. Its
+    digest is taken as it is read (the records cache's key is what was parsed, even if the file changes
+    meanwhile). None when the whole-file path must decide (a refusal, a syntax error, a file that grew
+    past the limit): that path reads it again and words the error as always."""
+    import hashlib
+
+    from tooldisc.discovery.catalog import share_schemas
+    from tooldisc.discovery.json_stream import loads_large_json
+
+    file = str(path)
+    try:
+        if cache is not None:
+            from tooldisc.discovery.catalog_cache import file_parts
+
+            found = _cached(cache, file_parts(_file_digest(path, limit), fmt, side_effect), file, notes, side_effect)
+            if found is not None:
+                return found
+        digest, size = hashlib.sha256(), [0]
+        with open(path, "rb") as fh, _gc_paused():
+            def read(n: int) -> bytes:
+                piece = fh.read(n)
+                size[0] += len(piece)
+                if size[0] > limit:
+                    raise ValueError("over the limit")  # the whole-file read refuses it with the usual words
+                digest.update(piece)
+                return piece
+
+            written: dict[str, Any] = {}
+            data = loads_large_json(read, each=lambda tool: share_schemas(tool, written))
+            written.clear()
+            if data is None:
+                return None
+            detected = detect_format(data, declared=fmt, file=file)
+            doc = to_catalog_document(data, detected, side_effect=side_effect, file=file)
+            del data
+            catalog = build_catalog(doc, source=file, notes=_notes(notes, detected, file, side_effect), plain=True)
+            del doc
+    except OSError:
+        return None
+    if cache is not None:
+        from tooldisc.discovery.catalog_cache import file_parts, store_records
+
+        store_records(cache, file_parts(digest.hexdigest(), fmt, side_effect), catalog, detected)
+    return catalog
+
+
+def _file_digest(path: str | os.PathLike[str], limit: int) -> str:
+    """SHA-256 of the file's bytes; OSError when it grew past ``limit`` (the whole-file read refuses it)."""
+    import hashlib
+
+    h, size = hashlib.sha256(), 0
+    with open(path, "rb") as fh:
+        while piece := fh.read(1 << 22):
+            size += len(piece)
+            if size > limit:
+                raise OSError("over the limit")
+            h.update(piece)
+    return h.hexdigest()
 
 
 def _is_index_cache(value: Any) -> bool:

@@ -65,6 +65,20 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES,
                error: ErrorClass = DataError) -> bytes:
     """The bytes of ``path``, refused before reading when too big (:func:`read_text` without the decoding)."""
     p = Path(path)
+    file_size(path, max_bytes=max_bytes, what=what, error=error)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
+    if len(raw) > max_bytes:  # grew (or is a device) since stat
+        raise error(f"{what} is over the limit of {max_bytes} bytes", file=str(path))
+    return raw
+
+
+def file_size(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
+              error: ErrorClass = DataError) -> int:
+    """The size of ``path`` as it is about to be read, refused when absent, a directory or over ``max_bytes``."""
+    p = Path(path)
     try:
         size = p.stat().st_size
     except FileNotFoundError:
@@ -75,13 +89,7 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES,
         raise error(f"expected a {what}, got a directory", file=str(path))
     if size > max_bytes:
         raise error(f"{what} is {size} bytes, over the limit of {max_bytes}", file=str(path))
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise error(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
-    if len(raw) > max_bytes:  # grew (or is a device) since stat
-        raise error(f"{what} is over the limit of {max_bytes} bytes", file=str(path))
-    return raw
+    return size
 
 
 def decode_text(raw: bytes, file: str, *, error: ErrorClass = DataError) -> str:
