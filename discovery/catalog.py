@@ -470,12 +470,22 @@ def _as_str(value: Any) -> str | None:
     return str(value)
 
 
-def share_schemas(raw: Any, written: dict[str, Any]) -> None:
-    """Make the schemas of a just-parsed tool record the first equal ones as written (``written``: text →
-    object, per document), in place: a catalog of 100,000 tools repeating 180 schemas then holds 180
-    schema objects from its parse on (:func:`tooldisc.discovery.json_stream.loads_large_json`)."""
+def share_parsed(raw: Any, written: dict[str, Any], strings: SharedValues) -> None:
+    """Make the values of a just-parsed tool record the first equal ones of the document, in place: its
+    schemas the first equal as written (``written``: text → object), its short texts and list items one
+    string object each (``strings``). A catalog of 100,000 tools repeating 180 schemas and a few dozen
+    roles then holds them once from its parse on (:func:`tooldisc.discovery.json_stream.loads_large_json`);
+    equal values stay equal, so nothing but memory changes."""
     if type(raw) is not dict:
         return
+    for key in _SHARED_TEXTS:
+        value = raw.get(key)
+        if type(value) is str:
+            raw[key] = strings[value]
+    for key in _LIST_FIELDS:
+        value = raw.get(key)
+        if type(value) is list and _STR_ONLY.issuperset(map(type, value)):
+            raw[key] = list(map(strings.__getitem__, value))
     for key in _SCHEMA_FIELDS:
         value = raw.get(key)
         if type(value) is dict:
@@ -558,6 +568,7 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared
 
 
 _OPTIONAL_TEXTS = ("namespace", "capability", "risk_level", "replacement", "version")
+_SHARED_TEXTS = (*_OPTIONAL_TEXTS, "side_effect", "schema_version")
 _MAX_ITEM = 500  # the length an alias, keyword or example is cut to
 _STR_ONLY = frozenset((str,))
 

@@ -44,8 +44,7 @@ from typing import Any
 from tooldisc.discovery.catalog import Catalog, Issue
 from tooldisc.discovery.model import Tool
 
-FORMAT = "tooldisc-catalog-records-1"
-_PAYLOAD = "catalog.json"
+FORMAT = "tooldisc-catalog-records-2"
 _FLAGS = ("requires_approval", "always_confirm", "tenant_required", "is_core", "enabled", "deprecated")
 _TEXTS = ("name", "description", "schema_version", "version", "namespace", "risk_level", "capability",
           "replacement", "side_effect", "quarantine")  # a string, or None (-1)
@@ -108,93 +107,128 @@ def read_records(cache_dir: Any, parts: Mapping[str, str]) -> tuple[tuple[Tool, 
     if entry is None or entry["manifest"].get("catalog") != FORMAT:
         return None
     try:
-        return decode(entry["arrays"][_PAYLOAD].tobytes())
+        return decode(entry["arrays"])
     except Exception:  # any entry that does not decode into valid records is rebuilt like a damaged one
         return None
 
 
 def store_records(cache_dir: Any, parts: Mapping[str, str], catalog: Catalog, detected: str) -> None:
     """Store ``catalog``'s records and findings under ``parts`` (a failure to write is not an error)."""
-    import numpy as np
-
+    from tooldisc.discovery.columns import release_memory
     from tooldisc.discovery.index_cache import cache_key
 
-    payload = np.frombuffer(encode(catalog, detected), dtype=np.uint8)
-    cache_dir.store_arrays(cache_key(parts), parts, {_PAYLOAD: payload}, {"catalog": FORMAT})
+    release_memory(len(catalog))  # the parse's freed pages back first: the entry is built in them, not above them
+    cache_dir.store_arrays(cache_key(parts), parts, encode(catalog, detected), {"catalog": FORMAT})
 
 
-def encode(catalog: Catalog, detected: str) -> bytes:
-    """The records and findings of ``catalog`` as the columnar JSON of the module docstring."""
+def _utf8(text: str) -> Any:
+    import numpy as np
+
+    return np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+
+
+def encode(catalog: Catalog, detected: str) -> dict[str, Any]:
+    """The records and findings of ``catalog`` as the arrays of the module docstring: the string table as
+    one UTF-8 text and its ends, the lists as string indices and their ends, one int32 column per field,
+    the flags as bits, the hashes as one text; the schemas and findings as JSON."""
+    import numpy as np
+
     tools = catalog.tools
+    n = len(tools)
     strings, lists = _Table(), _Table()
     strings[None] = 0  # None is the table's first entry
     index = strings.__getitem__
+    columns = np.empty((len(_TEXTS) + len(_LISTS) + len(_SCHEMAS), n), dtype=np.int32)  # no list of ints held
+    for at, name in enumerate(_TEXTS):
+        columns[at] = np.fromiter(map(index, map(attrgetter(name), tools)), dtype=np.int32, count=n)
+    for at, name in enumerate(_LISTS, start=len(_TEXTS)):
+        columns[at] = np.fromiter(map(lists.__getitem__, map(attrgetter(name), tools)), dtype=np.int32, count=n)
     schemas: dict[str, list[Any]] = {}
-    columns: dict[str, Any] = {}
-    for name in _TEXTS:
-        columns[name] = list(map(index, map(attrgetter(name), tools)))
-    for name in _LISTS:
-        columns[name] = list(map(lists.__getitem__, map(attrgetter(name), tools)))
-    for name in _SCHEMAS:  # the schema objects as the records hold them: an object shared by tools is stored once
-        values = list(map(attrgetter(name), tools))
-        ids = _Table()
-        columns[name] = [-1 if v is None else ids[id(v)] for v in values]
-        firsts = {}
-        for v in values:
-            if v is not None:
-                firsts.setdefault(id(v), v)
+    for at, name in enumerate(_SCHEMAS, start=len(_TEXTS) + len(_LISTS)):
+        ids, firsts = _Table(), {}  # the schema objects as the records hold them: one shared by tools stored once
+        for i, value in enumerate(map(attrgetter(name), tools)):
+            if value is None:
+                columns[at, i] = -1
+            else:
+                columns[at, i] = ids[id(value)]
+                firsts.setdefault(id(value), value)
         schemas[name] = list(firsts.values())
-    flags = [0] * len(tools)
+    flags = np.zeros(len(tools), dtype=np.uint8)
     for bit, name in enumerate(_FLAGS):
-        mask = 1 << bit
-        flags = [f | mask if v else f for f, v in zip(flags, map(attrgetter(name), tools), strict=True)]
-    columns["flags"] = flags
-    list_items = [list(map(index, items)) for items in lists]  # before the string table is written out
-    body = {
-        "version": catalog.version,
-        "detected": detected,
-        "count": len(tools),
-        "strings": list(strings),
-        "lists": list_items,
-        "schemas": schemas,
+        flags |= np.fromiter(map(attrgetter(name), tools), dtype=bool, count=len(tools)).astype(np.uint8) << bit
+    items = np.fromiter((index(x) for key in lists for x in key), dtype=np.int32)  # before the table is written
+    table = list(strings)[1:]
+    arrays = {
         "columns": columns,
-        "hashes": "".join(t.definition_hash for t in tools),
-        "warnings": [[i.level, i.path, i.message] for i in catalog.warnings],
+        "flags": flags,
+        "lists.items": items,
+        "lists.ends": np.cumsum([len(key) for key in lists], dtype=np.int64),
+        "strings.ends": np.cumsum([len(x) for x in table], dtype=np.int64),
+        "hashes": _utf8("".join(t.definition_hash for t in tools)),
+        "about.json": _utf8(json.dumps({"version": catalog.version, "detected": detected, "count": len(tools),
+                                        "schemas": schemas,
+                                        "warnings": [[i.level, i.path, i.message] for i in catalog.warnings]},
+                                       ensure_ascii=False, separators=(",", ":"))),
     }
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    del columns, items, strings, lists
+    arrays["strings.text"] = _utf8_pieces(table)
+    return arrays
 
 
-def decode(payload: bytes) -> tuple[tuple[Tool, ...], str | None, tuple[Issue, ...], str]:
+def _utf8_pieces(table: list[str]) -> Any:
+    """The UTF-8 of the strings joined, encoded a few thousand at a time: never the whole text (twice the
+    bytes for Persian) beside its encoding."""
+    import numpy as np
+
+    out = bytearray()
+    for at in range(0, len(table), 4096):
+        out += "".join(table[at:at + 4096]).encode("utf-8", "surrogatepass")
+    return np.frombuffer(out, dtype=np.uint8)
+
+
+def decode(arrays: Mapping[str, Any]) -> tuple[tuple[Tool, ...], str | None, tuple[Issue, ...], str]:
     """:func:`encode`'s inverse: every record through the :class:`Tool` constructor (which checks its fields)."""
-    body = json.loads(payload)
-    n = body["count"]
-    table = body["strings"]
-    if table[:1] != [None] or any(type(x) is not str for x in table[1:]):
-        raise ValueError("the stored string table is not None and strings")
-    text = table.__getitem__
-    lists = [tuple(map(text, items)) for items in body["lists"]]
-    columns = body["columns"]
-    cols: dict[str, Sequence[Any]] = {}
-    for name in _TEXTS:
-        cols[name] = list(map(text, columns[name]))
-    for name in _LISTS:
-        cols[name] = list(map(lists.__getitem__, columns[name]))
-    for name in _SCHEMAS:
-        stored = [*body["schemas"][name], None]
-        cols[name] = list(map(stored.__getitem__, columns[name]))
-    flags = columns["flags"]
-    for bit, name in enumerate(_FLAGS):
-        mask = 1 << bit
-        cols[name] = [bool(f & mask) for f in flags]
-    hashes = body["hashes"]
-    if len(hashes) != n * _HASH or any(len(c) != n for c in cols.values()):
+    about = json.loads(arrays["about.json"].tobytes().decode("utf-8"))
+    n = about["count"]
+    text = arrays["strings.text"].tobytes().decode("utf-8", "surrogatepass")
+    ends = arrays["strings.ends"].tolist()
+    if (ends and ends[-1] != len(text)) or any(b < a for a, b in zip([0, *ends[:-1]], ends, strict=True)):
+        raise ValueError("the stored string table does not fit its text")
+    table: list[Any] = [None, *map(text.__getitem__, map(slice, [0, *ends[:-1]], ends))]
+    items = list(map(table.__getitem__, arrays["lists.items"].tolist()))
+    list_ends = arrays["lists.ends"].tolist()
+    lists = [tuple(items[a:b]) for a, b in zip([0, *list_ends[:-1]], list_ends, strict=True)]
+    if (list_ends and list_ends[-1] != len(items)) or None in items:
+        raise ValueError("the stored lists do not fit their items")
+    columns = arrays["columns"]
+    if columns.shape != (len(_TEXTS) + len(_LISTS) + len(_SCHEMAS), n) or columns.min(initial=0) < -1:
         raise ValueError("the stored columns disagree on the number of tools")
+    cols: dict[str, Sequence[Any]] = {}
+    at = 0
+    for name in _TEXTS:
+        cols[name] = list(map(table.__getitem__, columns[at].tolist()))
+        at += 1
+    for name in _LISTS:
+        cols[name] = list(map(lists.__getitem__, columns[at].tolist()))
+        at += 1
+    for name in _SCHEMAS:
+        stored = [*about["schemas"][name], None]  # -1 is None
+        cols[name] = list(map(stored.__getitem__, columns[at].tolist()))
+        at += 1
+    flags = arrays["flags"]
+    if flags.shape != (n,):
+        raise ValueError("the stored flags disagree on the number of tools")
+    for bit, name in enumerate(_FLAGS):
+        cols[name] = ((flags >> bit) & 1).astype(bool).tolist()
+    hashes = arrays["hashes"].tobytes().decode("ascii")
+    if len(hashes) != n * _HASH:
+        raise ValueError("the stored hashes disagree on the number of tools")
     cols["definition_hash"] = [hashes[i:i + _HASH] for i in range(0, n * _HASH, _HASH)]
     tools = tuple(starmap(Tool, zip(*(cols[name] for name in _FIELDS), strict=True)))
     if len({t.name for t in tools}) != n:
         raise ValueError("the stored records repeat a name")
-    warnings = tuple(Issue(str(level), str(path), str(message)) for level, path, message in body["warnings"])
-    version, detected = body["version"], body["detected"]
+    warnings = tuple(Issue(str(level), str(path), str(message)) for level, path, message in about["warnings"])
+    version, detected = about["version"], about["detected"]
     if not (version is None or type(version) is str) or type(detected) is not str:
         raise ValueError("the stored catalog version or format is not text")
     return tools, version, warnings, detected

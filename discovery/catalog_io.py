@@ -165,7 +165,7 @@ def _load_large_json(path: str | os.PathLike[str], fmt: str | None, side_effect:
     past the limit): that path reads it again and words the error as always."""
     import hashlib
 
-    from tooldisc.discovery.catalog import share_schemas
+    from tooldisc.discovery.catalog import SharedValues, share_parsed
     from tooldisc.discovery.json_stream import loads_large_json
 
     file = str(path)
@@ -187,8 +187,10 @@ def _load_large_json(path: str | os.PathLike[str], fmt: str | None, side_effect:
                 return piece
 
             written: dict[str, Any] = {}
-            data = loads_large_json(read, each=lambda tool: share_schemas(tool, written))
+            strings = SharedValues()
+            data = loads_large_json(read, each=lambda tool: share_parsed(tool, written, strings))
             written.clear()
+            strings.clear()
             if data is None:
                 return None
             detected = detect_format(data, declared=fmt, file=file)

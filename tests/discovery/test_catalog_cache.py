@@ -113,16 +113,16 @@ def test_a_damaged_foreign_or_stale_entry_is_rebuilt(tmp_path: Path) -> None:
     good = entry.read_bytes()
     assert catalog_cache.read_records(cache, catalog_cache.file_parts(path.read_bytes(), None, None)) is not None
     with np.load(entry, allow_pickle=False) as npz:
-        arrays = {name: npz[name] for name in npz.files}
-    payload = arrays["catalog.json"].tobytes()
-    damaged = [good[: len(good) // 2], good[:-7] + b"garbage", b"", good.replace(payload[:64], payload[:63] + b"!")]
-    # a payload that decodes but lies about itself, with digests recomputed: still refused, then rebuilt
-    body = json.loads(payload)
-    body["columns"]["side_effect"] = body["columns"]["side_effect"][:-1]
-    cache.store_arrays(entry.stem, catalog_cache.file_parts(path.read_bytes(), None, None),
-                       {"catalog.json": np.frombuffer(json.dumps(body).encode(), dtype=np.uint8)},
-                       {"catalog": catalog_cache.FORMAT})
-    damaged.append(entry.read_bytes())
+        arrays = {name: npz[name] for name in npz.files if name != "__manifest__"}
+    text = arrays["strings.text"].tobytes()
+    damaged = [good[: len(good) // 2], good[:-7] + b"garbage", b"", good.replace(text[:64], text[:63] + b"!")]
+    # entries that decode but lie about themselves, with digests recomputed: still refused, then rebuilt
+    parts = catalog_cache.file_parts(path.read_bytes(), None, None)
+    for name, lie in (("columns", arrays["columns"][:, :-1]), ("strings.ends", arrays["strings.ends"] + 1),
+                      ("flags", arrays["flags"][:-1]), ("hashes", arrays["hashes"][:-2]),
+                      ("lists.items", arrays["lists.items"] * 0)):
+        cache.store_arrays(entry.stem, parts, {**arrays, name: lie}, {"catalog": catalog_cache.FORMAT})
+        damaged.append(entry.read_bytes())
     for bad in damaged:
         entry.write_bytes(bad)
         assert catalog_cache.read_records(cache, catalog_cache.file_parts(path.read_bytes(), None, None)) is None
