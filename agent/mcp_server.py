@@ -104,12 +104,18 @@ def _stamp(path: Path) -> tuple[int, int, int]:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+def file_stamp(path: str | os.PathLike[str]) -> tuple[int, int, int]:
+    """What :class:`CatalogSource` compares to see that a file changed (modification time, size, inode);
+    taken before a catalog is read, so a change during the read is seen afterwards."""
+    return _stamp(Path(path))
+
+
 class CatalogSource:
     """A catalog file that reloads atomically when it changes; a bad file never replaces a good one."""
 
     def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
                  report: Callable[[str], None] | None = None, fmt: str | None = None, learned: Any = None,
-                 cache: Any = None):
+                 cache: Any = None, loaded: tuple[Catalog, tuple[int, int, int]] | None = None):
         from tooldisc.discovery.config import load_config
         from tooldisc.discovery.importers import FORMATS
         from tooldisc.discovery.index_cache import IndexCache
@@ -134,15 +140,21 @@ class CatalogSource:
         self.report = report or (lambda msg: sys.stderr.write(msg + "\n"))
         self.reload_errors: list[str] = []
         self._lock = threading.Lock()
-        self._engine = self._load()
+        self._engine = self._load(loaded)
         self._failed_stamp: tuple[int, int, int] | None = None
         self._failed_key: tuple[Any, str] | None = None
 
-    def _load(self) -> Engine:
+    def _load(self, loaded: tuple[Catalog, tuple[int, int, int]] | None = None) -> Engine:
+        """An engine over the file as it is now, or over ``loaded`` (a catalog the caller read from this path
+        and the :func:`file_stamp` it took before reading it: ``tooldisc serve`` reads it once)."""
         from tooldisc.discovery.catalog_io import load_catalog
 
-        stamp = _stamp(self.path)
-        catalog = load_catalog(self.path, fmt=self.fmt)
+        if loaded is not None:
+            catalog, stamp = loaded
+            values.instance("CatalogSource", "loaded[0]", catalog, Catalog)
+        else:
+            stamp = _stamp(self.path)
+            catalog = load_catalog(self.path, fmt=self.fmt, cache=self.cache)
         discoverer = Discoverer(catalog, self.config, learned=self.learned, cache=self.cache)
         for text in discoverer.notes:
             self.report(f"tooldisc serve: {text}")

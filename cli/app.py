@@ -12,14 +12,19 @@ import sys
 
 import typer
 
-app = typer.Typer(
-    name="tooldisc",
-    help="Security-first tool discovery for LLM agents: discover, evaluate, canary.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+
+def _new_app() -> typer.Typer:
+    """The root ``tooldisc`` group, without commands."""
+    root = typer.Typer(
+        name="tooldisc",
+        help="Security-first tool discovery for LLM agents: discover, evaluate, canary.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    root.callback()(_root)
+    return root
 
 
 def _print_version(value: bool) -> None:
@@ -32,7 +37,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  callback=_print_version, is_eager=True),
@@ -43,31 +47,38 @@ def _root(
     """
 
 
-def _register() -> None:
-    """Each command module adds its commands to ``app``.
+MODULES: tuple[str, ...] = ("discover_cmd", "catalog_cmd", "gold_cmd", "eval_cmd", "tune_cmd", "learn_cmd",
+                            "bench_cmd", "kernels_cmd", "cache_cmd", "canary_cmd", "plan_cmd", "serve_cmd")
+# The top-level names each module registers, so that a run of one command registers (and typer builds,
+# parameter by parameter) that module's commands only: building all thirty was a tenth of a one-shot.
+# tests/cli/test_startup.py checks this table against what the modules register.
+COMMANDS: dict[str, str] = {
+    "discover": "discover_cmd", "catalog": "catalog_cmd", "gold": "gold_cmd", "eval": "eval_cmd",
+    "sweep": "eval_cmd", "compare": "eval_cmd", "fuse": "eval_cmd", "gate": "eval_cmd", "tune": "tune_cmd",
+    "learn": "learn_cmd", "bench": "bench_cmd", "kernels": "kernels_cmd", "cache": "cache_cmd",
+    "canary": "canary_cmd", "plan": "plan_cmd", "serve": "serve_cmd",
+}
+
+
+def build_app(modules: tuple[str, ...] = MODULES) -> typer.Typer:
+    """The ``tooldisc`` group with the commands of ``modules`` (all of them by default).
 
     A module that fails to import is an error, never a silently missing command.
     """
     import importlib
 
-    for module in (
-        "discover_cmd",
-        "catalog_cmd",
-        "gold_cmd",
-        "eval_cmd",
-        "tune_cmd",
-        "learn_cmd",
-        "bench_cmd",
-        "kernels_cmd",
-        "cache_cmd",
-        "canary_cmd",
-        "plan_cmd",
-        "serve_cmd",
-    ):
-        importlib.import_module(f"tooldisc.cli.{module}").register(app)
+    root = _new_app()
+    for module in modules:
+        importlib.import_module(f"tooldisc.cli.{module}").register(root)
+    return root
 
 
-_register()
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: every command (``tooldisc --help``, the test runner), built on first use."""
+    if name == "app":
+        built = globals()["app"] = build_app()
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -84,8 +95,10 @@ def main(argv: list[str] | None = None) -> None:
     debug = "--debug" in args or os.environ.get("TOOLDISC_DEBUG") == "1"
     args = [a for a in args if a != "--debug"]
     _terminate_unwinds()
+    # a run of one known command builds that command's module only; anything else (help, a typo) the whole app
+    cli = build_app((COMMANDS[args[0]],)) if args and args[0] in COMMANDS else __getattr__("app")
     try:
-        code = app(args=args, prog_name="tooldisc", standalone_mode=False)
+        code = cli(args=args, prog_name="tooldisc", standalone_mode=False)
     except ToolDiscError as exc:
         if debug:
             raise

@@ -143,9 +143,10 @@ def compare_command(
     configs = [s for s in specs if not s.is_run]
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     first = configs[0] if configs else None
+    cache = index_cache(no_cache)
     inputs = _inputs(catalog, gold, first.config if first else None, flags, qrels=qrels, topics=topics,
                      quiet_context=out_fmt == "table", catalog_format=catalog_format,
-                     learned=first.learned if first else None)
+                     learned=first.learned if first else None, cache=cache)
     _check_by(inputs.gold, by_fields)
     arm_inputs: dict[str, Any] = {}
     for spec in configs:
@@ -165,7 +166,7 @@ def compare_command(
                 note(line)
         else:
             result = _discover(arm_inputs[spec.name], kk, progress, label=f"discovering ({spec.name})",
-                               cache=index_cache(no_cache))
+                               cache=cache)
         runs.append(score_eval(result))
     comparison = compare(*runs, names=[s.name for s in specs], permutations=permutations, seed=seed, alpha=alpha,
                          resamples=resamples)

@@ -54,11 +54,12 @@ def discover_command(
     from tooldisc.discovery.config import load_config
 
     out = resolve_format(fmt, json_, ("table", "json"))
-    cat = load_catalog_option(catalog, catalog_format)
+    cache = index_cache(no_cache)
+    cat = load_catalog_option(catalog, catalog_format, cache)
     # The table always prints the effective context itself; JSON carries it under "context".
     ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
                              quiet=out == "table")
-    engine = build_engine(cat, load_config(config), load_learned_option(learned), index_cache(no_cache))
+    engine = build_engine(cat, load_config(config), load_learned_option(learned), cache)
     kk = parse_k(k)
     offer = engine.discover(query, ctx, kk, tuple(history or ()))
     explanation = engine.explain(query, explain, ctx, kk, tuple(history or ())) if explain else None

@@ -63,11 +63,12 @@ _SUFFIX_FORMAT = {".json": "json", ".md": "md", ".markdown": "md", ".html": "htm
 
 def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: ContextFlags, *,
             qrels: str | None = None, topics: str | None = None, quiet_context: bool = False,
-            catalog_format: str | None = None, learned: str | None = None) -> Any:
+            catalog_format: str | None = None, learned: str | None = None, cache: Any = None) -> Any:
     """The run's inputs from the library loader; its notes, and the default-context line, go to stderr.
 
     ``quiet_context`` drops the default-context line when the report on stdout
-    already says which context was used.
+    already says which context was used; ``cache``: the on-disk cache the catalog's validated
+    records may come from.
     """
     from dataclasses import asdict
 
@@ -80,9 +81,9 @@ def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: Co
     if declared:  # read as the declared format (--catalog-format); notes follow as usual
         from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 
-        catalog = load_catalog(catalog or default_catalog_path(), fmt=declared)
+        catalog = load_catalog(catalog or default_catalog_path(), fmt=declared, cache=cache)
     inputs = load_run_inputs(catalog, gold, config, context=asdict(flags), qrels=qrels, topics=topics,
-                             learned=learned)
+                             learned=learned, cache=cache)
     for line in inputs.notes:
         note(line)
     if inputs.context.is_default and not quiet_context:
@@ -200,10 +201,11 @@ def eval_command(
     if run_out:
         _check_run_tag(run_tag)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
+    cache = index_cache(no_cache)
     inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
-                     catalog_format=catalog_format, learned=learned)
+                     catalog_format=catalog_format, learned=learned, cache=cache)
     _check_by(inputs.gold, by_fields)
-    engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned, cache=index_cache(no_cache))
+    engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned, cache=cache)
     run = score_eval(_discover(inputs, kk, progress, engine=engine), timings=timings, notes=inputs.notes)
     doc = run.document(by=by_fields, max_misses=misses)
     if schemas:
@@ -282,9 +284,10 @@ def sweep_command(
     out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
     k_values = parse_ks(ks)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
+    cache = index_cache(no_cache)
     inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
-                     catalog_format=catalog_format, learned=learned)
-    _render(sweep_document(_discover(inputs, max(k_values), progress, cache=index_cache(no_cache)), k_values),
+                     catalog_format=catalog_format, learned=learned, cache=cache)
+    _render(sweep_document(_discover(inputs, max(k_values), progress, cache=cache), k_values),
             out_fmt, out, "sweep")
 
 

@@ -35,7 +35,7 @@ ModeOption = Annotated[str | None, typer.Option("--mode", help="Execution mode: 
 ForcedOption = Annotated[list[str] | None, typer.Option("--forced", help="A tool name pending approval: skips only the mutation step (repeatable).")]
 ContextFileOption = Annotated[str | None, typer.Option("--context-file", help="YAML/JSON with tenant, roles, permissions, mode, forced.")]
 NoCacheOption = Annotated[bool, typer.Option(
-    "--no-cache", help="Build the index fresh: neither read nor write the on-disk index cache "
+    "--no-cache", help="Load the catalog and build the index fresh: neither read nor write the on-disk cache "
                        "('tooldisc cache status'). The security filter always runs on the live catalog.")]
 
 
@@ -66,15 +66,16 @@ def catalog_format(value: str | None, option: str = "--catalog-format") -> str |
     return value
 
 
-def load_catalog_option(path: str | None, fmt: str | None = None) -> Any:
-    """The catalog from ``--catalog`` (read as ``--catalog-format``), or the shipped default.
+def load_catalog_option(path: str | None, fmt: str | None = None, cache: Any = None) -> Any:
+    """The catalog from ``--catalog`` (read as ``--catalog-format``), or the shipped default;
+    ``cache``: the on-disk cache its validated records may come from (:func:`index_cache`).
 
     Notes (an imported format carries no policy) and quarantined tools go to stderr.
     """
     from tooldisc.cli.common import note
     from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 
-    catalog = load_catalog(path if path else default_catalog_path(), fmt=catalog_format(fmt))
+    catalog = load_catalog(path if path else default_catalog_path(), fmt=catalog_format(fmt), cache=cache)
     for text in catalog.notes:
         note(f"note: {text}")
     quarantined = [t for t in catalog.tools if t.quarantine]
@@ -93,8 +94,8 @@ def load_learned_option(path: str | None) -> Any:
 
 
 def index_cache(no_cache: bool) -> Any:
-    """The on-disk index cache the command line uses (``$TOOLDISC_CACHE_DIR`` or the per-user cache
-    directory), or None with ``--no-cache``."""
+    """The on-disk cache the command line uses for validated catalog records and built indexes
+    (``$TOOLDISC_CACHE_DIR`` or the per-user cache directory), or None with ``--no-cache``."""
     if no_cache:
         return None
     from tooldisc.discovery.index_cache import IndexCache

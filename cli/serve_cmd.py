@@ -94,7 +94,13 @@ def serve_command(
         raise UsageError("--interleave needs --experiment NAME and --percent P (the share of requests interleaved)")
     if interleave is not None and events is None:
         raise UsageError("--interleave needs --events FILE: the interleaving verdict reads that telemetry")
-    from tooldisc.agent.mcp_server import AgentService, CatalogSource, echo_handler, serve_stdio
+    from tooldisc.agent.mcp_server import (
+        AgentService,
+        CatalogSource,
+        echo_handler,
+        file_stamp,
+        serve_stdio,
+    )
     from tooldisc.agent.sink import JsonlSink, Telemetry
     from tooldisc.discovery.catalog_io import default_catalog_path
     from tooldisc.discovery.config import load_config
@@ -109,12 +115,19 @@ def serve_command(
             plan = Interleave(experiment, percent, b_config, b_learned, salt)
         except (TypeError, ValueError) as exc:  # one line naming the option, exit 2
             raise UsageError(f"--interleave: {exc}") from None
-    cat = load_catalog_option(catalog, catalog_format)  # fail fast (exit 2) on a bad catalog
+    path = catalog or default_catalog_path()
+    cache = index_cache(no_cache)
+    try:
+        stamp = file_stamp(path)  # before the read: a change while it is read is a reload later
+    except OSError:
+        stamp = None
+    cat = load_catalog_option(catalog, catalog_format, cache)  # fail fast (exit 2) on a bad catalog
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     ctx = build_context_from(cat, flags)  # the default one says so on stderr
     declared = None if catalog_format in (None, "auto") else catalog_format  # checked by load_catalog_option
-    source = CatalogSource(catalog or default_catalog_path(), load_config(config), fmt=declared,
-                           learned=load_learned_option(learned), cache=index_cache(no_cache))
+    # the catalog just read is the one served (read once), unless the file could not be stamped
+    source = CatalogSource(path, load_config(config), fmt=declared, learned=load_learned_option(learned),
+                           cache=cache, loaded=None if stamp is None else (cat, stamp))
     telemetry = None
     if events is not None:
         events.close()  # checked (and created) while the options were read; the sink appends by name

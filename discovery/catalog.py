@@ -24,7 +24,7 @@ from tooldisc import values
 from tooldisc.closed_schema import key_problems
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
 from tooldisc.discovery.names import is_reserved
-from tooldisc.discovery.text import sanitize
+from tooldisc.discovery.text import MAX_TEXT, sanitize
 from tooldisc.errors import MAX_ERROR_LINE, DataError
 from tooldisc.terminal import clip, escape, is_clean
 
@@ -162,9 +162,35 @@ class Catalog:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+_EXACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # as written: keys in their order
+
+
+def _c_encoder(sort_keys: bool) -> Any:
+    """The C encoder of ``_CANONICAL`` (``sort_keys``) or ``_EXACT``, built once: ``JSONEncoder.encode``
+    builds it again on every call (a third of the encoding time of a tool record). None where the C
+    accelerator is missing."""
+    from json import encoder
+
+    if encoder.c_make_encoder is None or encoder.c_encode_basestring is None:
+        return None
+    return encoder.c_make_encoder({}, _CANONICAL.default, encoder.c_encode_basestring, None, ":", ",", sort_keys,
+                                  False, True)
+
+
+_C_CANONICAL = _c_encoder(True)
+_C_EXACT = _c_encoder(False)
+
+
+def _exact_json(value: Any) -> str:
+    """``value`` as JSON with its keys in their order (two values with equal text are the same value)."""
+    return _EXACT.encode(value) if _C_EXACT is None else "".join(_C_EXACT(value, 0))
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, no insignificant whitespace, UTF-8 not escaped (DESIGN §3)."""
-    return _CANONICAL.encode(value)
+    if _C_CANONICAL is None or type(value) is str:
+        return _CANONICAL.encode(value)
+    return "".join(_C_CANONICAL(value, 0))
 
 
 def tool_to_dict(tool: Tool) -> dict[str, Any]:
@@ -253,12 +279,13 @@ def validate_catalog_data(data: Any, *, plain: bool | None = None) -> list[Issue
     checked by the compiled validators first (:mod:`tooldisc.discovery.schema_fast`), and
     only in one are equal tool schemas checked once.
     """
-    return _check(data, plain, {})
+    return _check(data, plain, {}, {})
 
 
-def _check(data: Any, plain: bool | None, texts: dict[int, str]) -> list[Issue]:
+def _check(data: Any, plain: bool | None, texts: dict[int, str], same: dict[int, Any]) -> list[Issue]:
     """:func:`validate_catalog_data`; ``texts`` receives the canonical JSON of every tool schema of a
-    plain document (by ``id``), which the definition hashes reuse."""
+    plain document (by ``id``), which the definition hashes reuse, and ``same`` the earlier schema
+    equal to one as written (by ``id``), which the records hold instead."""
     if not isinstance(data, Mapping):
         return [Issue("error", "(root)", f"a catalog must be an object with 'tools'; got {'an empty document' if data is None else type(data).__name__}")]
     if plain is None:
@@ -274,7 +301,8 @@ def _check(data: Any, plain: bool | None, texts: dict[int, str]) -> list[Issue]:
         return issues
     known = frozenset(TOOL_FIELDS)
     seen: dict[str, int] = {}
-    sound: set[tuple[str, str]] = set()  # (schema kind, canonical text) already found sound in this document
+    sound: set[tuple[str, str]] = set()  # (schema kind, text as written) already found sound in this document
+    written: dict[Any, tuple[str, Any]] = {}  # a schema's text as written → (its canonical text, the first such object)
     for i, raw in enumerate(tools):
         if not isinstance(raw, Mapping):
             continue
@@ -291,7 +319,7 @@ def _check(data: Any, plain: bool | None, texts: dict[int, str]) -> list[Issue]:
                                     "it); rename the tool"))
         if not _identifiers_printable(raw):  # the exact check only where the quick one fails
             issues.extend(_identifier_issues(raw, where))
-        issues.extend(_tool_schema_issues(raw, where, name, sound if plain else None, texts))
+        issues.extend(_tool_schema_issues(raw, where, name, sound if plain else None, texts, written, same))
         if not known.issuperset(raw):
             issues.extend(Issue("error", at, message) for at, message in key_problems(raw, known, where, POLICY_FIELDS))
     rank = {"error": 0, "quarantine": 1, "warning": 2}
@@ -383,13 +411,14 @@ def _schema_message(error: Any) -> str:
 
 
 def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: set[tuple[str, str]] | None = None,
-                        texts: dict[int, str] | None = None) -> list[Issue]:
+                        texts: dict[int, str] | None = None, written: dict[str, tuple[str, Any]] | None = None,
+                        same: dict[int, Any] | None = None) -> list[Issue]:
     """Quarantine a tool whose embedded schema cannot be evaluated safely (see schema_check).
 
-    ``sound``: for a plain-JSON document, the (kind, canonical JSON) of schemas already found
-    sound in it — an equal schema is sound too (the verdict does not depend on key order:
-    every check runs over every node; only which problem is named first may) — and each
-    schema's canonical JSON goes into ``texts`` by ``id`` for the definition hash.
+    ``sound``: for a plain-JSON document, the (kind, JSON as written) of schemas already found
+    sound in it — an equal schema is sound too — and each schema's canonical JSON goes into
+    ``texts`` by ``id`` for the definition hash, computed once per text as written (``written``,
+    which also gives the first object of that text: ``same`` maps a later one's ``id`` to it).
     """
     from tooldisc.discovery.schema_check import argument_schema_problem, schema_problem
 
@@ -405,8 +434,16 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
             kind = "output" if key == "output_schema" else "argument"
             seen = None
             if sound is not None:
-                text = texts[id(schema)] = canonical_json(schema)
-                seen = (kind, text)
+                exact = written.get(id(schema))  # a schema object met before (equal schemas shared at parse)
+                exact = _exact_json(schema) if exact is None or exact[1] is not schema else exact[0]
+                known = written.get(exact)
+                if known is None:
+                    known = written[exact] = (canonical_json(schema), schema)
+                    written[id(schema)] = (exact, schema)
+                elif known[1] is not schema:
+                    same[id(schema)] = known[1]
+                texts[id(schema)] = known[0]
+                seen = (kind, exact)
                 if seen in sound:
                     continue
             check = schema_problem if kind == "output" else argument_schema_problem
@@ -431,6 +468,30 @@ def _as_str(value: Any) -> str | None:
     if value is None:
         return None
     return str(value)
+
+
+def share_parsed(raw: Any, written: dict[str, Any], strings: SharedValues) -> None:
+    """Make the values of a just-parsed tool record the first equal ones of the document, in place: its
+    schemas the first equal as written (``written``: text → object), its short texts and list items one
+    string object each (``strings``). A catalog of 100,000 tools repeating 180 schemas and a few dozen
+    roles then holds them once from its parse on (:func:`tooldisc.discovery.json_stream.loads_large_json`);
+    equal values stay equal, so nothing but memory changes."""
+    if type(raw) is not dict:
+        return
+    for key in _SHARED_TEXTS:
+        value = raw.get(key)
+        if type(value) is str:
+            raw[key] = strings[value]
+    for key in _LIST_FIELDS:
+        value = raw.get(key)
+        if type(value) is list and _STR_ONLY.issuperset(map(type, value)):
+            raw[key] = list(map(strings.__getitem__, value))
+    for key in _SCHEMA_FIELDS:
+        value = raw.get(key)
+        if type(value) is dict:
+            first = written.setdefault(_exact_json(value), value)
+            if first is not value:
+                raw[key] = first
 
 
 class SharedValues(dict[Any, Any]):
@@ -461,35 +522,55 @@ class SharedValues(dict[Any, Any]):
 
 
 def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared: SharedValues | None = None,
-                   texts: Mapping[int, str] | None = None) -> Tool:
+                   texts: Mapping[int, str] | None = None, same: Mapping[int, Any] | None = None) -> Tool:
     """A validated raw record → :class:`Tool`, defaults filled, untrusted text sanitised.
 
     ``shared``: the table the catalog's records share their strings and lists through
     (:func:`build_catalog` passes one; without it the record holds its own). ``texts``: the
     canonical JSON of the record's schemas, when validation computed it (:func:`definition_hash`).
+    ``same``: by ``id``, an earlier schema object equal to one of this record's as written (validation
+    found them, :func:`check_catalog`): the record holds that one instead, and equal schemas are one object.
+    Written for a catalog load's 100,000 calls: a plain string is looked up in the table directly
+    (``share[x]``, what :meth:`SharedValues.text` does for it) and printable text within its limit
+    skips :func:`sanitize` (which returns it unchanged).
     """
     share = SharedValues() if shared is None else shared
-    kwargs: dict[str, Any] = {"name": raw["name"]}
-    kwargs["description"] = share.text(sanitize(raw.get("description") or ""))
-    for key in ("namespace", "capability", "risk_level", "replacement"):
-        kwargs[key] = share.text(_as_str(raw.get(key)))
-    kwargs["version"] = share.text(_as_str(raw.get("version")))
-    kwargs["schema_version"] = share.text(_as_str(raw.get("schema_version")) or "1")
-    for key in ("parameters", "compact_parameters", "output_schema"):
-        kwargs[key] = raw.get(key)
-    kwargs["side_effect"] = share.text(raw.get("side_effect"))
+    get = raw.get
+    description = get("description") or ""
+    if type(description) is not str or len(description) > MAX_TEXT or not description.isprintable():
+        description = sanitize(description)
+    kwargs: dict[str, Any] = {"name": raw["name"], "description": share[description]}
+    for key in _OPTIONAL_TEXTS:
+        value = get(key)
+        kwargs[key] = None if value is None else share[value if type(value) is str else str(value)]
+    kwargs["schema_version"] = share.text(_as_str(get("schema_version")) or "1")
+    kwargs["parameters"], kwargs["compact_parameters"], kwargs["output_schema"] = \
+        get("parameters"), get("compact_parameters"), get("output_schema")
+    if same:  # an earlier tool's schema equal to this one as written: one object for both
+        for key in _SCHEMA_FIELDS:
+            kwargs[key] = same.get(id(kwargs[key]), kwargs[key])
+    kwargs["side_effect"] = share.text(get("side_effect"))
     for key, default in _BOOL_DEFAULTS.items():
-        value = raw.get(key)
+        value = get(key)
         kwargs[key] = default if value is None else bool(value)
     for key in _LIST_FIELDS:
-        items = raw.get(key)
+        items = get(key)
         if not items:
             kwargs[key] = ()
             continue
         if key in _UNTRUSTED_LISTS:
-            items = [sanitize(x, 500) for x in items]
-        kwargs[key] = share.strings(items)
+            items = [x if type(x) is str and len(x) <= _MAX_ITEM and x.isprintable() else sanitize(x, _MAX_ITEM)
+                     for x in items]
+        items = tuple(items)
+        kwargs[key] = share[tuple(map(share.__getitem__, items))] if _STR_ONLY.issuperset(map(type, items)) \
+            else share.strings(items)
     return with_hash(Tool(**kwargs), quarantine, texts)
+
+
+_OPTIONAL_TEXTS = ("namespace", "capability", "risk_level", "replacement", "version")
+_SHARED_TEXTS = (*_OPTIONAL_TEXTS, "side_effect", "schema_version")
+_MAX_ITEM = 500  # the length an alias, keyword or example is cut to
+_STR_ONLY = frozenset((str,))
 
 
 def with_hash(tool: Tool, quarantine: str | None = None, texts: Mapping[int, str] | None = None) -> Tool:
@@ -524,7 +605,8 @@ def check_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] 
     """Every issue of a raw catalog document, and the :class:`Catalog` when none is an error
     (validated once: ``catalog validate`` reports both)."""
     texts: dict[int, str] = {}
-    issues = _check(data, plain, texts)
+    same: dict[int, Any] = {}
+    issues = _check(data, plain, texts, same)
     if any(i.level == "error" for i in issues):
         return issues, None
     quarantined: dict[int, str] = {}
@@ -533,8 +615,9 @@ def check_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] 
             i = int(issue.path.split("]")[0].split("[")[1])
             quarantined.setdefault(i, f"{issue.path}: {issue.message}")
     shared = SharedValues()  # equal strings and lists of the catalog's tools: one object each
-    tools = tuple(tool_from_dict(raw, quarantined.get(i), shared, texts or None) for i, raw in enumerate(data["tools"]))
-    del shared, texts
+    tools = tuple(tool_from_dict(raw, quarantined.get(i), shared, texts or None, same)
+                  for i, raw in enumerate(data["tools"]))
+    del shared, texts, same
     version = _as_str(data.get("catalog_version"))
     warnings = tuple(i for i in issues if i.level != "error")
     return issues, Catalog(tools=tools, version=version, source=source, warnings=warnings, notes=tuple(notes))

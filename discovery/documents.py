@@ -58,6 +58,26 @@ class _Refused(Exception):
 def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
               error: ErrorClass = DataError) -> str:
     """UTF-8 text of ``path`` (a BOM is dropped), refused before reading when too big."""
+    return decode_text(read_bytes(path, max_bytes=max_bytes, what=what, error=error), str(path), error=error)
+
+
+def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
+               error: ErrorClass = DataError) -> bytes:
+    """The bytes of ``path``, refused before reading when too big (:func:`read_text` without the decoding)."""
+    p = Path(path)
+    file_size(path, max_bytes=max_bytes, what=what, error=error)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
+    if len(raw) > max_bytes:  # grew (or is a device) since stat
+        raise error(f"{what} is over the limit of {max_bytes} bytes", file=str(path))
+    return raw
+
+
+def file_size(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
+              error: ErrorClass = DataError) -> int:
+    """The size of ``path`` as it is about to be read, refused when absent, a directory or over ``max_bytes``."""
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -69,16 +89,15 @@ def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, 
         raise error(f"expected a {what}, got a directory", file=str(path))
     if size > max_bytes:
         raise error(f"{what} is {size} bytes, over the limit of {max_bytes}", file=str(path))
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise error(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
-    if len(raw) > max_bytes:  # grew (or is a device) since stat
-        raise error(f"{what} is over the limit of {max_bytes} bytes", file=str(path))
+    return size
+
+
+def decode_text(raw: bytes, file: str, *, error: ErrorClass = DataError) -> str:
+    """``raw`` as UTF-8 text (a BOM is dropped); bytes that are not UTF-8 are refused, naming the first."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
+        raise error(f"not UTF-8 text (byte {exc.start})", file=file) from None
 
 
 def load_document(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
@@ -276,8 +295,7 @@ def _text_nesting_over(text: str, limit: int) -> bool:
         end = min(n, at + _SCAN_CHUNK)
         while end < n and text[end - 1] == "\\":
             end += 1
-        raw = text[at:end].encode("utf-8", "surrogatepass")
-        kept.append(raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _KEEP))
+        kept.append(_unescaped(text[at:end].encode("utf-8", "surrogatepass")).translate(None, _KEEP))
         at = end
     marks = np.frombuffer(b"".join(kept), dtype=np.uint8)
     del kept
@@ -286,6 +304,32 @@ def _text_nesting_over(text: str, limit: int) -> bool:
     outside = marks[(inside == 0) & ~quote]
     step = np.where((outside == ord("[")) | (outside == ord("{")), 1, -1).astype(np.int32)
     return bool(len(step)) and int(np.cumsum(step).max()) > limit
+
+
+def _unescaped(raw: bytes) -> bytes:
+    """``raw`` without its escape pairs (a backslash and the character it escapes): every quote left
+    delimits a string. Escapes are rare in a catalog, so the text is split at its backslashes (a C
+    scan) and the escaped characters are dropped piece by piece; a text dense with them (``\\u``
+    escapes everywhere) removes the escaped backslashes, then the escaped quotes, in two C passes."""
+    count = raw.count(b"\\")
+    if count == 0:
+        return raw
+    if count > _SPLIT_ESCAPES:
+        return raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    parts = raw.split(b"\\")
+    out = [parts[0]]
+    i, n = 1, len(parts)
+    while i < n:
+        if not parts[i] and i + 1 < n:  # two backslashes in a row: the second is the escaped character
+            out.append(parts[i + 1])
+            i += 2
+        else:
+            out.append(parts[i][1:])
+            i += 1
+    return b"".join(out)
+
+
+_SPLIT_ESCAPES = 4096
 
 
 def _depth_over(data: Any) -> bool:

@@ -145,23 +145,35 @@ class IndexCache:
     def store(self, key: str, parts: Mapping[str, str], indexes: Mapping[str, Any]) -> None:
         """Write ``indexes`` (name → index dataclass or None) under ``key``; a failure to write is not an error
         (the process has its freshly built index either way)."""
-        from tooldisc.files import write_atomic
-
         arrays: dict[str, np.ndarray] = {}
         described: dict[str, Any] = {}
         for name, index in indexes.items():
             described[name] = None if index is None else _describe(name, index, arrays)
-        manifest = {"format": FORMAT, "key": key, "parts": dict(parts), "indexes": described,
+        self.store_arrays(key, parts, arrays, {"indexes": described})
+
+    def store_arrays(self, key: str, parts: Mapping[str, str], arrays: dict[str, np.ndarray],
+                     fields: Mapping[str, Any]) -> None:
+        """Write ``arrays`` and the manifest ``fields`` (JSON) under ``key``, each array with its SHA-256
+        (what :meth:`load` checks); a failure to write is not an error."""
+        from tooldisc.files import reserve
+
+        manifest = {**fields, "format": FORMAT, "key": key, "parts": dict(parts),
                     "digests": {name: _digest(a) for name, a in arrays.items()}}
-        arrays[_META] = np.frombuffer(json.dumps(manifest, ensure_ascii=False, sort_keys=True).encode("utf-8"),
-                                      dtype=np.uint8)
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
+        arrays = {**arrays, _META: np.frombuffer(json.dumps(manifest, ensure_ascii=False, sort_keys=True)
+                                                 .encode("utf-8"), dtype=np.uint8)}
         try:
-            write_atomic(self.path(key), buffer.getvalue())
-        except OSError:
+            out = reserve(self.path(key))  # a temporary file beside the entry (the umask's mode), renamed over it
+        except ValueError:  # a directory that cannot be created or written: the process has its result anyway
             return
-        del buffer
+        try:
+            np.savez(str(out.tmp), **arrays)  # straight to the file: no second copy of a 100 MB entry in memory
+            out.commit()
+        except OSError:
+            out.discard()
+            return
+        except BaseException:
+            out.discard()
+            raise
         self.evict(keep=key)
 
     def evict(self, keep: str | None = None) -> None:

@@ -79,12 +79,14 @@ def learned_notes(learned: Learned | None, catalog: Catalog) -> tuple[str, ...]:
     return bind(learned, catalog).notes
 
 
-def load_catalog_input(catalog: PathLike | Catalog | None) -> tuple[Catalog, tuple[str, ...]]:
-    """The catalog (a path, a loaded one, or ``None`` for the shipped one) and its notes."""
+def load_catalog_input(catalog: PathLike | Catalog | None, cache: Any = None) -> tuple[Catalog, tuple[str, ...]]:
+    """The catalog (a path, a loaded one, or ``None`` for the shipped one) and its notes; ``cache``: the
+    on-disk cache its validated records may come from (:func:`~tooldisc.discovery.catalog_io.load_catalog`)."""
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
 
-    cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog if catalog else default_catalog_path())
+    cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog if catalog else default_catalog_path(),
+                                                                    cache=cache)
     notes = [f"note: {text}" for text in cat.notes]
     notes += [f"warning: {cat.source}: tool {t.name!r} is quarantined and will never be offered: {t.quarantine}"
               for t in cat.tools if t.quarantine]
@@ -148,13 +150,15 @@ def context_input(catalog: Catalog, context: Context | Mapping[str, Any] | None)
 def load_run_inputs(catalog: PathLike | Catalog | None = None, gold: PathLike | GoldSet | None = None,
                     config: PathLike | RankerConfig | None = None, *,
                     context: Context | Mapping[str, Any] | None = None, qrels: PathLike | None = None,
-                    topics: PathLike | None = None, learned: PathLike | Learned | None = None) -> RunInputs:
-    """Load and cross-check every input of a run; ``None`` means the shipped default.
+                    topics: PathLike | None = None, learned: PathLike | Learned | None = None,
+                    cache: Any = None) -> RunInputs:
+    """Load and cross-check every input of a run; ``None`` means the shipped default; ``cache``: the on-disk
+    cache the catalog's validated records may come from (the command line's; the API passes none).
 
     Order matters only for errors: a bad catalog is reported before a gold set that
     names its tools, and neither is read twice.
     """
-    cat, cat_notes = load_catalog_input(catalog)
+    cat, cat_notes = load_catalog_input(catalog, cache)
     gold_set, gold_notes = load_gold_input(gold, cat, qrels=qrels, topics=topics)
     cfg = load_config_input(config)
     ctx = context_input(cat, context)

@@ -160,9 +160,9 @@ def test_cli_uses_the_cache_and_no_cache_skips_it(tmp_path: Path) -> None:
     assert json.loads(first.stdout)["offer_hash"] == json.loads(second.stdout)["offer_hash"] == \
         json.loads(fresh.stdout)["offer_hash"]
     status = run_cli("cache", "status", "--json", env=env)
-    assert json.loads(status.stdout)["entries"] == 1
+    assert json.loads(status.stdout)["entries"] == 2  # the catalog's validated records and its index
     cleared = run_cli("cache", "clear", env=env)
-    assert cleared.returncode == 0 and "removed 1" in cleared.stdout
+    assert cleared.returncode == 0 and "removed 2" in cleared.stdout
     assert json.loads(run_cli("cache", "status", "--json", env=env).stdout)["entries"] == 0
 
 
@@ -180,7 +180,7 @@ def test_eval_and_sweep_take_no_cache_too(tmp_path: Path) -> None:
     cold, warm = (run_cli("eval", "--k", "5", "--json", env=env) for _ in range(2))
     assert cold.returncode == warm.returncode == 0
     assert json.loads(cold.stdout) == json.loads(warm.stdout)  # the report is byte-stable across cold and warm
-    assert IndexCache(tmp_path / "cache").status().entries == 1
+    assert IndexCache(tmp_path / "cache").status().entries == 2  # the records and the index
 
 
 def test_the_catalog_size_limit_can_be_set(tmp_path: Path) -> None:

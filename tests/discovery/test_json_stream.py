@@ -1,0 +1,136 @@
+"""A large JSON catalog parsed piece by piece returns exactly what the whole-text parse returns, or nothing
+(and the whole-text parse then decides); the catalog loader gives the same catalog, findings and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.fuzzing import examples
+from tooldisc.discovery import catalog_io, json_stream
+from tooldisc.discovery.catalog_io import load_catalog
+from tooldisc.discovery.documents import MAX_DEPTH, loads_json
+from tooldisc.errors import DataError
+
+TEXT = st.text(alphabet=st.sampled_from([*'ab "\\/\n\t[]{},:', "\u0641", "\u200c", "\U0001f600", "\x00"]),
+               max_size=12)
+SCALAR = st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False,
+                                                                             allow_infinity=False) | TEXT
+VALUE = st.recursive(SCALAR, lambda c: st.lists(c, max_size=4) | st.dictionaries(TEXT, c, max_size=4), max_leaves=12)
+
+
+def _whole(raw: bytes) -> tuple[bool, str | None]:
+    """(parsed, the value as JSON text) by the whole-text parse, or (False, None) when it refuses."""
+    try:
+        return True, json.dumps(loads_json(raw.decode("utf-8-sig")))
+    except (ValueError, UnicodeDecodeError, DataError):
+        return False, None
+
+
+def _stream(raw: bytes, chunk: int) -> str | None:
+    got = json_stream.loads_large_json(raw, chunk=chunk)
+    return None if got is None else json.dumps(got)
+
+
+@settings(max_examples=examples(1500, local=200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tools=st.lists(VALUE, max_size=6), extra=st.dictionaries(TEXT, VALUE, max_size=3),
+       tools_first=st.booleans(), ascii_=st.booleans(), indent=st.sampled_from([None, 0, 2]),
+       chunk=st.integers(1, 64), bom=st.booleans())
+def test_the_stream_returns_what_the_whole_text_parse_returns(tools, extra, tools_first, ascii_, indent, chunk,
+                                                              bom) -> None:
+    doc = {"tools": tools, **{k: v for k, v in extra.items() if k != "tools"}}
+    if not tools_first:
+        doc = {**{k: v for k, v in doc.items() if k != "tools"}, "tools": tools}
+    raw = (b"\xef\xbb\xbf" if bom else b"") + json.dumps(doc, ensure_ascii=ascii_, indent=indent).encode()
+    ok, whole = _whole(raw)
+    got = _stream(raw, chunk)
+    if not ok:
+        assert got is None
+        return
+    assert got == whole
+    if "\\ud" not in raw.decode("utf-8-sig").lower():  # nothing for the whole-text parse to look at again
+        assert got is not None
+
+
+@settings(max_examples=examples(1500, local=200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from([*'{}[]",:0123456789.e-tfnrul \\"ab', "\ud800", "\\ud800", '"tools"']),
+                    max_size=40).map("".join),
+       chunk=st.integers(1, 16))
+def test_on_any_text_the_stream_never_answers_what_the_whole_parse_refuses(text, chunk) -> None:
+    raw = text.encode("utf-8", "surrogatepass")
+    ok, whole = _whole(raw)
+    got = _stream(raw, chunk)
+    assert got is None or (ok and got == whole)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 3, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH + 5])
+@pytest.mark.parametrize("where", ["tools", "other"])
+def test_nesting_is_refused_at_the_same_depth(depth: int, where: str) -> None:
+    deep: object = 1
+    for _ in range(depth):
+        deep = [deep]
+    doc = {"tools": [{"name": "a"}, deep] if where == "tools" else [], "x": deep if where == "other" else 0}
+    raw = json.dumps(doc).encode()
+    ok, whole = _whole(raw)
+    for chunk in (3, 1 << 20):
+        assert _stream(raw, chunk) == (whole if ok else None)
+    assert ok == (depth + 2 + (1 if where == "tools" else 0) <= MAX_DEPTH + 1)
+
+
+def test_duplicate_keys_nan_and_extra_data_go_to_the_whole_parse() -> None:
+    for text in ['{"tools": [{"a": 1, "a": 2}]}', '{"tools": [], "tools": []}', '{"tools": [NaN]}',
+                 '{"tools": [1e999]}', '{"tools": []} x', '{"tools": [1,]}', '[1, 2]', '{"tools": ["\\ud800"]}',
+                 '{"tools": [12', '{"tools": [1]}\n\n', '{"tools": [-0.0, 1.5e3, true, null]}']:
+        raw = text.encode()
+        ok, whole = _whole(raw)
+        for chunk in (1, 2, 5, 1 << 20):
+            got = _stream(raw, chunk)
+            assert got is None if not ok else got in (whole, None), (text, chunk)
+    assert _stream(b'{"tools": [1]}\n\n', 1) == "{\"tools\": [1]}"
+    assert _stream(b"\xff{}", 4) is None  # not UTF-8
+
+
+def _big_catalog(tmp_path: Path, tools: list[dict]) -> Path:
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"catalog_version": "1", "tools": tools}, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def small_large(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(catalog_io, "LARGE", 1)  # stream every JSON catalog in these tests
+
+
+def test_the_loader_streams_large_json_to_the_same_catalog(tmp_path: Path, small_large) -> None:
+    schema = {"type": "object", "properties": {"id": {"type": "integer"}}}
+    tools = [{"name": f"t{i}", "description": "فهرست " * (i % 3), "side_effect": "none",
+              "parameters": dict(schema), "roles": ["a"]} for i in range(50)]
+    tools.append({"name": "q", "side_effect": "none", "parameters": {"properties": {"p": {"pattern": "(?=x)"}}}})
+    path = _big_catalog(tmp_path, tools)
+    streamed = load_catalog(path)
+    whole = catalog_io.build_catalog(json.loads(path.read_text(encoding="utf-8")), source=str(path), plain=True)
+    assert [(t, t.definition_hash, t.quarantine) for t in streamed.tools] == \
+        [(t, t.definition_hash, t.quarantine) for t in whole.tools]
+    assert streamed.warnings == whole.warnings and streamed.hash == whole.hash
+    assert len({id(t.parameters) for t in streamed.tools}) == 2  # equal schemas are one object from the parse on
+
+
+def test_the_loader_words_a_bad_large_file_as_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "big.json"
+    cases = [(b'{"tools": [{"name": "a"}, {"name": "b", "name": "c"}]}', {}, "duplicate key 'name'"),
+             (b'{"tools": [{"name": "\xff"}]}', {}, r"not UTF-8 text \(byte 21\)"),
+             (b'{"tools": [{"name": "a"}]}', {"max_bytes": 10}, "over the limit of 10"),
+             (b'{"tools": [{"name": "a"}]', {}, "invalid JSON")]
+    for raw, kwargs, words in cases:
+        path.write_bytes(raw)
+        messages = []
+        for large in (1, 1 << 40):  # streamed, then read whole as before
+            monkeypatch.setattr(catalog_io, "LARGE", large)
+            with pytest.raises(DataError, match=words) as refused:
+                load_catalog(path, **kwargs)
+            messages.append(str(refused.value))
+        assert messages[0] == messages[1]
