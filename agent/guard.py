@@ -14,7 +14,7 @@ call may *run*, now. Its steps are fixed and ordered, and the order is the rule:
    ``unauthorized``. Being shown in an earlier turn never authorizes: history may
    rank, it never authorizes;
 4. ``validate``  — the arguments are valid for the tool's full ``parameters``
-   schema (JSON Schema 2020-12, evaluated by :mod:`tooldisc.discovery.schema_check`:
+   schema (JSON Schema 2020-12, evaluated by :mod:`tooldisc.discovery.catalog.schema_check`:
    RE2 for patterns, bounded depth, no remote ``$ref``), else ``invalid_arguments``
    — a schema that cannot be evaluated safely refuses too, it never raises;
 5. ``approve``   — ``requires_approval`` / ``always_confirm`` tools need an approval
@@ -33,8 +33,8 @@ from typing import Any
 from tooldisc import values
 from tooldisc.agent.search_tools import ToolSession
 from tooldisc.discovery.catalog import Catalog, canonical_json
+from tooldisc.discovery.catalog.schema_check import MAX_ARGUMENT_DEPTH, json_depth_exceeds, validate
 from tooldisc.discovery.model import Context, Offer
-from tooldisc.discovery.schema_check import MAX_ARGUMENT_DEPTH, json_depth_exceeds, validate
 from tooldisc.discovery.security import check_tool
 from tooldisc.errors import UsageError
 

@@ -77,10 +77,10 @@ def challenger(spec: str) -> tuple[RankerConfig | None, Any]:
     with it, so its config is None)."""
     import json
 
-    from tooldisc.discovery.catalog_io import read_text
+    from tooldisc.discovery.catalog.io import read_text
     from tooldisc.discovery.config import DEFAULT_NAME, load_config
     from tooldisc.discovery.learned import FORMAT
-    from tooldisc.discovery.learned_read import load_learned
+    from tooldisc.discovery.learned.read import load_learned
 
     if spec == DEFAULT_NAME:
         return load_config(), None
@@ -98,7 +98,7 @@ def challenger(spec: str) -> tuple[RankerConfig | None, Any]:
 class Credit:
     """One interleaved request in progress: its offer, arm, schema tokens and credited calls."""
 
-    interleaved: Any  # tooldisc.discovery.interleave.InterleavedOffer
+    interleaved: Any  # tooldisc.discovery.rank.interleave.InterleavedOffer
     arm: Arm
     catalog: Any
     schema_tokens: int = 0

@@ -70,10 +70,10 @@ from tooldisc.agent.schemas import SchemaCache, load_schemas, offer_tokens
 from tooldisc.agent.search_tools import META_TOOL, META_TOOL_NAME, ToolSession
 from tooldisc.agent.sink import Arm, Telemetry
 from tooldisc.discovery.catalog import Catalog
+from tooldisc.discovery.catalog.names import NameMap
 from tooldisc.discovery.config import RankerConfig
 from tooldisc.discovery.context import default_context
 from tooldisc.discovery.model import Context, Offer
-from tooldisc.discovery.names import NameMap
 from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.discovery.security import check_tool
 from tooldisc.errors import ToolDiscError, UsageError
@@ -116,9 +116,9 @@ class CatalogSource:
     def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
                  report: Callable[[str], None] | None = None, fmt: str | None = None, learned: Any = None,
                  cache: Any = None, loaded: tuple[Catalog, tuple[int, int, int]] | None = None):
+        from tooldisc.discovery.catalog.importers import FORMATS
         from tooldisc.discovery.config import load_config
-        from tooldisc.discovery.importers import FORMATS
-        from tooldisc.discovery.index_cache import IndexCache
+        from tooldisc.discovery.indexes.cache import IndexCache
         from tooldisc.discovery.learned import Learned
 
         if not isinstance(path, str | os.PathLike):
@@ -147,7 +147,7 @@ class CatalogSource:
     def _load(self, loaded: tuple[Catalog, tuple[int, int, int]] | None = None) -> Engine:
         """An engine over the file as it is now, or over ``loaded`` (a catalog the caller read from this path
         and the :func:`file_stamp` it took before reading it: ``tooldisc serve`` reads it once)."""
-        from tooldisc.discovery.catalog_io import load_catalog
+        from tooldisc.discovery.catalog.io import load_catalog
 
         if loaded is not None:
             catalog, stamp = loaded
@@ -410,7 +410,7 @@ class AgentService:
             offer = current
         names = [n for n in dict.fromkeys([*offer.names, *session.returned]) if self._listable(engine, session, n)]
         schemas = load_schemas(names, engine.catalog, self._cache)
-        from tooldisc.discovery.exporters import to_mcp
+        from tooldisc.discovery.catalog.exporters import to_mcp
 
         listed = to_mcp([META_TOOL, *(s.tool for s in schemas)], names=session.names)["tools"]
         self._issue(session, [s.tool.name for s in schemas])

@@ -156,7 +156,7 @@ def parse_plan(data: Any, *, file: str | None = None) -> Plan:
 
 
 def load_plan(path: str | os.PathLike[str]) -> Plan:
-    from tooldisc.discovery.catalog_io import parse_document, read_text
+    from tooldisc.discovery.catalog.io import parse_document, read_text
 
     file = str(path)
     return parse_plan(parse_document(read_text(path, max_bytes=1024 * 1024, what="plan"), file), file=file)
@@ -271,7 +271,7 @@ def _replace(arguments: Any, location: tuple[str | int, ...], value: Any) -> Any
 
 def validate_plan(plan: Plan | Mapping[str, Any], catalog: Catalog, routed: Sequence[str] = ()) -> PlanReport:
     """Run every check and report all findings, ordered by :data:`CHECKS` then action."""
-    from tooldisc.discovery.schema_check import validate
+    from tooldisc.discovery.catalog.schema_check import validate
 
     if not isinstance(plan, Plan):
         plan = parse_plan(plan)

@@ -36,7 +36,7 @@ def scenario_dir() -> Path:
 
 def load_scenarios(directory: str | Path | None = None) -> tuple[ScenarioCase, ...]:
     """Every case of every scenario file, sorted by file name then case order."""
-    from tooldisc.discovery.catalog_io import load_catalog, parse_document, read_text
+    from tooldisc.discovery.catalog.io import load_catalog, parse_document, read_text
 
     root = Path(directory) if directory else scenario_dir()
     catalogs: dict[str, Catalog] = {}

@@ -3,8 +3,8 @@
 Discovery ranks names and never carries a JSON Schema (DESIGN §5). Once an offer is
 decided, :func:`load_schemas` fetches the argument schema of each offered tool from a
 :class:`SchemaCache` keyed by ``(name, schema_version)`` and :func:`render_offer`
-renders them for a provider through :mod:`tooldisc.discovery.exporters`, with the
-reversible :class:`~tooldisc.discovery.names.NameMap`.
+renders them for a provider through :mod:`tooldisc.discovery.catalog.exporters`, with the
+reversible :class:`~tooldisc.discovery.catalog.names.NameMap`.
 
 The cache is **never an authorization cache** (seed 003 §12): it is only consulted
 for names the caller passes in, which must come from an offer (or search results)
@@ -23,8 +23,8 @@ from typing import Any
 from tooldisc import values
 from tooldisc.agent.tokens import TokenModel, default_token_model
 from tooldisc.discovery.catalog import Catalog
+from tooldisc.discovery.catalog.names import NameMap
 from tooldisc.discovery.model import Offer, Tool
-from tooldisc.discovery.names import NameMap
 from tooldisc.errors import UsageError
 
 
@@ -102,7 +102,7 @@ class SchemaCache:
 
 def build_schema(tool: Tool, *, compact: bool = False, token_model: TokenModel | None = None) -> ToolSchema:
     """Build one tool's schema (uncached): compact when asked and present, else full."""
-    from tooldisc.discovery.exporters import input_schema
+    from tooldisc.discovery.catalog.exporters import input_schema
 
     params = input_schema(tool, compact=compact)
     body = {"name": tool.name, "description": tool.description, "parameters": params}
@@ -180,7 +180,7 @@ def render_offer(
     tool is marked ``defer_loading`` so the model loads it on demand; ``tool_search``
     optionally adds Anthropic's server-side search tool as well.
     """
-    from tooldisc.discovery import exporters
+    from tooldisc.discovery.catalog import exporters
 
     tools = ([meta_tool] if meta_tool is not None else []) + [s.tool for s in schemas]
     compact = any(s.compact for s in schemas)

@@ -18,8 +18,8 @@ from functools import cached_property
 from typing import Any
 
 from tooldisc import values
+from tooldisc.discovery.catalog.names import NameMap
 from tooldisc.discovery.model import Context, Offer, Tool
-from tooldisc.discovery.names import NameMap
 from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.discovery.security import READ
 from tooldisc.errors import UsageError

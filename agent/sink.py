@@ -189,7 +189,7 @@ class Telemetry:
                           schema_tokens: int = 0) -> dict[str, Any]:
         """One interleaved request as a schema version 3 event (see the module docstring).
 
-        ``interleaved`` is an :class:`~tooldisc.discovery.interleave.InterleavedOffer` whose
+        ``interleaved`` is an :class:`~tooldisc.discovery.rank.interleave.InterleavedOffer` whose
         ``request_id`` is a UUID (it becomes the ``event_id``, so a replay of the row's id
         gives the same offer); ``credit`` one letter per tool call (``A``, ``B`` or ``-``).
         """

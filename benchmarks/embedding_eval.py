@@ -64,7 +64,7 @@ PAIRS: tuple[tuple[str, str], ...] = (
 
 
 def translation_pairs(encoder) -> dict:
-    from tooldisc.discovery.embedding import l2_normalize, prepare
+    from tooldisc.discovery.indexes.embedding import l2_normalize, prepare
 
     fa = np.stack([encoder.query_vector(p) for p, _ in PAIRS])
     en = l2_normalize(encoder.model.encode_documents([prepare(e) for _, e in PAIRS]))
@@ -103,8 +103,8 @@ def measures(names: Sequence[str], scores: np.ndarray, relevant: Sequence[set[st
 def evaluate_set(name: str, tools, queries: Sequence[str], relevant: Sequence[set[str]], encoder,
                  latencies: list[float]) -> dict:
     from tooldisc.discovery.config import load_config
-    from tooldisc.discovery.embedding import build_embedding_index
-    from tooldisc.discovery.lexical import LexicalIndex
+    from tooldisc.discovery.indexes.embedding import build_embedding_index
+    from tooldisc.discovery.indexes.lexical import LexicalIndex
 
     t0 = time.perf_counter()
     index = build_embedding_index(tools, encoder)
@@ -139,7 +139,7 @@ def evaluate_set(name: str, tools, queries: Sequence[str], relevant: Sequence[se
 
 
 def load_sets(shared: Path, metatool_limit: int, skip_metatool: bool) -> dict[str, tuple]:
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
     from tooldisc.gold.loader import load_gold
 
     def gold(catalog_path, gold_path):
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-metatool", action="store_true")
     args = ap.parse_args(argv)
 
-    from tooldisc.discovery.embedding import (
+    from tooldisc.discovery.indexes.embedding import (
         MODEL_NAME,
         PACKAGE,
         REQUIREMENT,

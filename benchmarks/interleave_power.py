@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def rankings(config_b: str, k: int | None) -> tuple[list[tuple[tuple[str, ...], tuple[str, ...], frozenset[str], int]],
                                                      dict[str, str]]:
     """(A's offer, B's offer at A's K, the primary tools, K) per gold query with a primary tool."""
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.inputs import default_gold_path
@@ -76,7 +76,7 @@ def rankings(config_b: str, k: int | None) -> tuple[list[tuple[tuple[str, ...], 
 
 def check_exact(rows: list, click_at: dict[int, np.ndarray], samples: int, queries: int) -> float:
     """Largest gap between the exact outcome probabilities and team_draft itself (Monte Carlo)."""
-    from tooldisc.discovery.interleave import seed_of, team_draft
+    from tooldisc.discovery.rank.interleave import seed_of, team_draft
 
     gap = 0.0
     for a, b, rel, k in random.Random(0).sample(rows, min(queries, len(rows))):

@@ -6,7 +6,7 @@ Uses the folds of ``benchmarks/learn_quality.py`` (the same seeded split) and th
 ranking (no learned file). Three analyses, each an upper bound under a stated assumption:
 
 1. **Indistinguishable requests.** Requests that are the same after normalisation (the
-   tokens :func:`tooldisc.discovery.phrases.scrub` leaves: numbers, ids and punctuation
+   tokens :func:`tooldisc.discovery.text.phrases.scrub` leaves: numbers, ids and punctuation
    cut; and a looser level: the same set of content words, stop words dropped) get the
    same ranking from any method that reads the request (and its history). For every
    group of such requests whose labels differ, the best single ranking is found by
@@ -82,14 +82,14 @@ def _group_best(members: list) -> dict[str, float]:
 
 
 def _key_exact(q) -> tuple:
-    from tooldisc.discovery.phrases import scrub
+    from tooldisc.discovery.text.phrases import scrub
 
     hist = tuple(tuple(t for run in scrub(c) for t in run) for r, c in q.history if r == "user")
     return tuple(t for run in scrub(q.query) for t in run), hist
 
 
 def _key_content(q) -> tuple:
-    from tooldisc.discovery.fields import stopwords
+    from tooldisc.discovery.text.fields import stopwords
 
     stop = stopwords()
     words, hist = _key_exact(q)
@@ -215,7 +215,7 @@ def _abstention(gold, engine, ctx) -> dict:
 def analyse() -> dict:
     from learn_quality import hesabix_folds
 
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.context import default_context
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.gold.loader import load_gold

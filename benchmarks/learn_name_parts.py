@@ -33,8 +33,8 @@ PAIRS_PER_POSITIVE = 20
 
 
 def _words(query: str) -> list[str]:
-    from tooldisc.discovery.fields import stopwords
     from tooldisc.discovery.text import tokenize
+    from tooldisc.discovery.text.fields import stopwords
 
     stop = stopwords()
     return sorted({t for t in tokenize(query) if t not in stop and not any(c.isdigit() for c in t)})
@@ -102,7 +102,7 @@ def _mrr(rows: list, w: np.ndarray) -> np.ndarray:
 def main(argv: list[str] | None = None) -> None:
     import learn_quality as lq
 
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.learn import LearnOptions, _cross_fit
     from tooldisc.evaluation.learn_ranking import ndcg, vector

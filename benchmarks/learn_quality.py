@@ -128,7 +128,7 @@ def _learn(catalog, examples, **opts):
 
 
 def metatool() -> dict:
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.gold.loader import load_gold
 
     catalog = load_catalog(SHARED / "metatool/tools.jsonl")
@@ -156,7 +156,7 @@ def _cv(name: str, catalog, gold, folds, **opts) -> dict:
 def sealtools() -> dict:
     from sklearn.model_selection import GroupKFold
 
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.gold.loader import load_gold
 
     catalog = load_catalog(SHARED / "sealtools/tools.jsonl")
@@ -177,7 +177,7 @@ def hesabix_folds(gold) -> list[set[str]]:
 
 
 def hesabix() -> dict:
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.gold.loader import load_gold
 
     catalog = load_catalog(SHARED / "hesabix/catalog.json")

@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.learned import for_grown_catalog
-    from tooldisc.discovery.learned_read import load_learned
-    from tooldisc.discovery.pipeline import Discoverer, authorize, rank, retrieve
+    from tooldisc.discovery.learned.read import load_learned
+    from tooldisc.discovery.pipeline import Discoverer, rank
     from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
     from tooldisc.evaluation.bench import BenchOptions, load_inputs
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         p50.append(float(np.percentile(lat, 50)))
         p95.append(float(np.percentile(lat, 95)))
     ix = engine.index
-    retrieved = [retrieve(authorize(engine._request(q.query, None, 15, q.history), ix), ix) for q in queries]
+    retrieved = [engine.retrieved(q.query, None, 15, q.history) for q in queries]
     rank_us = []
     for _ in range(args.passes):
         c0 = time.process_time()

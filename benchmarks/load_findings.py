@@ -47,7 +47,7 @@ def catalog_files() -> list[Path]:
 def findings(path: Path) -> dict[str, Any]:
     """Issues, load error, quarantines and hashes of one file."""
     from tooldisc.discovery.catalog import build_catalog, validate_catalog_data
-    from tooldisc.discovery.catalog_io import read_catalog_document
+    from tooldisc.discovery.catalog.io import read_catalog_document
     from tooldisc.errors import ToolDiscError
 
     out: dict[str, Any] = {}

@@ -38,7 +38,7 @@ def main() -> None:
 
         learn_main(sys.argv[1:])
         return
-    from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets
+    from tooldisc.discovery.catalog.io import load_catalog, shipped_datasets
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.context import default_context
     from tooldisc.discovery.pipeline import Discoverer

@@ -1,8 +1,8 @@
 """Benchmark: how long a validation at the step budget takes, per kind of schema work.
 
-The step budget (:mod:`tooldisc.discovery.schema_budget`) counts steps from the
+The step budget (:mod:`tooldisc.discovery.catalog.schema_budget`) counts steps from the
 schema's shape and the arguments; this measures what a step costs with the real
-validator (:func:`tooldisc.discovery.schema_check.validate`'s jsonschema with RE2),
+validator (:func:`tooldisc.discovery.catalog.schema_check.validate`'s jsonschema with RE2),
 so the budget can be set to a time: for each kind of work below, a schema and
 arguments are scaled until the counted steps are near the budget, then validated.
 Reported per kind: counted steps, seconds, microseconds per step. The slowest kind
@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tooldisc.discovery.schema_budget import MAX_VALIDATION_STEPS, call_steps
-from tooldisc.discovery.schema_check import _analyse, _validator_class
+from tooldisc.discovery.catalog.schema_budget import MAX_VALIDATION_STEPS, call_steps
+from tooldisc.discovery.catalog.schema_check import _analyse, _validator_class
 
 Case = Callable[[int], tuple[dict[str, Any], Any]]
 

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     from scipy.optimize import nnls
 
     from tooldisc.agent.tokens import FEATURES, char_features, model_from_dict
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--catalog", default=None)

@@ -248,7 +248,7 @@ def _parse_interleaving(value: Any, file: str) -> InterleavingGateConfig:
 
 def load_gates(path: str | os.PathLike[str] | None = None) -> GateConfig:
     """The shipped defaults, or ``path`` validated over them."""
-    from tooldisc.discovery.documents import parse_yaml
+    from tooldisc.documents import parse_yaml
 
     if path is None:
         text = resources.files("tooldisc.canary").joinpath("data", "gates.yaml").read_text("utf-8")

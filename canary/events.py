@@ -10,7 +10,7 @@ these constants in step).
 
 Schema version 2 adds ``event_id``: a random UUID per event (never personal: an
 e-mail or a user id is not a UUID and is refused). Version 1 rows carry no id.
-Version 3 is one *interleaved* request (:mod:`tooldisc.discovery.interleave`): it adds
+Version 3 is one *interleaved* request (:mod:`tooldisc.discovery.rank.interleave`): it adds
 ``teams`` (one letter per offered position, ``A`` or ``B``: which ranker placed it) and
 ``credit`` (one letter per tool call the guard let through, in call order: the team
 credited, or ``-`` for a tool outside the offer, e.g. found by ``search_tools``) and

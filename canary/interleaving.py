@@ -1,7 +1,7 @@
 """The ``interleaving`` gate profile: judge ranker B against A from interleaved requests.
 
 An interleaved request (telemetry schema version 3, :mod:`tooldisc.canary.events`) was
-offered a team-draft mix of A's and B's rankings (:mod:`tooldisc.discovery.interleave`);
+offered a team-draft mix of A's and B's rankings (:mod:`tooldisc.discovery.rank.interleave`);
 its ``teams`` say which ranker placed each offered tool and its ``credit`` which team
 each tool call credited. Per request the outcome is **B wins** (more calls credited to B
 than to A), **A wins**, or a **tie** (equal credit, no credited call, or nothing offered).

@@ -84,7 +84,7 @@ def bench_command(
                            from_file=from_file)
     if learned:  # refuse a file learned on another catalog before any worker starts
         from tooldisc.discovery.learned import for_grown_catalog
-        from tooldisc.discovery.learned_read import load_learned
+        from tooldisc.discovery.learned.read import load_learned
 
         for_grown_catalog(load_learned(learned), base, base)
     if baselines:

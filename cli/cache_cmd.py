@@ -1,6 +1,6 @@
 """``tooldisc cache``: the on-disk cache of built text indexes (status, clear).
 
-Thin glue over :mod:`tooldisc.discovery.index_cache`. Commands that build an index
+Thin glue over :mod:`tooldisc.discovery.indexes.cache`. Commands that build an index
 (``discover``, ``eval``, ``sweep``, ``compare``, ``serve``) read and write it unless given
 ``--no-cache``; it holds ranking arrays only, never anything that authorizes.
 """
@@ -29,7 +29,7 @@ def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> No
 
     The directory is $TOOLDISC_CACHE_DIR, else $XDG_CACHE_HOME/tooldisc/index (~/.cache/tooldisc/index).
     """
-    from tooldisc.discovery.index_cache import IndexCache
+    from tooldisc.discovery.indexes.cache import IndexCache
 
     out = resolve_format(fmt, json_, ("table", "json"))
     found = IndexCache.default().status()
@@ -44,7 +44,7 @@ def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> No
 @cache_app.command("clear")
 def clear_command(fmt: FormatOption = "table", json_: JsonOption = False) -> None:
     """Remove every cached index (the next command that builds one builds it fresh)."""
-    from tooldisc.discovery.index_cache import IndexCache
+    from tooldisc.discovery.indexes.cache import IndexCache
 
     out = resolve_format(fmt, json_, ("table", "json"))
     cache = IndexCache.default()

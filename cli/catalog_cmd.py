@@ -61,7 +61,7 @@ def read_catalog_document(path: str, fmt: str | None, side_effect: str | None = 
     document that does not build, and ``convert`` must know the source format before
     it decides whether a side effect is required.
     """
-    from tooldisc.discovery.catalog_io import read_catalog_document as read
+    from tooldisc.discovery.catalog.io import read_catalog_document as read
 
     return read(path, fmt, side_effect=side_effect)
 
@@ -81,7 +81,7 @@ def validate_command(
     cannot be read or parsed.
     """
     from tooldisc.discovery.catalog import check_catalog
-    from tooldisc.discovery.importers import policy_note
+    from tooldisc.discovery.catalog.importers import policy_note
 
     out = resolve_format(fmt, json_, ("table", "json"))
     doc, detected = read_catalog_document(path, _source_format(source))
@@ -198,10 +198,10 @@ def convert_command(
     those formats carry no policy, and guessing one would be a security decision.
     """
     from tooldisc.discovery.catalog import build_catalog, catalog_to_dict
-    from tooldisc.discovery.exporters import PROVIDERS, render
-    from tooldisc.discovery.importers import policy_note
+    from tooldisc.discovery.catalog.exporters import PROVIDERS, render
+    from tooldisc.discovery.catalog.importers import policy_note
+    from tooldisc.discovery.catalog.names import NameMap
     from tooldisc.discovery.model import SIDE_EFFECTS
-    from tooldisc.discovery.names import NameMap
 
     out = resolve_format(fmt, json_, ("table", "json"))
     if to not in ("tooldisc", *PROVIDERS):
@@ -277,7 +277,7 @@ def diff_command(
     permissions: a new delete tool open to every role is exactly what review is for.
     """
     from tooldisc.cli.options import load_catalog_option
-    from tooldisc.discovery.catalog_diff import diff_catalogs
+    from tooldisc.discovery.catalog.diff import diff_catalogs
 
     out = resolve_format(fmt, json_, ("table", "json", "md", "html"))
     diff = diff_catalogs(load_catalog_option(old, source), load_catalog_option(new, source))

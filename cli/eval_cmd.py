@@ -79,7 +79,7 @@ def _inputs(catalog: str | None, gold: str | None, config: str | None, flags: Co
 
     declared = options.catalog_format(catalog_format)
     if declared:  # read as the declared format (--catalog-format); notes follow as usual
-        from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+        from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 
         catalog = load_catalog(catalog or default_catalog_path(), fmt=declared, cache=cache)
     inputs = load_run_inputs(catalog, gold, config, context=asdict(flags), qrels=qrels, topics=topics,

@@ -164,7 +164,7 @@ def _document_metadata(path: str, gold: Any) -> dict[str, Any]:
     """
     import json
 
-    from tooldisc.discovery.documents import loads_json, parse_yaml, read_text
+    from tooldisc.documents import loads_json, parse_yaml, read_text
 
     text = read_text(path, max_bytes=64 * 1024 * 1024, what="gold set")
     data: Any = None

@@ -1,6 +1,6 @@
 """``tooldisc kernels``: which form of the compiled query loops a process runs, and building the ahead-of-time one.
 
-Thin glue over :mod:`tooldisc.discovery.kernels_aot` and :mod:`~tooldisc.discovery.kernels_build`. ``tooldisc kernels`` (or ``status``)
+Thin glue over :mod:`tooldisc.discovery.kernels.aot` and :mod:`~tooldisc.discovery.kernels.build`. ``tooldisc kernels`` (or ``status``)
 says whether a query will run the ahead-of-time module, numba's JIT or numpy, and why;
 ``tooldisc kernels build`` compiles the module (numba and a C compiler needed, once per
 change of the loops or of the numba, numpy or Python versions; ``make install`` runs it).
@@ -30,7 +30,7 @@ def _default(ctx: typer.Context) -> None:
 @kernels_app.command("status")
 def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> None:
     """Say which form of the compiled query loops a catalog large enough for them will run, and why."""
-    from tooldisc.discovery.kernels_aot import status
+    from tooldisc.discovery.kernels.aot import status
 
     out = resolve_format(fmt, json_, ("table", "json"))
     found = status()
@@ -55,8 +55,8 @@ def build_command(
     and Python versions is already there. The directory is $TOOLDISC_KERNELS_DIR, else
     $XDG_CACHE_HOME/tooldisc/kernels (~/.cache/tooldisc/kernels).
     """
-    from tooldisc.discovery.kernels_aot import key, signature_count
-    from tooldisc.discovery.kernels_build import build
+    from tooldisc.discovery.kernels.aot import key, signature_count
+    from tooldisc.discovery.kernels.build import build
 
     out = resolve_format(fmt, json_, ("table", "json"))
     start = time.perf_counter()

@@ -56,7 +56,7 @@ def context_flags(tenant: str | None, role: list[str] | None, permission: list[s
 
 def catalog_format(value: str | None, option: str = "--catalog-format") -> str | None:
     """A declared catalog format, checked (``auto`` or nothing means "declared or detected")."""
-    from tooldisc.discovery.importers import FORMATS
+    from tooldisc.discovery.catalog.importers import FORMATS
     from tooldisc.errors import UsageError
 
     if value is None or value == "auto":
@@ -73,7 +73,7 @@ def load_catalog_option(path: str | None, fmt: str | None = None, cache: Any = N
     Notes (an imported format carries no policy) and quarantined tools go to stderr.
     """
     from tooldisc.cli.common import note
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 
     catalog = load_catalog(path if path else default_catalog_path(), fmt=catalog_format(fmt), cache=cache)
     for text in catalog.notes:
@@ -88,7 +88,7 @@ def load_learned_option(path: str | None) -> Any:
     """The learned file from ``--learned``, verified, or None."""
     if not path:
         return None
-    from tooldisc.discovery.learned_read import load_learned
+    from tooldisc.discovery.learned.read import load_learned
 
     return load_learned(path)
 
@@ -98,7 +98,7 @@ def index_cache(no_cache: bool) -> Any:
     (``$TOOLDISC_CACHE_DIR`` or the per-user cache directory), or None with ``--no-cache``."""
     if no_cache:
         return None
-    from tooldisc.discovery.index_cache import IndexCache
+    from tooldisc.discovery.indexes.cache import IndexCache
 
     return IndexCache.default()
 

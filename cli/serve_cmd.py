@@ -102,7 +102,7 @@ def serve_command(
         serve_stdio,
     )
     from tooldisc.agent.sink import JsonlSink, Telemetry
-    from tooldisc.discovery.catalog_io import default_catalog_path
+    from tooldisc.discovery.catalog.io import default_catalog_path
     from tooldisc.discovery.config import load_config
 
     plan = None

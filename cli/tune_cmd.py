@@ -96,7 +96,7 @@ def _datasets(catalogs: list[str], golds: list[str], catalog_format: str | None 
     """
     from tooldisc.cli.common import note
     from tooldisc.cli.options import load_catalog_option
-    from tooldisc.discovery.catalog_io import shipped_datasets
+    from tooldisc.discovery.catalog.io import shipped_datasets
     from tooldisc.evaluation.inputs import load_gold_input
 
     if not catalogs:

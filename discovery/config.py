@@ -28,7 +28,7 @@ from tooldisc.errors import ConfigError
 
 # BM25F fields a ``fields`` weight may name (what :mod:`.fields` can build a column for).
 FIELDS = ("name", "aliases", "keywords", "capability", "domains", "description", "examples", "parameters")
-# Ranking features a ``weights`` entry may name; :data:`tooldisc.discovery.features.FEATURES`
+# Ranking features a ``weights`` entry may name; :data:`tooldisc.discovery.rank.features.FEATURES`
 # implements exactly these (tested), in this order.
 FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "core", "expansion", "affinity")
 
@@ -464,7 +464,7 @@ def _section(current: Any, raw: Any, name: str, file: str | None) -> Any:
 
 def default_config() -> RankerConfig:
     """The shipped ranker: ``discovery/data/default.yaml`` over the neutral defaults."""
-    from tooldisc.discovery.catalog_io import safe_yaml
+    from tooldisc.discovery.catalog.io import safe_yaml
 
     text = resources.files("tooldisc.discovery").joinpath("data/default.yaml").read_text("utf-8")
     return config_from_mapping(safe_yaml(text), file="default.yaml")
@@ -483,7 +483,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> RankerConfig:
     base = default_config()
     if path is None or (isinstance(path, str) and path == DEFAULT_NAME):
         return base
-    from tooldisc.discovery.catalog_io import parse_document, read_text
+    from tooldisc.discovery.catalog.io import parse_document, read_text
 
     file = str(path)
     text = read_text(path, max_bytes=1024 * 1024, what="config")

@@ -68,7 +68,7 @@ MAX_CONTEXT_BYTES = 1024 * 1024
 def load_context_file(path: str | os.PathLike[str]) -> Context:
     """A context file (YAML/JSON) through the hardened reader: duplicate keys, deep
     nesting and YAML alias bombs are refused before the mapping is looked at."""
-    from tooldisc.discovery.documents import load_document
+    from tooldisc.documents import load_document
 
     data = load_document(path, max_bytes=MAX_CONTEXT_BYTES, what="context file", error=ConfigError)
     return context_from_mapping(data, file=str(path))

@@ -356,13 +356,13 @@ def load_classifier(path: str | None = None) -> MutationClassifier:
     """The shipped word lists, or a user's file with the same layout."""
     import yaml
 
-    from tooldisc.discovery.catalog_io import safe_yaml
+    from tooldisc.discovery.catalog.io import safe_yaml
 
     if path is None:
         text = resources.files("tooldisc.discovery").joinpath("data/mutation.yaml").read_text("utf-8")
         file = "mutation.yaml"
     else:
-        from tooldisc.discovery.catalog_io import read_text
+        from tooldisc.discovery.catalog.io import read_text
 
         text, file = read_text(path, what="mutation word list"), os.fspath(path)
     try:

@@ -3,7 +3,7 @@
 Every surface (CLI, Python API, MCP, eval, canary simulation) calls
 :meth:`Discoverer.discover`, which runs the fixed :data:`STEPS` tuple. Each step is a
 pure function from one typed stage output (:mod:`.stages`) and the frozen index
-record (:class:`~tooldisc.discovery.index.Index`) to the next, so nothing can rank a
+record (:class:`~tooldisc.discovery.indexes.index.Index`) to the next, so nothing can rank a
 tool the security filter did not pass: ranking only ever sees ``Authorized.indices``.
 """
 
@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from tooldisc.discovery.abstention import (
+from tooldisc.discovery.catalog import Catalog
+from tooldisc.discovery.config import RankerConfig, load_config
+from tooldisc.discovery.context import default_context
+from tooldisc.discovery.indexes.cache import IndexCache
+from tooldisc.discovery.indexes.index import Index, build_index
+from tooldisc.discovery.learned import Learned, narrows
+from tooldisc.discovery.learned.apply import attach, learned_config
+from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
+from tooldisc.discovery.mutation import MutationClassifier
+from tooldisc.discovery.rank.abstention import (
     abstain_reason,
     content_cosines,
     content_ngram,
@@ -25,28 +34,19 @@ from tooldisc.discovery.abstention import (
     needs_content,
     no_tool_probability,
 )
-from tooldisc.discovery.adaptive import choose_k
-from tooldisc.discovery.candidates import index_candidates
-from tooldisc.discovery.catalog import Catalog
-from tooldisc.discovery.clauses import rank_clauses
-from tooldisc.discovery.config import RankerConfig, load_config
-from tooldisc.discovery.context import default_context
-from tooldisc.discovery.features import FEATURES, TIE_BREAKERS
-from tooldisc.discovery.fields import stopwords, terms_of_tokens
-from tooldisc.discovery.index import Index, build_index
-from tooldisc.discovery.index_cache import IndexCache
-from tooldisc.discovery.learned import Learned, narrows
-from tooldisc.discovery.learned_apply import attach, learned_config
-from tooldisc.discovery.model import Candidate, Confidence, Context, Offer
-from tooldisc.discovery.mutation import MutationClassifier
+from tooldisc.discovery.rank.adaptive import choose_k
+from tooldisc.discovery.rank.candidates import index_candidates
+from tooldisc.discovery.rank.clauses import clause_rankings, rank_clauses
+from tooldisc.discovery.rank.features import FEATURES, TIE_BREAKERS
 from tooldisc.discovery.security import MUTATIONS, READ, check_tool
 from tooldisc.discovery.stages import Authorized, Ranked, Request, Retrieved
 from tooldisc.discovery.text import tokenize
+from tooldisc.discovery.text.fields import stopwords, terms_of_tokens
 from tooldisc.errors import UsageError
 from tooldisc.limits import check_query
 
 if TYPE_CHECKING:
-    from tooldisc.discovery.interleave import InterleavedOffer
+    from tooldisc.discovery.rank.interleave import InterleavedOffer
 
 
 def authorize(req: Request, ix: Index) -> Authorized:
@@ -97,7 +97,7 @@ def retrieve(auth: Authorized, ix: Index) -> Retrieved:
 def _vectors(tokens: list[str], ix: Index) -> tuple[Any, Any]:
     """The query's n-gram vector and its content words' (None unless some tokens, not all, are stop words).
 
-    One pass over the query's n-grams gives both (:meth:`~tooldisc.discovery.ngrams.NgramIndex.query_vectors`).
+    One pass over the query's n-grams gives both (:meth:`~tooldisc.discovery.indexes.ngrams.NgramIndex.query_vectors`).
     """
     if ix.ngram is None:
         return None, None
@@ -112,7 +112,7 @@ def _vectors(tokens: list[str], ix: Index) -> tuple[Any, Any]:
 def _ngram_of(indices: np.ndarray, tokens: list[str], ix: Index, qv: Any = None) -> np.ndarray | None:
     """The n-gram cosine of the tools ranked whole (a dense vector read only through ``indices``).
 
-    :meth:`~tooldisc.discovery.ngrams.NgramIndex.scores_of` chooses the layout; ``qv``: the query's vector.
+    :meth:`~tooldisc.discovery.indexes.ngrams.NgramIndex.scores_of` chooses the layout; ``qv``: the query's vector.
     """
     if ix.ngram is None:
         return None
@@ -266,14 +266,14 @@ class Discoverer:
     """A catalog and a ranker config with everything precomputed for fast queries.
 
     Build once, call :meth:`discover` per request. The indexes live in one frozen
-    :class:`~tooldisc.discovery.index.Index` (``self.index``), which is all the steps
+    :class:`~tooldisc.discovery.indexes.index.Index` (``self.index``), which is all the steps
     see; the authorized set is memoised there by (context, mutation). ``encoder``
     optionally shares the semantic tier's model between engines; ``index`` takes one
-    built beforehand (:func:`~tooldisc.discovery.index.build_index`, e.g. with extra
+    built beforehand (:func:`~tooldisc.discovery.indexes.index.build_index`, e.g. with extra
     indexed columns) for this catalog and config. ``backend`` chooses the form of the query
     loops (``auto``, ``numpy`` or ``numba``: :func:`~tooldisc.discovery.kernels.kernels`);
     every backend gives the same offers, bit for bit. ``cache`` (an
-    :class:`~tooldisc.discovery.index_cache.IndexCache`) reads the text indexes from disk when
+    :class:`~tooldisc.discovery.indexes.cache.IndexCache`) reads the text indexes from disk when
     they were built before for this very catalog and config, and stores them otherwise; the
     security index is always built from the live catalog.
     """
@@ -296,6 +296,22 @@ class Discoverer:
                                 learned_digest=learned.digest if learned is not None else "")
         self.index = attach(index, learned)
         self._default_context = default_context(catalog)
+
+    @classmethod
+    def over(cls, index: Index) -> Discoverer:
+        """A Discoverer over a built index record as it is: nothing is rebuilt, nothing attached.
+
+        For a caller that varies a record it was given and runs the real steps on the
+        variant: learning swaps in expansion indexes fitted on other folds
+        (``Discoverer.over(dataclasses.replace(engine.index, expansion=...))``) instead of
+        calling the steps by hand. The default context is the record's catalog's.
+        """
+        if not isinstance(index, Index):
+            raise UsageError(f"The 'index' parameter must be an Index (Discoverer.index). Got {type(index).__name__} instead.")
+        engine = cls.__new__(cls)
+        engine.index = index
+        engine._default_context = default_context(index.catalog)
+        return engine
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -361,11 +377,11 @@ class Discoverer:
         mutation class and authorized set), and B ranks that very set — B's own
         authorized set for the same context and class is computed and must be equal, or
         nothing is offered (an error). Both offers are cut at A's K (fixed or ``auto``,
-        as A chose it), and :func:`~tooldisc.discovery.interleave.team_draft` mixes them
+        as A chose it), and :func:`~tooldisc.discovery.rank.interleave.team_draft` mixes them
         with coins seeded by ``request_id`` (the same id gives the same offer). ``other``
         must be built for the same catalog (any config or learned file).
         """
-        from tooldisc.discovery.interleave import check_request_id, interleave_offers
+        from tooldisc.discovery.rank.interleave import check_request_id, interleave_offers
 
         if not isinstance(other, Discoverer):
             raise UsageError(f"The 'other' parameter must be a Discoverer. Got {type(other).__name__} instead.")
@@ -400,9 +416,31 @@ class Discoverer:
 
         For measuring candidate recall@N of indexed retrieval; ranking is not run.
         """
-        ix = self.index
-        ret = retrieve(authorize(self._request(query, context, None, history), ix), ix)
+        ret = self.retrieved(query, context, None, history)
         return ret.authorized.indices, ret.indices, ret.method
+
+    def retrieved(self, query: str, context: Context | None = None, k: int | str | None = None,
+                  history: Sequence[Any] = ()) -> Retrieved:
+        """The first two steps of one request (authorize, retrieve) as :meth:`discover` runs them.
+
+        The candidates and everything the rank step's features read
+        (:data:`~tooldisc.discovery.rank.features.FEATURES` take ``(self.index, retrieved)``):
+        what ``tooldisc learn`` fits on, so it fits on exactly what discovery ranks.
+        """
+        ix = self.index
+        return retrieve(authorize(self._request(query, context, k, history), ix), ix)
+
+    def ranked(self, query: str, context: Context | None = None, k: int | str | None = None,
+               history: Sequence[Any] = ()) -> Ranked:
+        """The first three steps of one request (authorize, retrieve, rank) as :meth:`discover` runs them,
+        before the clauses step fuses and the cut: ``k`` bounds the ranked depth as there."""
+        ix = self.index
+        return rank(retrieve(authorize(self._request(query, context, k, history), ix), ix), ix)
+
+    def clause_rankings(self, whole: Ranked, clauses: Sequence[str]) -> list[Ranked]:
+        """Each of ``clauses`` ranked by the same steps over ``whole``'s authorized set (no history), as
+        the clauses step ranks them before fusing (:func:`~tooldisc.discovery.rank.clauses.fused_order`)."""
+        return clause_rankings(whole, clauses, self.index, retrieve, rank)
 
     def discover_exhaustive(self, query: str, context: Context | None = None, k: int | str | None = None,
                             history: Sequence[Any] = ()) -> Offer:

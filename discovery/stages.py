@@ -1,7 +1,7 @@
 """The typed stage outputs of the discovery pipeline (authorize → retrieve → rank → cut).
 
 Each step of :data:`tooldisc.discovery.pipeline.STEPS` takes one of these and the
-frozen :class:`~tooldisc.discovery.index.Index`, and returns the next; later stages
+frozen :class:`~tooldisc.discovery.indexes.index.Index`, and returns the next; later stages
 hold the earlier ones, so nothing downstream can see a tool the authorize step did
 not pass (``Authorized.indices``). Kept apart from the steps so ranking features,
 abstention and candidate retrieval can name these types without importing the

@@ -229,7 +229,7 @@ def _worker(spec_json: str) -> None:
 
 def load_inputs(options: BenchOptions) -> tuple[Any, list[Any], str]:
     """The base catalog and base queries (the gold set, or the catalog's own texts)."""
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
     from tooldisc.discovery.synthetic import SyntheticQuery, catalog_queries
     from tooldisc.evaluation.inputs import default_gold_path
 
@@ -259,9 +259,9 @@ def load_inputs(options: BenchOptions) -> tuple[Any, list[Any], str]:
 
 def measure_size(options: BenchOptions, n: int, progress: Progress | None = None) -> dict[str, Any]:
     """Every figure for one catalog size (run it in a fresh process for honest RSS)."""
-    from tooldisc.discovery.columns import release_memory
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
+    from tooldisc.discovery.text.columns import release_memory
 
     tick = progress or (lambda phase, done, total: None)
     tick("generate", 0, 1)
@@ -274,7 +274,7 @@ def measure_size(options: BenchOptions, n: int, progress: Progress | None = None
     learned = None
     if options.learned:
         from tooldisc.discovery.learned import for_grown_catalog
-        from tooldisc.discovery.learned_read import load_learned
+        from tooldisc.discovery.learned.read import load_learned
 
         learned = for_grown_catalog(load_learned(options.learned), base, catalog)
     _ = catalog.hash  # the catalog's own hash, once, with the catalog (see the module docstring)

@@ -10,7 +10,7 @@ became at exec, read as it exits):
   in-memory build (``build_s``) is what reading the file costs on top.
 * ``discover_cold`` / ``discover_warm`` — the whole process ``tooldisc discover QUERY --catalog FILE``:
   cold with an empty index cache (it builds and stores the index), warm with the entry the cold
-  run stored (:mod:`tooldisc.discovery.index_cache`); both give the same offer.
+  run stored (:mod:`tooldisc.discovery.indexes.cache`); both give the same offer.
 * ``validate`` — the whole process ``tooldisc catalog validate FILE``.
 
 Figures are medians of ``repeats`` runs (wall seconds, peak MB); ratios are to the in-memory
@@ -158,7 +158,7 @@ def _in_process(path: Path, env: dict[str, str]) -> dict[str, Any]:
 
 def _child(path: str) -> None:
     """``python -m tooldisc.evaluation.bench_file FILE``: time load_catalog and the build after the imports."""
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.pipeline import Discoverer
 

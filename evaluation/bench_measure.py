@@ -42,8 +42,8 @@ def measure_tooldisc(catalog: Any, config: Any, queries: Sequence[Any], options:
     """Build time and memory, per-query latency, hits and candidate recall; also the engine."""
     import numpy as np
 
-    from tooldisc.discovery.columns import release_memory
     from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.discovery.text.columns import release_memory
 
     builds, rss = [], None
     engine = None
@@ -168,7 +168,7 @@ def refused_share(engine: Any, queries: Sequence[Any], authorized: Sequence[np.n
 
 
 def _doc_tokens(catalog: Any, fields: Sequence[str]) -> list[list[str]]:
-    from tooldisc.discovery.fields import field_column, terms
+    from tooldisc.discovery.text.fields import field_column, terms
 
     columns = [field_column(catalog.tools, f) for f in fields]
     return [terms(" \n ".join(col[i] for col in columns)) for i in range(len(catalog.tools))]
@@ -183,7 +183,7 @@ def measure_baseline(name: str, catalog: Any, fields: Sequence[str], queries: Se
     """
     import numpy as np
 
-    from tooldisc.discovery.fields import terms
+    from tooldisc.discovery.text.fields import terms
 
     try:
         module = __import__(name)

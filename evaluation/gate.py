@@ -205,7 +205,7 @@ def load_eval_document(path: str) -> dict[str, Any]:
     """An eval JSON (``tooldisc eval --format json``); anything else is a one-line DataError."""
     import json
 
-    from tooldisc.discovery.documents import loads_json, read_text
+    from tooldisc.documents import loads_json, read_text
 
     text = read_text(path, max_bytes=64 * 1024 * 1024, what="eval results")
     try:

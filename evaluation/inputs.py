@@ -34,7 +34,7 @@ CONTEXT_KEYS = ("context_file", "tenant", "roles", "permissions", "mode", "force
 
 def default_gold_path() -> Path:
     """The shipped gold set: the one a command uses when no ``--gold`` is given."""
-    from tooldisc.discovery.catalog_io import shipped_datasets
+    from tooldisc.discovery.catalog.io import shipped_datasets
 
     return shipped_datasets()[0][1]
 
@@ -60,7 +60,7 @@ class RunInputs:
 def load_learned_input(learned: PathLike | Learned | None) -> Learned | None:
     """A learned file from a path (verified), as given, or ``None``."""
     from tooldisc.discovery.learned import Learned
-    from tooldisc.discovery.learned_read import load_learned
+    from tooldisc.discovery.learned.read import load_learned
 
     if learned is None or isinstance(learned, Learned):
         return learned
@@ -81,9 +81,9 @@ def learned_notes(learned: Learned | None, catalog: Catalog) -> tuple[str, ...]:
 
 def load_catalog_input(catalog: PathLike | Catalog | None, cache: Any = None) -> tuple[Catalog, tuple[str, ...]]:
     """The catalog (a path, a loaded one, or ``None`` for the shipped one) and its notes; ``cache``: the
-    on-disk cache its validated records may come from (:func:`~tooldisc.discovery.catalog_io.load_catalog`)."""
+    on-disk cache its validated records may come from (:func:`~tooldisc.discovery.catalog.io.load_catalog`)."""
     from tooldisc.discovery.catalog import Catalog
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 
     cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog if catalog else default_catalog_path(),
                                                                     cache=cache)

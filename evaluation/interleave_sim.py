@@ -7,7 +7,7 @@ tool of the gold query) at rank ``r`` with probability ``p(r) = p1 · decay^(r�
 (0.9 · 0.8^(r−1) by default), else calls nothing.
 
 * **Interleaving.** A request's offer is the team draft of A's and B's rankings
-  (:func:`tooldisc.discovery.interleave.team_draft`); the call, if any, credits the team
+  (:func:`tooldisc.discovery.rank.interleave.team_draft`); the call, if any, credits the team
   that placed the tool: B wins, A wins, or a tie. :func:`outcome_probabilities` gives a
   query's exact ``(P(B wins), P(A wins))`` over the coins (a search over the draft's
   rounds, branching only where a coin matters).
@@ -52,7 +52,7 @@ def outcome_probabilities(a: Sequence[str], b: Sequence[str], relevant: frozense
                           click: np.ndarray) -> tuple[float, float]:
     """Exact ``(P(B wins), P(A wins))`` of one request over the team draft's coins.
 
-    Follows :func:`tooldisc.discovery.interleave.team_draft` round by round: a fair coin
+    Follows :func:`tooldisc.discovery.rank.interleave.team_draft` round by round: a fair coin
     orders the two picks of a round (no branch when only one team has anything new);
     the first relevant tool placed, at rank r, is called with ``click[r − 1]`` and
     credited to its team.

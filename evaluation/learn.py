@@ -51,7 +51,7 @@ class LearnOptions:
     expansions: bool = True
     affinity: bool = True  # phrase weights over the expansions' phrases (needs expansions)
     ranker: bool = True
-    clauses: bool = True  # the clauses step's weight (discovery/clauses.py)
+    clauses: bool = True  # the clauses step's weight (discovery/rank/clauses.py)
     abstention: bool = True
     mutation: bool = True
     min_requests: int = 3  # k: distinct requests that must share a phrase before it is stored
@@ -133,8 +133,8 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from tooldisc.discovery.phrases import run_phrases
     from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.discovery.text.phrases import run_phrases
     from tooldisc.evaluation.phrases import scrubbed
     from tooldisc.limits import check_query
 
@@ -276,7 +276,7 @@ def _fold_phrases(engine: Any, examples: Sequence[Example], found: list[set[str]
 def _cross_fit(engine: Any, examples: Sequence[Example], folds: list[_Fold], fold_of: np.ndarray,
                matched: list[int], no_tool: list[int], opts: LearnOptions, progress: Progress | None) -> _Fit:
     """Each fold's features with expansions and phrase weights learned from the other folds only."""
-    from tooldisc.discovery.expansion_index import AffinityIndex
+    from tooldisc.discovery.indexes.expansion import AffinityIndex
     from tooldisc.evaluation.learn_ranking import TEMPERATURES
     from tooldisc.evaluation.learn_rows import ranking_rows
 
@@ -321,7 +321,7 @@ def _shared(examples: Sequence[Example], found: list[set[str]], said: list[Any],
 
 
 def _expansion_index(engine: Any, phrases: dict[str, tuple[tuple[str, int], ...]]) -> Any:
-    from tooldisc.discovery.expansion_index import ExpansionIndex, expansion_texts
+    from tooldisc.discovery.indexes.expansion import ExpansionIndex, expansion_texts
 
     ix = engine.index
     cfg = ix.config

@@ -1,7 +1,7 @@
 """The abstention part of ``tooldisc learn``, and the default abstention model tooldisc ships.
 
 P(no authorized tool fits) is a logistic regression over offer features
-(:mod:`tooldisc.discovery.learned_features`) — never the ranking weights — fitted on
+(:mod:`tooldisc.discovery.learned.features`) — never the ranking weights — fitted on
 matched and no-tool requests. The threshold puts out-of-fold false abstention at the
 target: for a learned file the interpolated (1 − target) quantile of the matched
 requests' probabilities, for the shipped default the lowest threshold at or under the
@@ -34,8 +34,8 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
     abstention part that, on the log's own mix, loses more matched requests than it
     saves no-tool ones. The model is fitted with the same weights.
     """
-    from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
-    from tooldisc.discovery.learned_read import default_abstention
+    from tooldisc.discovery.learned.features import ABSTENTION_FEATURES_ORDER
+    from tooldisc.discovery.learned.read import default_abstention
     from tooldisc.evaluation.learn_ranking import verdict_of
     from tooldisc.evaluation.significance import paired_test
 
@@ -78,7 +78,7 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
 
 def floors_abstain(x: np.ndarray, abstain: AbstainSection) -> np.ndarray:
     """Where the config's floors abstain (DESIGN §5 no-match), from offer-feature rows."""
-    from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
+    from tooldisc.discovery.learned.features import ABSTENTION_FEATURES_ORDER
 
     if abstain.min_bm25 <= 0 and abstain.min_ngram <= 0:
         return np.zeros(len(x), dtype=bool)
@@ -109,7 +109,7 @@ def fit_abstention(x: np.ndarray, y: np.ndarray, opts: LearnOptions,
         m = LogisticRegression(C=1.0, max_iter=2000, random_state=opts.seed).fit((a - mean) / scale, b,
                                                                                    sample_weight=sw)
         coef = m.coef_[0] / scale
-        from tooldisc.discovery.learned_features import ABSTENTION_FEATURES_ORDER
+        from tooldisc.discovery.learned.features import ABSTENTION_FEATURES_ORDER
 
         return LinearModel(ABSTENTION_FEATURES_ORDER, coef, float(m.intercept_[0] - (coef * mean).sum()))
 
@@ -163,7 +163,7 @@ def fit_default_abstention(target: float = 0.01, seed: int = 0) -> dict[str, Any
     abstention at or under ``target`` on each set (docs/ranking.md's rule for floors). Returns the document ``discovery/data/abstention.json``
     holds; rerunning gives the same bytes.
     """
-    from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets
+    from tooldisc.discovery.catalog.io import load_catalog, shipped_datasets
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.learn_rows import ranking_rows
     from tooldisc.gold.loader import load_gold

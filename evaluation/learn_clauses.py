@@ -21,7 +21,6 @@ therefore judged on the plain ranking and applied on top of whatever else is kep
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -71,19 +70,17 @@ def judge_clauses(engine: Any, examples: Sequence[Example], fold_of: np.ndarray,
 def _tops(engine: Any, example: Example) -> list[list[str]] | None:
     """The top :data:`DEPTH` tool names of one request at each of :data:`WEIGHTS`, or None
     when it has a single clause (the same ranking at every weight)."""
-    from tooldisc.discovery.clauses import clause_rankings, fused_order, split_clauses
-    from tooldisc.discovery.pipeline import authorize, rank, retrieve
+    from tooldisc.discovery.rank.clauses import fused_order, split_clauses
 
     ix = engine.index
     cfg = ix.config.clauses
     texts = split_clauses(example.query, cfg.min_tokens, cfg.max_clauses)
     if len(texts) < 2:
         return None
-    req = replace(engine._request(example.query, None, DEPTH, example.history), depth=DEPTH)
-    whole = rank(retrieve(authorize(req, ix), ix), ix)
+    whole = engine.ranked(example.query, None, DEPTH, example.history)  # ranked DEPTH deep, as discover at K=DEPTH
     if not len(whole.order):
         return None
-    parts = clause_rankings(whole, texts, ix, retrieve, rank)
+    parts = engine.clause_rankings(whole, texts)
     names = ix.security.names
     return [[names[i] for i in (whole.order if w == 0.0 else fused_order(whole, parts, w, DEPTH, ix)[0])[:DEPTH]]
             for w in WEIGHTS]

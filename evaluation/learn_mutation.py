@@ -35,7 +35,7 @@ MIN_EXAMPLES = 20  # requests the word lists give a mutation class, below which 
 
 def model_terms(query: str) -> set[str]:
     """The stems a mutation model reads (the same terms discovery matches on)."""
-    from tooldisc.discovery.fields import terms
+    from tooldisc.discovery.text.fields import terms
 
     return set(terms(query))
 

@@ -1,8 +1,8 @@
 """Cross-fitting rows for ``tooldisc learn``: each request's candidates and features, as discovery computes them.
 
 The rows come from the pipeline's own authorize and retrieve steps and the same
-feature functions as the rank step (:data:`tooldisc.discovery.features.FEATURES`),
-and the offer features from :func:`tooldisc.discovery.learned_features.offer_features`,
+feature functions as the rank step (:data:`tooldisc.discovery.rank.features.FEATURES`),
+and the offer features from :func:`tooldisc.discovery.learned.features.offer_features`,
 so what ``learn`` fits on is exactly what discovery will apply the model to.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tooldisc.discovery.learned_features import (
+from tooldisc.discovery.learned.features import (
     content_ngram_best,
     offer_features,
     ranking_feature_names,
@@ -35,15 +35,13 @@ def ranking_rows(ix: Any, query: str, history: Sequence[str], n: int, relevant: 
     """
     import dataclasses
 
-    from tooldisc.discovery.context import default_context
-    from tooldisc.discovery.features import FEATURES, affinity_feature
-    from tooldisc.discovery.pipeline import _history_texts, authorize, retrieve
-    from tooldisc.discovery.stages import Request
-    from tooldisc.discovery.text import tokenize
+    from tooldisc.discovery.pipeline import Discoverer
+    from tooldisc.discovery.rank.features import FEATURES, affinity_feature
 
-    ix = dataclasses.replace(ix, expansion=expansion, affinity=affinity)
-    req = Request(query, default_context(ix.catalog), ix.config.k, _history_texts(history), tuple(tokenize(query)))
-    ret = retrieve(authorize(req, ix), ix)
+    engine = Discoverer.over(dataclasses.replace(ix, expansion=expansion, affinity=affinity))
+    ix = engine.index
+    ret = engine.retrieved(query, history=history)
+    req = ret.authorized.request
     idx = ret.indices
     names = ranking_feature_names(ix, expansion is not None)
     cols = [FEATURES[name](ix, ret).astype(np.float64) for name in names]

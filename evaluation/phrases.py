@@ -1,6 +1,6 @@
 """k-anonymous phrases from labelled requests: the query expansions ``tooldisc learn`` keeps.
 
-A request's phrases come from :func:`tooldisc.discovery.phrases.phrases` (scrubbed,
+A request's phrases come from :func:`tooldisc.discovery.text.phrases.phrases` (scrubbed,
 one to three words). A phrase is kept for a tool only when at least
 ``min_requests`` requests for that tool contain it that are *distinct after
 scrubbing*, so no single request (and no single user's wording) is stored: one
@@ -16,7 +16,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
-from tooldisc.discovery.phrases import phrases, scrub
+from tooldisc.discovery.text.phrases import phrases, scrub
 
 __all__ = ["phrases", "scrub", "scrubbed", "shared_phrases"]
 

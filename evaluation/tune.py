@@ -141,7 +141,7 @@ def _is_number(v: Any) -> bool:
 
 def load_space(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], str]:
     """``(space, file name)`` from a YAML/JSON file, or the shipped default space."""
-    from tooldisc.discovery.catalog_io import parse_document, read_text
+    from tooldisc.discovery.catalog.io import parse_document, read_text
 
     if path is None:
         file = "tune_space.yaml"

@@ -7,7 +7,7 @@ are the external benchmark format (``../shared/benchmarks/README.md``): ``releva
 → primary, ``acceptable`` (a list, or the keys of a mapping) → acceptable, intent
 read, an empty ``relevant`` is a no-match query, unknown keys are ignored.
 
-Parsing goes through :mod:`tooldisc.discovery.documents` (duplicate keys, NaN,
+Parsing goes through :mod:`tooldisc.documents` (duplicate keys, NaN,
 deep nesting and YAML alias bombs are refused). Every document is checked against
 ``gold/schema/gold.schema.json`` and every problem
 is reported as a :class:`~tooldisc.errors.DataError` naming the file and the place
@@ -98,7 +98,7 @@ def parse_gold(text: str, *, source: str | None = None) -> GoldSet:
     if not stripped:
         raise DataError("empty file: a gold set needs queries", file=source)
     if stripped[0] in "{[":
-        from tooldisc.discovery.documents import loads_json
+        from tooldisc.documents import loads_json
 
         try:
             data = loads_json(text, source)
@@ -114,13 +114,13 @@ def parse_gold(text: str, *, source: str | None = None) -> GoldSet:
 
 
 def _yaml(text: str, source: str | None) -> Any:
-    from tooldisc.discovery.documents import parse_yaml
+    from tooldisc.documents import parse_yaml
 
     return parse_yaml(text, source, prefix="neither JSON nor valid YAML")
 
 
 def _jsonl_rows(text: str, source: str | None) -> list[tuple[int, Any]]:
-    from tooldisc.discovery.documents import loads_json
+    from tooldisc.documents import loads_json
 
     rows: list[tuple[int, Any]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -151,8 +151,8 @@ def _row_errors(row: Any) -> list[Any]:
 
 def _compiled_valid(part: str, data: Any) -> bool:
     """True when the compiled validator accepts plain-JSON ``data`` for this part of the schema; anything
-    else is jsonschema's to judge and word (:mod:`tooldisc.discovery.schema_fast`)."""
-    from tooldisc.discovery import schema_fast
+    else is jsonschema's to judge and word (:mod:`tooldisc.discovery.catalog.schema_fast`)."""
+    from tooldisc.discovery.catalog import schema_fast
 
     validator = schema_fast.own_validator(_part_text(part))
     return validator is not None and schema_fast.is_plain(data) and schema_fast.valid(validator, data)

@@ -228,7 +228,7 @@ _CATALOGS: dict[tuple, object] = {}
 def _memoise_catalog_loading(monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from tooldisc.discovery import catalog_io
+    from tooldisc.discovery.catalog import io as catalog_io
 
     real = catalog_io.load_catalog
 

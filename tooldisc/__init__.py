@@ -56,10 +56,10 @@ _LAZY = {
     "Offer": "tooldisc.discovery.model",
     "Tool": "tooldisc.discovery.model",
     "Catalog": "tooldisc.discovery.catalog",
-    "load_catalog": "tooldisc.discovery.catalog_io",
+    "load_catalog": "tooldisc.discovery.catalog.io",
     "RankerConfig": "tooldisc.discovery.config",
     "load_config": "tooldisc.discovery.config",
-    "load_learned": "tooldisc.discovery.learned_read",
+    "load_learned": "tooldisc.discovery.learned.read",
     "Discoverer": "tooldisc.discovery.pipeline",
     "discover": "tooldisc.discovery.pipeline",
     "default_context": "tooldisc.discovery.context",
@@ -79,10 +79,10 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.config import RankerConfig, load_config
     from tooldisc.discovery.context import default_context
-    from tooldisc.discovery.learned_read import load_learned
+    from tooldisc.discovery.learned.read import load_learned
     from tooldisc.discovery.model import Candidate, Context, Offer, Tool
     from tooldisc.discovery.pipeline import Discoverer, discover
     from tooldisc.errors import ConfigError, DataError, ToolDiscError, UsageError

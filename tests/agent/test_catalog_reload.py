@@ -41,7 +41,7 @@ def test_deep_json_an_alias_bomb_and_a_crash_keep_the_old_catalog(tmp_path: Path
     assert svc.list_tools().meta["tooldisc/catalog_hash"] == good
     assert len(reports) == 2 and "YAML aliases expand" in reports[1]
 
-    import tooldisc.discovery.catalog_io as catalog_io
+    import tooldisc.discovery.catalog.io as catalog_io
 
     def crash(*args, **kwargs):
         raise RecursionError("maximum recursion depth exceeded")

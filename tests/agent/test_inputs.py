@@ -12,8 +12,8 @@ from tooldisc.agent.guard import ToolCall, approval_key, guard
 from tooldisc.agent.progressive import ProgressiveSchemas
 from tooldisc.agent.schemas import SchemaCache, load_schemas
 from tooldisc.agent.search_tools import ToolSession
+from tooldisc.discovery.catalog.exporters import to_anthropic
 from tooldisc.discovery.context import context_from_mapping
-from tooldisc.discovery.exporters import to_anthropic
 
 OWNER = context_from_mapping({"tenant": "t1", "roles": ["accountant"],
                               "permissions": ["invoices.write", "invoices.delete"]})

@@ -231,7 +231,7 @@ def test_serve_interleave_over_stdio(catalog_path: Path, tmp_path: Path) -> None
     rows = [json.loads(line) for line in events.read_text("utf-8").splitlines()]
     v3 = [r for r in rows if r["schema_version"] == 3]
     assert len(v3) == 2  # the second request's row was written when the server closed
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
 
     cat = load_catalog(catalog_path)
     replay = Discoverer(cat).discover_interleaved(Discoverer(cat, challenger(BM25)[0]), "show unpaid invoices",

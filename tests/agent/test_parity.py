@@ -18,7 +18,7 @@ def test_python_cli_and_mcp_offer_the_same(tmp_path, catalog_path):
     from mcp import Client
 
     from tooldisc.agent.mcp_server import AgentService, CatalogSource, build_server
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.context import load_context_file
     from tooldisc.discovery.pipeline import Discoverer
 

@@ -87,7 +87,7 @@ def _serve_one(request: dict) -> dict:
 # Imported once here and inherited by every fork: the CLI and what its commands import
 # lazily (the real command imports them too, just later and every time).
 PRELOAD = (
-    "tooldisc.cli.app", "tooldisc.discovery.catalog_io", "tooldisc.discovery.catalog", "tooldisc.discovery.pipeline",
+    "tooldisc.cli.app", "tooldisc.discovery.catalog.io", "tooldisc.discovery.catalog", "tooldisc.discovery.pipeline",
     "tooldisc.discovery.config", "tooldisc.gold.loader", "tooldisc.gold.validate", "tooldisc.canary.ingest",
     "tooldisc.canary.verdict", "tooldisc.agent.plan", "jsonschema", "yaml", "rich.console", "rich.table", "duckdb",
     "typer._adapters",  # typer imports it (and pydantic, ~0.3 s) when it first parses a value

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, run_cli
-from tooldisc.discovery.catalog_io import load_catalog
+from tooldisc.discovery.catalog.io import load_catalog
 
 OK = str(ROOT / "tests" / "cli" / "data" / "ok_catalog.yaml")
 

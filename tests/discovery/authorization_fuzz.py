@@ -223,8 +223,8 @@ def load(tools: list[dict[str, Any]], ctx: dict[str, Any], form: str) -> tuple[A
     readers, or ``object``: the Python API's constructors. Raises when refused."""
     from tooldisc.discovery.catalog import build_catalog, catalog_from_tools
     from tooldisc.discovery.context import context_from_mapping
-    from tooldisc.discovery.documents import parse_document
     from tooldisc.discovery.model import Context, Tool
+    from tooldisc.documents import parse_document
 
     if form == "object":
         return catalog_from_tools([Tool(**t) for t in tools]), Context(**ctx)
@@ -246,7 +246,7 @@ def widenings(catalog: Any, context: Any, tools: list[dict[str, Any]], ctx: dict
     """Every (class, tool) the security filter passes, or the guard lets run (with and without the
     user's approval), that the oracle refuses on the unmutated ``tools`` and ``ctx``. Empty: no wider."""
     from tooldisc.agent.guard import ToolCall, approval_key, guard
-    from tooldisc.discovery.index import AuthorizedSets
+    from tooldisc.discovery.indexes.index import AuthorizedSets
     from tooldisc.discovery.model import Candidate, Confidence, Offer
     from tooldisc.discovery.security import SecurityIndex
 

@@ -1,7 +1,7 @@
 """The two compiled forms of the query loops, for tests that run each beside the numpy form.
 
-``numba`` (the ``fast`` extra) compiles the loops of discovery/kernels.py either ahead of time
-(the module ``tooldisc kernels build`` writes, :mod:`tooldisc.discovery.kernels_aot`) or by
+``numba`` (the ``fast`` extra) compiles the loops of discovery/kernels/loops.py either ahead of time
+(the module ``tooldisc kernels build`` writes, :mod:`tooldisc.discovery.kernels.aot`) or by
 its JIT. A process takes the first when it is built, so without this the JIT form would go
 untested wherever the module exists, and the ahead-of-time one wherever it does not.
 """
@@ -26,7 +26,7 @@ needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
 
 def aot_module() -> ModuleType:
     """The ahead-of-time module matching these sources; skip without it (fail under CI=true: make install builds it)."""
-    from tooldisc.discovery.kernels_aot import load, status
+    from tooldisc.discovery.kernels.aot import load, status
 
     module = load()
     if module is None:

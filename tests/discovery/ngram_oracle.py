@@ -1,4 +1,4 @@
-"""The dense reference of the candidate estimate the kernels compute (discovery/kernels.py ``candidates_*``).
+"""The dense reference of the candidate estimate the kernels compute (discovery/kernels/ ``candidates_*``).
 
 Production computes the estimate only over the tools a query reaches, inside the candidate
 kernels; this oracle computes it for every tool, from the index's postings, with the same
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tooldisc.discovery.ngrams import NgramIndex
-from tooldisc.discovery.sparse import ranges
+from tooldisc.discovery.indexes.ngrams import NgramIndex
+from tooldisc.discovery.indexes.sparse import ranges
 
 
 def rare_estimate(ix: NgramIndex, max_df: int, qv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

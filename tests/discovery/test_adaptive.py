@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooldisc.discovery.adaptive import POLICIES, choose_k
 from tooldisc.discovery.config import config_from_mapping
+from tooldisc.discovery.rank.adaptive import POLICIES, choose_k
 
 
 def cfg(**adaptive: object):

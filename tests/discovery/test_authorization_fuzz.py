@@ -97,7 +97,7 @@ def test_no_reencoding_of_a_policy_key_or_value_widens_access() -> None:
 def test_the_oracle_agrees_with_tooldisc_on_valid_documents(data: bytes, form: str) -> None:
     """Without a mutation the filter and guard decide exactly what the oracle does, so "no wider"
     is measured against the right thing (and a loader that refused valid input would show here)."""
-    from tooldisc.discovery.index import AuthorizedSets
+    from tooldisc.discovery.indexes.index import AuthorizedSets
     from tooldisc.discovery.security import SecurityIndex
 
     tools, ctx = fz.decode_documents(fz.Bytes(data))

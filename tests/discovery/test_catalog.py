@@ -15,7 +15,7 @@ from tooldisc.discovery.catalog import (
     catalog_to_dict,
     validate_catalog_data,
 )
-from tooldisc.discovery.catalog_io import load_catalog
+from tooldisc.discovery.catalog.io import load_catalog
 from tooldisc.errors import DataError
 
 

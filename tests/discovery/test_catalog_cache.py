@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_cli
 from tests.fuzzing import examples
-from tooldisc.discovery import catalog_cache
 from tooldisc.discovery.catalog import TOOL_FIELDS, Catalog
-from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+from tooldisc.discovery.catalog import cache as catalog_cache
+from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 from tooldisc.discovery.context import build_context
-from tooldisc.discovery.index_cache import IndexCache
+from tooldisc.discovery.indexes.cache import IndexCache
 from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.errors import DataError
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tooldisc.discovery.catalog import build_catalog
-from tooldisc.discovery.catalog_diff import ADDED_RULES, RULES, SIDE_EFFECT_ORDER, diff_catalogs
+from tooldisc.discovery.catalog.diff import ADDED_RULES, RULES, SIDE_EFFECT_ORDER, diff_catalogs
 
 BASE = {
     "name": "pay_invoice", "description": "Pay an invoice", "side_effect": "write",

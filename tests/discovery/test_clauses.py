@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tooldisc.discovery.catalog import catalog_from_tools
-from tooldisc.discovery.clauses import split_clauses
 from tooldisc.discovery.config import RankerConfig, config_from_mapping, default_config
 from tooldisc.discovery.model import Context, Tool
 from tooldisc.discovery.pipeline import STEPS, Discoverer
+from tooldisc.discovery.rank.clauses import split_clauses
 
 
 @pytest.mark.parametrize(("text", "clauses"), [
@@ -118,10 +118,10 @@ def test_clauses_weight_one_with_an_abstention_threshold_of_one_does_not_divide_
     import json
 
     from tests.conftest import run_cli
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
     from tooldisc.discovery.context import default_context
     from tooldisc.discovery.learned import Learned, dumps_learned
-    from tooldisc.discovery.learned_read import default_abstention
+    from tooldisc.discovery.learned.read import default_abstention
 
     catalog = load_catalog(default_catalog_path())
     learned = Learned(catalog.hash, abstention=dataclasses.replace(default_abstention(), threshold=1.0), clauses=1.0)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tooldisc.discovery.documents import (
+from tooldisc.documents import (
     ALIAS_FLOOR,
     MAX_DEPTH,
     load_document,

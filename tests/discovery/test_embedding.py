@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tooldisc.discovery.embedding import (
+from tooldisc.discovery.indexes.embedding import (
     EmbeddingIndex,
     EmbeddingModel,
     SemanticEncoder,
@@ -125,7 +125,7 @@ def test_prepare_folds_persian_spellings_and_strips_controls():
 
 
 def test_missing_extra_is_a_clear_error(monkeypatch):
-    import tooldisc.discovery.embedding as embedding
+    import tooldisc.discovery.indexes.embedding as embedding
 
     monkeypatch.setattr(embedding, "semantic_available", lambda: False)
     with pytest.raises(MissingExtraError, match=r"pip install 'tooldisc\[semantic\]'") as err:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldisc.discovery.catalog import build_catalog
-from tooldisc.discovery.exporters import (
+from tooldisc.discovery.catalog.exporters import (
     ANTHROPIC_TOOL_SEARCH,
     input_schema,
     mcp_annotations,
@@ -18,9 +18,9 @@ from tooldisc.discovery.exporters import (
     to_mcp,
     to_openai,
 )
-from tooldisc.discovery.importers import detect_format, to_catalog_document
+from tooldisc.discovery.catalog.importers import detect_format, to_catalog_document
+from tooldisc.discovery.catalog.names import PROVIDER_NAME, NameMap, is_provider_safe
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.names import PROVIDER_NAME, NameMap, is_provider_safe
 from tooldisc.errors import UsageError
 
 FULL = {"type": "object", "properties": {"customer": {"type": "string"}, "note": {"type": "string"}},

@@ -24,18 +24,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tooldisc.discovery import text as text_mod
-from tooldisc.discovery.aliases import AliasIndex
 from tooldisc.discovery.catalog import Catalog
-from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
-from tooldisc.discovery.columns import RawTokens, token_ids
+from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 from tooldisc.discovery.config import FIELDS, RankerConfig, config_from_mapping, load_config
-from tooldisc.discovery.fields import field_column, field_texts, stopwords, terms
-from tooldisc.discovery.lexical import LexicalIndex
+from tooldisc.discovery.indexes.aliases import AliasIndex
+from tooldisc.discovery.indexes.lexical import LexicalIndex
+from tooldisc.discovery.indexes.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex, char_ngrams
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex, char_ngrams
 from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.discovery.synthetic import synthetic_catalog
 from tooldisc.discovery.text import normalize, tokenize
+from tooldisc.discovery.text.columns import RawTokens, token_ids
+from tooldisc.discovery.text.fields import field_column, field_texts, stopwords, terms
 
 TUNED_WEIGHTS = {"bm25": 0.216, "ngram": 0.778, "alias": 0.052, "prior": 0.522, "history": 0.416}
 
@@ -270,7 +270,7 @@ def test_ngram_blocks_kept_or_recomputed_give_the_same_bits(monkeypatch: pytest.
     """Document frequencies and norms over many blocks of C, some kept from the first pass and some
     multiplied again (a budget of a few blocks), equal the one-block build (checked against the
     reference above) bit for bit."""
-    from tooldisc.discovery import ngrams
+    from tooldisc.discovery.indexes import ngrams
 
     tools = shipped().tools
     whole = NgramIndex.build(tools, 3, 5, ALL_FIELDS)
@@ -285,7 +285,7 @@ def test_lexical_blocks_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> N
     """Document frequencies by a plain sort per block (``term_df``), cells block by block and kept
     tokens counted per block of tools (``_segment_counts``; fields some tools leave empty) equal
     the one-block build (checked against the reference above) bit for bit."""
-    from tooldisc.discovery import lexical
+    from tooldisc.discovery.indexes import lexical
 
     tools, cfg = shipped().tools, load_config()
     whole = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)
@@ -370,8 +370,8 @@ def test_columns_and_tokens_equal_per_tool_calls() -> None:
 def test_columns_tokenised_together_number_tokens_as_one_call_per_column() -> None:
     """Several fields in one pass (small catalogs): the same ids and offsets per field and the same token
     numbering as one call per field in turn, with texts and pieces shared across fields and non-ASCII ones."""
-    from tooldisc.discovery.columns import columns_token_ids
-    from tooldisc.discovery.fields import field_pieces
+    from tooldisc.discovery.text.columns import columns_token_ids
+    from tooldisc.discovery.text.fields import field_pieces
 
     tools = [*shipped().tools[:150], Tool(name="فاکتور_فروش", description="فاکتور. Invoice list. فاکتور",
                                           aliases=("invoice list", "فاکتور"), keywords=("Invoice list",))]

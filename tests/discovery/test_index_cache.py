@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_cli
 from tests.fuzzing import examples
-from tooldisc.discovery import index_cache
 from tooldisc.discovery.catalog import build_catalog, catalog_to_dict
-from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 from tooldisc.discovery.config import load_config
 from tooldisc.discovery.context import build_context
-from tooldisc.discovery.index_cache import IndexCache, cache_key, key_parts
+from tooldisc.discovery.indexes import cache as index_cache
+from tooldisc.discovery.indexes.cache import IndexCache, cache_key, key_parts
 from tooldisc.discovery.pipeline import Discoverer
 
 CATALOG = load_catalog(default_catalog_path())

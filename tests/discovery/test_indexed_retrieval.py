@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 from tooldisc.discovery.config import config_from_mapping, load_config
 from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.gold.loader import load_gold
@@ -62,8 +62,8 @@ def test_indexed_offers_hold_most_of_the_exhaustive_top5(engine: Discoverer, que
 def test_candidates_equal_the_dense_estimate_over_the_authorized_set(engine: Discoverer, queries: list[str]) -> None:
     """Walking only the tools a query reaches picks exactly what scoring every authorized tool picks."""
     from tests.discovery.ngram_oracle import rare_estimate
-    from tooldisc.discovery.candidates import index_candidates, top_positive
-    from tooldisc.discovery.features import wanted_side_effect
+    from tooldisc.discovery.rank.candidates import index_candidates, top_positive
+    from tooldisc.discovery.rank.features import wanted_side_effect
     from tooldisc.discovery.text import tokenize
 
     ix, cfg = engine.index, engine.config
@@ -96,8 +96,8 @@ def test_stale_or_empty_index_falls_back_to_the_authorized_set(engine: Discovere
 
 def test_content_words_read_the_candidates_counts_bit_for_bit(engine: Discoverer, queries: list[str]) -> None:
     """The content words' cosines from the retrieve step's shared counts equal a fresh read of the index."""
-    from tooldisc.discovery.fields import stopwords
     from tooldisc.discovery.pipeline import authorize, retrieve
+    from tooldisc.discovery.text.fields import stopwords
 
     ix, stop, read = engine.index, stopwords(), 0
     for q in queries[:50]:

@@ -23,8 +23,8 @@ from tests.discovery.security_oracle import (
 )
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.config import load_config
-from tooldisc.discovery.interleave import coins, seed_of, team_draft
 from tooldisc.discovery.pipeline import Discoverer
+from tooldisc.discovery.rank.interleave import coins, seed_of, team_draft
 from tooldisc.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ def test_when_both_rank_something_the_first_position_is_the_first_coin(a, b, k, 
     import itertools
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("tooldisc.discovery.interleave.coins", lambda _seed: itertools.chain([first], itertools.repeat(True)))
+        mp.setattr("tooldisc.discovery.rank.interleave.coins", lambda _seed: itertools.chain([first], itertools.repeat(True)))
         assert team_draft(a, b, k, b"")[1][0] == ("A" if first else "B")
 
 
@@ -92,7 +92,7 @@ def test_coins_are_the_documented_stream_and_fair() -> None:
 
 @pytest.fixture(scope="module")
 def engines() -> tuple[Discoverer, Discoverer]:
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 
     cat = load_catalog(default_catalog_path())
     return Discoverer(cat), Discoverer(cat, BM25)

@@ -11,9 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import examples
-from tooldisc.discovery import catalog_io, json_stream
-from tooldisc.discovery.catalog_io import load_catalog
-from tooldisc.discovery.documents import MAX_DEPTH, loads_json
+from tooldisc import json_stream
+from tooldisc.discovery.catalog import io as catalog_io
+from tooldisc.discovery.catalog.io import load_catalog
+from tooldisc.documents import MAX_DEPTH, loads_json
 from tooldisc.errors import DataError
 
 TEXT = st.text(alphabet=st.sampled_from([*'ab "\\/\n\t[]{},:', "\u0641", "\u200c", "\U0001f600", "\x00"]),

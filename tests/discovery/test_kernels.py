@@ -1,4 +1,4 @@
-"""The two forms of the query loops (discovery/kernels.py) give the same offers, bit for bit.
+"""The two forms of the query loops (discovery/kernels/: numpy forms in __init__.py, compiled ones in loops.py) give the same offers, bit for bit.
 
 Every comparison runs both backends on the same inputs, the numba one in each of its forms
 (compiled ahead of time, and by the JIT: kernel_forms.py); the numba half skips (with its
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tests.discovery.kernel_forms import FORMS, needs_numba, numba_form
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.config import config_from_mapping, load_config
-from tooldisc.discovery.index import build_index
+from tooldisc.discovery.indexes.index import build_index
 from tooldisc.discovery.kernels import NUMPY, kernels, top_positive
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.pipeline import Discoverer
@@ -114,8 +114,8 @@ def test_candidate_kernels_break_ties_alike(form: str, values: list[float], n: i
 def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_table(form: str) -> None:
     """Kernel level, both forms: a request of hundreds of n-grams (merge-sorted in the loop form) with a
     content-word part, and shared counts past the logarithm table (NaN there, filled by the caller)."""
-    from tooldisc.discovery.fields import stopwords
-    from tooldisc.discovery.ngrams import _code_points
+    from tooldisc.discovery.indexes.ngrams import _code_points
+    from tooldisc.discovery.text.fields import stopwords
 
     long_word = "a" * 300  # "aaa" 298 times in one token: a count past the 256-entry table
     tools = [Tool(name=f"t{i}", description=f"{w} invoice report of the customer {long_word if i % 2 else ''}")
@@ -142,7 +142,7 @@ def test_query_and_shared_kernels_agree_on_long_requests_and_counts_past_the_tab
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
     # a block of tools whose output the loop counts before allocating it (past _SHARED_SLACK), and one it does not
-    from tooldisc.discovery.kernels import _SHARED_SLACK
+    from tooldisc.discovery.kernels.loops import _SHARED_SLACK
 
     many = np.tile(indices, _SHARED_SLACK // (len(indices) * len(ids)) + 1)
     assert len(many) * len(ids) > _SHARED_SLACK >= len(indices[:3]) * len(ids)
@@ -169,7 +169,7 @@ def test_top_positive_keeps_the_lowest_indices_at_a_tie() -> None:
 def test_backend_choice_is_said_and_numba_stays_unimported() -> None:
     """``import tooldisc`` and a small catalog's engine (auto) never import numba; a bad backend is a usage error."""
     code = ("import importlib.util, sys, tooldisc; from tooldisc.discovery.pipeline import Discoverer;"
-            "from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets;"
+            "from tooldisc.discovery.catalog.io import load_catalog, shipped_datasets;"
             "e = Discoverer(load_catalog(shipped_datasets()[0][0])); e.discover('list invoices');"
             "print(e.index.kernels.name, 'numba' in sys.modules);"
             "f = Discoverer(e.catalog, backend='numba' if importlib.util.find_spec('numba') else 'numpy');"

@@ -1,4 +1,4 @@
-"""The query loops compiled ahead of time (discovery/kernels_aot.py): loaded only when they match, never numba.
+"""The query loops compiled ahead of time (discovery/kernels/aot.py): loaded only when they match, never numba.
 
 Their bits against the numpy and JIT forms are checked where the other parity cases are
 (test_kernels.py, test_learned_parity.py, each run once per form). Here: which module a
@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import run_cli
 from tests.discovery.kernel_forms import aot_module, needs_numba, numba_form
 from tooldisc.discovery import kernels as k
-from tooldisc.discovery import kernels_aot as aot
+from tooldisc.discovery.kernels import aot, loops
 
 pytestmark = needs_numba
 
@@ -44,6 +44,24 @@ def test_the_key_changes_with_every_input_and_names_the_file() -> None:
     # length-prefixed: moving a byte from one part to the next is another key
     assert aot.digest({"a": b"xy", "b": b"z"}) != aot.digest({"a": b"x", "b": b"yz"})
     assert aot.module_name(base) in aot.module_path(base).name
+
+
+def test_the_key_covers_the_loops_source_and_not_the_dispatch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Editing the dispatch (which form runs, the numpy twins) keeps the compiled module; editing a loop,
+    or anything else in the file the loops are compiled from, rebuilds it."""
+    here = Path(aot.__file__)
+    assert (aot.key_parts() or {})["source"] == here.with_name("loops.py").read_bytes()
+    for name in ("__init__.py", "aot.py", "loops.py"):
+        shutil.copy(here.with_name(name), tmp_path / name)
+    monkeypatch.setattr(aot, "__file__", str(tmp_path / "aot.py"))
+    base = aot.key()
+    assert base == aot.digest(aot.key_parts() or {}) and base is not None
+    with open(tmp_path / "__init__.py", "a", encoding="utf-8") as f:
+        f.write("\n# an edit to the dispatch\n")
+    assert aot.key() == base
+    with open(tmp_path / "loops.py", "a", encoding="utf-8") as f:
+        f.write("\n# an edit to the loops\n")
+    assert aot.key() not in (None, base)
 
 
 def test_a_module_of_other_sources_is_not_loaded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -71,7 +89,7 @@ def test_a_damaged_file_under_the_right_name_is_not_loaded(monkeypatch: pytest.M
 
 
 def test_without_a_home_directory_the_jit_runs_and_the_build_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tooldisc.discovery.kernels_build import build
+    from tooldisc.discovery.kernels.build import build
     from tooldisc.errors import UsageError
 
     def homeless() -> Path:
@@ -155,13 +173,13 @@ def test_every_declared_signature_is_exported() -> None:
     module = aot_module()
     names = {aot.symbol(loop, types) for loop in aot.SIGNATURES for types in aot.signatures(loop)}
     assert len(names) == aot.signature_count() and all(hasattr(module, name) for name in names)
-    assert set(aot.SIGNATURES) == {name for name in dir(k) if name.endswith("_loop")}  # every loop, no other
+    assert set(aot.SIGNATURES) == {name for name in dir(loops) if name.endswith("_loop")}  # every loop, no other
 
 
 def test_the_signatures_name_every_argument_of_every_loop() -> None:
     """Edit a loop's arguments and this fails here, not as a compile error in 'make install'."""
     for loop, types in aot.SIGNATURES.items():
-        code = getattr(k, loop).__code__
+        code = getattr(loops, loop).__code__
         assert len(types) == code.co_argcount, loop
         assert all(t in aot._SHORT for choices in types for t in choices)
 
@@ -202,7 +220,7 @@ def test_a_discover_with_the_compiled_module_never_imports_numba() -> None:
     aot_module()
     code = ("import sys; from tooldisc.discovery.pipeline import Discoverer;"
             "from tooldisc.discovery.config import config_from_mapping, load_config;"
-            "from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets;"
+            "from tooldisc.discovery.catalog.io import load_catalog, shipped_datasets;"
             "cfg = config_from_mapping({'retrieval': {'min_tools': 1}}, base=load_config());"
             "e = Discoverer(load_catalog(shipped_datasets()[0][0]), cfg, backend='numba');"
             "o = e.discover('list unpaid invoices of a customer'); e.discover('فاکتورهای پرداخت نشده');"

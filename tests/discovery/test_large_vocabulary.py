@@ -17,7 +17,7 @@ import pytest
 
 from tooldisc.discovery.catalog import build_catalog
 from tooldisc.discovery.config import load_config
-from tooldisc.discovery.lexical import LexicalIndex
+from tooldisc.discovery.indexes.lexical import LexicalIndex
 from tooldisc.discovery.pipeline import Discoverer
 
 N_TOOLS = 5_000
@@ -57,7 +57,7 @@ def test_the_build_holds_every_term_and_finds_each_tool_by_its_words(engine: Dis
 
 
 def test_blocks_equal_one_block_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tooldisc.discovery import lexical
+    from tooldisc.discovery.indexes import lexical
 
     tools, cfg = big_catalog().tools, load_config()
     blocks = LexicalIndex.build(tools, cfg.fields, cfg.bm25.k1, cfg.bm25.b)

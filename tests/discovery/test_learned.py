@@ -18,7 +18,7 @@ from tooldisc.discovery.learned import (
     bind,
     dumps_learned,
 )
-from tooldisc.discovery.learned_read import load_learned, parse_learned
+from tooldisc.discovery.learned.read import load_learned, parse_learned
 from tooldisc.discovery.model import Tool
 from tooldisc.errors import DataError
 

@@ -17,19 +17,20 @@ from hypothesis import strategies as st
 
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.config import load_config
-from tooldisc.discovery.expansion_index import (
+from tooldisc.discovery.indexes.expansion import (
     AffinityIndex,
     ExpansionIndex,
     cell_keys,
     expansion_texts,
 )
-from tooldisc.discovery.index import build_index
-from tooldisc.discovery.kernels import NUMPY, rows_loop, rows_numpy
+from tooldisc.discovery.indexes.index import build_index
+from tooldisc.discovery.indexes.sparse import gather_columns
+from tooldisc.discovery.kernels import NUMPY, rows_numpy
+from tooldisc.discovery.kernels.loops import rows_loop
 from tooldisc.discovery.learned import Expansions, Learned, _body, _checksum
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.phrases import _CUT, _MAY_CUT
-from tooldisc.discovery.sparse import gather_columns
 from tooldisc.discovery.text import tokenize
+from tooldisc.discovery.text.phrases import _CUT, _MAY_CUT
 
 WORDS = ("invoice", "unpaid", "bill", "customer", "weather", "paris", "flight", "book", "cancel", "report",
          "export", "stock", "price", "hotel", "café", "فاکتور")
@@ -75,8 +76,8 @@ def test_digest_is_the_whole_document_hash() -> None:
 
 def _expansion_oracle(tools, texts, main, k1: float, b: float):
     """The per-term union of expansion and authored rows, as first written."""
-    from tooldisc.discovery.fields import TextColumns
-    from tooldisc.discovery.lexical import LexicalIndex
+    from tooldisc.discovery.indexes.lexical import LexicalIndex
+    from tooldisc.discovery.text.fields import TextColumns
 
     n = len(tools)
     local = LexicalIndex.build(TextColumns(tools, {"expansions": [texts.get(t.name, "") for t in tools]}),
@@ -204,7 +205,7 @@ def _scrub_oracle(text: str) -> list[list[str]]:
     """Each piece's tokens one at a time: a long or digit-bearing token ends the run."""
     import re
 
-    from tooldisc.discovery.phrases import _BREAK, _CUT
+    from tooldisc.discovery.text.phrases import _BREAK, _CUT
 
     runs: list[list[str]] = [[]]
     for piece in _BREAK.split(_CUT.sub(" | ", text)):
@@ -221,7 +222,7 @@ def _scrub_oracle(text: str) -> list[list[str]]:
 @given(st.lists(st.sampled_from(("the", "invoice", "a1", "x" * 25, "۴۲", "²", "café", ",", ".", "\n", " ", "(", "_",
                                  "bill", "of", "42", "a@b.c", "Ünï")), max_size=16))
 def test_scrub_cuts_at_each_long_or_numeric_token(words: list[str]) -> None:
-    from tooldisc.discovery.phrases import scrub
+    from tooldisc.discovery.text.phrases import scrub
 
     text = " ".join(words)
     assert scrub(text) == _scrub_oracle(text)
@@ -229,8 +230,8 @@ def test_scrub_cuts_at_each_long_or_numeric_token(words: list[str]) -> None:
 
 
 def _phrases_oracle(text: str, max_n: int = 3) -> set[str]:
-    from tooldisc.discovery.fields import stopwords
-    from tooldisc.discovery.phrases import scrub
+    from tooldisc.discovery.text.fields import stopwords
+    from tooldisc.discovery.text.phrases import scrub
 
     stop, out = stopwords(), set()
     for run in scrub(text):
@@ -245,7 +246,7 @@ def _phrases_oracle(text: str, max_n: int = 3) -> set[str]:
 @given(st.lists(st.sampled_from(("the", "of", "a", "invoice", "unpaid", "to", "bill", "42", ",", "for")), max_size=12),
        st.integers(1, 4))
 def test_phrases_are_every_stop_bounded_ngram(words: list[str], max_n: int) -> None:
-    from tooldisc.discovery.phrases import phrases
+    from tooldisc.discovery.text.phrases import phrases
 
     text = " ".join(words)
     assert phrases(text, max_n) == _phrases_oracle(text, max_n)

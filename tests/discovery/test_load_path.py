@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import examples
-from tooldisc.discovery import documents
+from tooldisc import documents
 from tooldisc.discovery.catalog import (
     _catalog_schema,
     _jsonschema_errors,

@@ -105,7 +105,7 @@ def test_discover_offers_no_delete_tool_for_a_negated_delete(cli) -> None:
     assert r.returncode == 0, r.stderr
     offer = json.loads(r.stdout)
     assert offer["mutation"] == "READ"
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 
     tools = load_catalog(default_catalog_path()).by_name
     assert offer["candidates"] and all(tools[c["name"]].side_effect == "none" for c in offer["candidates"])

@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import examples
-from tooldisc.discovery.schema_budget import (
+from tooldisc.discovery.catalog.schema_budget import (
     MAX_VALIDATION_STEPS,
     build_graph,
     call_steps,
     value_steps,
 )
-from tooldisc.discovery.schema_check import (
+from tooldisc.discovery.catalog.schema_check import (
     MAX_ARGUMENT_DEPTH,
     _analyse,
     _validator_class,
@@ -249,7 +249,7 @@ def _containers(value: Any) -> list[Any]:
 
 def test_the_oracle_sees_a_planted_undercount(monkeypatch):
     """The property fails when the budget counts each subschema once, not once per path (a planted bug)."""
-    import tooldisc.discovery.schema_budget as budget
+    import tooldisc.discovery.catalog.schema_budget as budget
 
     schema = dag_bomb(6)
     problem, graph = _analyse(schema, meta=False)

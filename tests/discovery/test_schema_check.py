@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from tooldisc.discovery.schema_check import (
+from tooldisc.discovery.catalog.schema_check import (
     MAX_ARGUMENT_DEPTH,
     json_depth_exceeds,
     schema_problem,

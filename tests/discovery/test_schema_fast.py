@@ -18,10 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import examples
-from tooldisc.discovery import schema_check, schema_fast
-from tooldisc.discovery.catalog import check_catalog, validate_catalog_data
-from tooldisc.discovery.catalog_io import read_catalog_document
-from tooldisc.discovery.schema_check import schema_problem, validate
+from tooldisc.discovery.catalog import (
+    check_catalog,
+    schema_check,
+    schema_fast,
+    validate_catalog_data,
+)
+from tooldisc.discovery.catalog.io import read_catalog_document
+from tooldisc.discovery.catalog.schema_check import schema_problem, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"

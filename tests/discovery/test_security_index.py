@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tooldisc.discovery.catalog import Catalog, NameIndex, catalog_from_tools
 from tooldisc.discovery.config import load_config
-from tooldisc.discovery.index import build_index
+from tooldisc.discovery.indexes.index import build_index
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.security import SecurityIndex, index_dtype
 

@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 
 from tooldisc.discovery.catalog import Catalog
-from tooldisc.discovery.catalog_io import load_catalog, shipped_datasets
-from tooldisc.discovery.fields import field_column, terms
-from tooldisc.discovery.lexical import LexicalIndex
-from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex
+from tooldisc.discovery.catalog.io import load_catalog, shipped_datasets
+from tooldisc.discovery.indexes.lexical import LexicalIndex
+from tooldisc.discovery.indexes.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex
 from tooldisc.discovery.text import tokenize
+from tooldisc.discovery.text.fields import field_column, terms
 
 
 @lru_cache(maxsize=2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tooldisc.discovery.catalog import catalog_from_tools
-from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.synthetic import (
     SyntheticQuery,

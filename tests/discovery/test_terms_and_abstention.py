@@ -6,8 +6,8 @@ import pytest
 
 from tooldisc.discovery.catalog import build_catalog
 from tooldisc.discovery.config import config_from_mapping, load_config
-from tooldisc.discovery.fields import stem_term, terms
 from tooldisc.discovery.pipeline import Discoverer
+from tooldisc.discovery.text.fields import stem_term, terms
 from tooldisc.errors import ConfigError
 
 TOOLS = [

@@ -23,15 +23,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldisc.discovery.catalog import catalog_from_tools
-from tooldisc.discovery.clauses import _SEQUENCE, split_clauses
 from tooldisc.discovery.config import load_config
 from tooldisc.discovery.learned import Expansions, Learned
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.mutation import _QUOTED, load_classifier, quoted_spans
-from tooldisc.discovery.phrases import _CUT, _MAY_CUT, cut, phrases
 from tooldisc.discovery.pipeline import Discoverer, _history_texts
+from tooldisc.discovery.rank.clauses import _SEQUENCE, split_clauses
 from tooldisc.discovery.stages import Request
 from tooldisc.discovery.text import tokenize
+from tooldisc.discovery.text.phrases import _CUT, _MAY_CUT, cut, phrases
 from tooldisc.evaluation.phrases import scrubbed, shared_phrases
 from tooldisc.limits import MAX_QUERY_CHARS
 
@@ -170,7 +170,7 @@ def test_clause_markers_equal_their_definition(words: list[str]) -> None:
 
 def _split_clauses_definition(text: str, min_tokens: int = 2, max_clauses: int = 8) -> tuple[str, ...]:
     """split_clauses as first written (joining a short piece into the one before at once)."""
-    from tooldisc.discovery.clauses import _SENTENCE
+    from tooldisc.discovery.rank.clauses import _SENTENCE
 
     pieces: list[str] = []
     for sentence in _SENTENCE.split(text):

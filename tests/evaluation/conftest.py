@@ -56,7 +56,7 @@ def tiny_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="session")
 def tiny(tiny_files: tuple[Path, Path]):
     """``(catalog, gold, engine)`` for the tiny set, built once."""
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.gold.loader import load_gold
 
@@ -67,7 +67,7 @@ def tiny(tiny_files: tuple[Path, Path]):
 @pytest.fixture(scope="session")
 def shipped():
     """``(catalog, gold, engine)`` for the shipped default data."""
-    from tooldisc.discovery.catalog_io import default_catalog_path, load_catalog
+    from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.inputs import default_gold_path
     from tooldisc.gold.loader import load_gold

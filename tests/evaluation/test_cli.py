@@ -89,7 +89,7 @@ def test_eval_markdown_and_trec_run(tiny_files, tmp_path: Path) -> None:
 
 
 def test_eval_run_out_round_trips_to_the_same_metrics(tiny_files, tmp_path: Path) -> None:
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.gold.loader import load_gold
     from tooldisc.gold.trec import read_run
     from tooldisc.metrics import evaluate

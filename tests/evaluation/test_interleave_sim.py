@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldisc.canary.sequential import Mixture
-from tooldisc.discovery import interleave
+from tooldisc.discovery.rank import interleave
 from tooldisc.evaluation.interleave_sim import (
     Gates,
     ab_run,

@@ -9,7 +9,7 @@ import pytest
 
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.learned import dumps_learned
-from tooldisc.discovery.learned_read import parse_learned
+from tooldisc.discovery.learned.read import parse_learned
 from tooldisc.discovery.model import Tool
 from tooldisc.errors import UsageError
 from tooldisc.evaluation.learn import LearnOptions, learn, threshold_for

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tooldisc.discovery.expansion_index import expansion_texts
+from tooldisc.discovery.indexes.expansion import expansion_texts
 from tooldisc.evaluation.phrases import phrases, scrub, shared_phrases
 
 

@@ -54,7 +54,7 @@ ZERO = {"weights": {"bm25": 0.0, "ngram": 0.0, "alias": 0.0, "prior": 0.0, "hist
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory):
     """``(catalog, gold, base config, file paths)`` for the synthetic set."""
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.config import config_from_mapping, load_config
     from tooldisc.gold.loader import load_gold
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.gold.gold_checks import INTENT_ALLOWS, INTENT_PRIMARY, content_words
-from tooldisc.discovery.catalog_io import load_catalog
+from tooldisc.discovery.catalog.io import load_catalog
 from tooldisc.discovery.text import split_name
 from tooldisc.gold.loader import load_gold
 

@@ -90,8 +90,8 @@ def documents(tmp: Path) -> dict[str, tuple[str, dict]]:
     from tooldisc.canary.shadow_synth import synthesize_shadow
     from tooldisc.canary.synth import synthesize
     from tooldisc.canary.verdict import run_verdict
-    from tooldisc.discovery.catalog_diff import diff_catalogs
-    from tooldisc.discovery.catalog_io import load_catalog
+    from tooldisc.discovery.catalog.diff import diff_catalogs
+    from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.compare import compare_document
     from tooldisc.evaluation.gate import check, gate_document, parse_thresholds

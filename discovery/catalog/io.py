@@ -1,0 +1,275 @@
+"""Reading catalog files: the I/O edge in front of :mod:`tooldisc.discovery.catalog`.
+
+Files are size-limited, decoded as UTF-8 and parsed by the hardened reader of
+:mod:`tooldisc.documents`; the document is then read as exactly one format
+(tooldisc, OpenAI, Anthropic, MCP ``tools/list``, or a benchmark ``tools.jsonl``) —
+declared, or detected without ambiguity — before strict validation.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tooldisc.discovery.catalog import Catalog, build_catalog
+from tooldisc.discovery.catalog.importers import detect_format, policy_note, to_catalog_document
+from tooldisc.documents import (
+    decode_text,
+    file_size,
+    parse_document,
+    parse_jsonl,
+    read_bytes,
+    read_text,
+    safe_yaml,
+)
+from tooldisc.errors import UsageError
+from tooldisc.json_stream import LARGE
+
+if TYPE_CHECKING:
+    from tooldisc.discovery.indexes.cache import IndexCache
+
+__all__ = [
+    "MAX_CATALOG_BYTES",
+    "catalog_max_bytes",
+    "default_catalog_path",
+    "load_catalog",
+    "parse_document",
+    "parse_jsonl",
+    "read_catalog_document",
+    "read_text",
+    "safe_yaml",
+    "shipped_datasets",
+]
+
+MAX_CATALOG_BYTES = 256 * 1024 * 1024
+"""A catalog file larger than this is refused before it is read (the bench's 100,000-tool catalog is
+about 130 MB as JSON). ``$TOOLDISC_MAX_CATALOG_BYTES`` sets another limit for every command."""
+ENV_MAX_BYTES = "TOOLDISC_MAX_CATALOG_BYTES"
+EVAL_SIDE_EFFECT_NOTE = (
+    "{file}: a tools.jsonl carries no policy; for evaluation its tools count as read-only "
+    "(side_effect: none)"
+)
+
+
+def read_catalog_document(
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    *,
+    side_effect: str | None = None,
+    max_bytes: int | None = None,
+) -> tuple[dict[str, Any], str]:
+    """The raw tooldisc catalog document of ``path`` and the one format it was read as.
+
+    ``fmt`` declares the format (``--catalog-format``); otherwise a ``.jsonl`` name
+    means ``tools.jsonl``, a top-level ``catalog_version`` means tooldisc, and
+    anything else is detected from the fields — a document mixing two formats is an
+    error, never a silent conversion (:func:`~tooldisc.discovery.catalog.importers.detect_format`).
+    """
+    text = read_text(path, max_bytes=catalog_max_bytes() if max_bytes is None else max_bytes, what="catalog")
+    return _catalog_document(text, str(path), fmt, side_effect)
+
+
+def _catalog_document(text: str, file: str, fmt: str | None, side_effect: str | None) -> tuple[dict[str, Any], str]:
+    if _is_jsonl(file, fmt):
+        rows = parse_jsonl(text, file)
+        return to_catalog_document(rows, "jsonl", side_effect=side_effect, file=file), "jsonl"
+    data = parse_document(text, file)
+    detected = detect_format(data, declared=fmt, file=file)
+    return to_catalog_document(data, detected, side_effect=side_effect, file=file), detected
+
+
+def _is_jsonl(file: str, fmt: str | None) -> bool:
+    return fmt == "jsonl" or (fmt is None and Path(file).suffix.lower() == ".jsonl")
+
+
+def load_catalog(
+    path: str | os.PathLike[str],
+    *,
+    fmt: str | None = None,
+    side_effect: str | None = None,
+    max_bytes: int | None = None,
+    cache: IndexCache | None = None,
+) -> Catalog:
+    """Load and validate a catalog file of any supported format.
+
+    ``side_effect`` is the policy to give tools whose format carries none (OpenAI,
+    Anthropic, un-annotated MCP, ``tools.jsonl``). For a ``tools.jsonl`` without it,
+    tools count as read-only for evaluation (DESIGN §6). An imported format carries
+    no roles, permissions or tenant rules, and the catalog notes say so.
+
+    ``cache`` (the command line passes :meth:`IndexCache.default`): read the validated records
+    stored for exactly these bytes, read this way, by this code, instead of parsing and
+    validating again, and store them after a fresh load (:mod:`tooldisc.discovery.catalog.cache`).
+    """
+    file = str(path)
+    notes: list[str] = []
+    if side_effect is None and _is_jsonl(file, fmt):
+        fmt, side_effect = "jsonl", "none"
+        notes.append(EVAL_SIDE_EFFECT_NOTE.format(file=file))
+    if cache is not None and not _is_index_cache(cache):
+        raise UsageError("The 'cache' parameter must be an IndexCache (tooldisc.IndexCache.default()) or None. "
+                         f"Got {type(cache).__name__} instead.")
+    limit = catalog_max_bytes() if max_bytes is None else max_bytes
+    if not _is_jsonl(file, fmt) and Path(file).suffix.lower() == ".json" and \
+            file_size(path, max_bytes=limit, what="catalog") >= LARGE:
+        loaded = _load_large_json(path, fmt, side_effect, limit, cache, notes)
+        if loaded is not None:
+            return loaded
+    raw = read_bytes(path, max_bytes=limit, what="catalog")
+    parts = None
+    if cache is not None:
+        from tooldisc.discovery.catalog.cache import file_parts
+
+        parts = file_parts(raw, fmt, side_effect)
+        found = _cached(cache, parts, file, notes, side_effect)
+        if found is not None:
+            return found
+    # Parsing and validation allocate millions of objects and make no cycles: the collector's passes over
+    # them (each walking every object alive) would be a third of a 100,000-tool load.
+    with _gc_paused():
+        text = decode_text(raw, file)
+        del raw
+        doc, detected = _catalog_document(text, file, fmt, side_effect)
+        del text
+        catalog = build_catalog(doc, source=file, notes=_notes(notes, detected, file, side_effect), plain=True)
+        del doc
+    if parts is not None:
+        from tooldisc.discovery.catalog.cache import store_records
+
+        store_records(cache, parts, catalog, detected)
+    return catalog
+
+
+def _cached(cache: IndexCache, parts: dict[str, str], file: str, notes: list[str],
+            side_effect: str | None) -> Catalog | None:
+    from tooldisc.discovery.catalog.cache import read_records
+
+    found = read_records(cache, parts)
+    if found is None:
+        return None
+    tools, version, warnings, detected = found
+    return Catalog(tools=tools, version=version, source=file, warnings=warnings,
+                   notes=tuple(_notes(notes, detected, file, side_effect)))
+
+
+def _load_large_json(path: str | os.PathLike[str], fmt: str | None, side_effect: str | None, limit: int,
+                     cache: IndexCache | None, notes: list[str]) -> Catalog | None:
+    """A large JSON catalog read from the file in pieces (:mod:`tooldisc.json_stream`): never its
+    bytes, its whole text and its document at once, equal schemas one object from the parse on. Its
+    digest is taken as it is read (the records cache's key is what was parsed, even if the file changes
+    meanwhile). None when the whole-file path must decide (a refusal, a syntax error, a file that grew
+    past the limit): that path reads it again and words the error as always."""
+    import hashlib
+
+    from tooldisc.discovery.catalog import SharedValues, share_parsed
+    from tooldisc.json_stream import loads_large_json
+
+    file = str(path)
+    try:
+        if cache is not None:
+            from tooldisc.discovery.catalog.cache import file_parts
+
+            found = _cached(cache, file_parts(_file_digest(path, limit), fmt, side_effect), file, notes, side_effect)
+            if found is not None:
+                return found
+        digest, size = hashlib.sha256(), [0]
+        with open(path, "rb") as fh, _gc_paused():
+            def read(n: int) -> bytes:
+                piece = fh.read(n)
+                size[0] += len(piece)
+                if size[0] > limit:
+                    raise ValueError("over the limit")  # the whole-file read refuses it with the usual words
+                digest.update(piece)
+                return piece
+
+            written: dict[str, Any] = {}
+            strings = SharedValues()
+            data = loads_large_json(read, each=lambda tool: share_parsed(tool, written, strings))
+            written.clear()
+            strings.clear()
+            if data is None:
+                return None
+            detected = detect_format(data, declared=fmt, file=file)
+            doc = to_catalog_document(data, detected, side_effect=side_effect, file=file)
+            del data
+            catalog = build_catalog(doc, source=file, notes=_notes(notes, detected, file, side_effect), plain=True)
+            del doc
+    except OSError:
+        return None
+    if cache is not None:
+        from tooldisc.discovery.catalog.cache import file_parts, store_records
+
+        store_records(cache, file_parts(digest.hexdigest(), fmt, side_effect), catalog, detected)
+    return catalog
+
+
+def _file_digest(path: str | os.PathLike[str], limit: int) -> str:
+    """SHA-256 of the file's bytes; OSError when it grew past ``limit`` (the whole-file read refuses it)."""
+    import hashlib
+
+    h, size = hashlib.sha256(), 0
+    with open(path, "rb") as fh:
+        while piece := fh.read(1 << 22):
+            size += len(piece)
+            if size > limit:
+                raise OSError("over the limit")
+            h.update(piece)
+    return h.hexdigest()
+
+
+def _is_index_cache(value: Any) -> bool:
+    from tooldisc.discovery.indexes.cache import IndexCache
+
+    return isinstance(value, IndexCache)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused (re-entrant; as :func:`tooldisc.discovery.text.columns.gc_paused`,
+    without importing numpy)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _notes(notes: list[str], detected: str, file: str, side_effect: str | None) -> list[str]:
+    """The catalog's notes: the evaluation note of a ``tools.jsonl`` read without a side effect, else what an
+    imported format lacks."""
+    if notes:
+        return notes
+    note = policy_note(detected, file, side_effect)
+    return [note] if note else []
+
+
+def catalog_max_bytes() -> int:
+    """The catalog size limit: ``$TOOLDISC_MAX_CATALOG_BYTES`` when set (a positive integer), else
+    :data:`MAX_CATALOG_BYTES`."""
+    from tooldisc.errors import UsageError
+
+    raw = os.environ.get(ENV_MAX_BYTES)
+    if raw is None or raw == "":
+        return MAX_CATALOG_BYTES
+    if not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"${ENV_MAX_BYTES} must be a positive integer (bytes); got {raw!r}")
+    return int(raw)
+
+
+def default_catalog_path() -> Path:
+    """The catalog shipped in ``tooldisc.gold``'s package data."""
+    from importlib import resources
+
+    return Path(str(resources.files("tooldisc.gold").joinpath("data/catalog.yaml")))
+
+
+def shipped_datasets() -> list[tuple[Path, Path]]:
+    """(catalog, gold set) of every gold set shipped as package data: the default first."""
+    data = default_catalog_path().parent
+    return [(data / "catalog.yaml", data / "gold.json"), (data / "devops" / "catalog.yaml", data / "devops" / "gold.json")]

@@ -1,0 +1,1 @@
+"""Ranking: the features, candidate retrieval, clauses, adaptive K and abstention that turn retrieved tools into an offer."""
