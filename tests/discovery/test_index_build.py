@@ -34,8 +34,8 @@ from tooldisc.discovery.lexical import LexicalIndex
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex, char_ngrams
 from tooldisc.discovery.pipeline import Discoverer
-from tooldisc.discovery.synthetic import synthetic_catalog
 from tooldisc.discovery.text import normalize, tokenize
+from tooldisc.evaluation.bench.synthetic import synthetic_catalog
 
 TUNED_WEIGHTS = {"bm25": 0.216, "ngram": 0.778, "alias": 0.052, "prior": 0.522, "history": 0.416}
 

@@ -32,7 +32,7 @@ from tooldisc.discovery.phrases import _CUT, _MAY_CUT, cut, phrases
 from tooldisc.discovery.pipeline import Discoverer, _history_texts
 from tooldisc.discovery.stages import Request
 from tooldisc.discovery.text import tokenize
-from tooldisc.evaluation.phrases import scrubbed, shared_phrases
+from tooldisc.evaluation.learn.phrases import scrubbed, shared_phrases
 from tooldisc.limits import MAX_QUERY_CHARS
 
 MAX_RATIO = 1_000
