@@ -17,7 +17,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from tooldisc.canary.conditions import Any_, IsNull, IsTrue
 from tooldisc.canary.duckdb.ingest import DUP_FLAG, candidate_keys
 from tooldisc.canary.engine import (
     CONFLICT_REASON,
@@ -30,7 +29,7 @@ from tooldisc.canary.engine import (
     look_order,
     unpack_last,
 )
-from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
+from tooldisc.canary.events import RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
 from tooldisc.errors import DataError, UsageError
 
@@ -443,12 +442,3 @@ def _plain(schema: RowSchema, m: Measure, v: Any) -> Any:
     if m.op in ("count", "count_if", "count_nonnull"):
         return int(v or 0)
     return v
-
-
-def security_unknown() -> Any_:
-    """A security flag that is missing or did not parse (never counts as "no incident")."""
-    return Any_(tuple(IsNull(f) for f in SECURITY_FLAGS))
-
-
-def security_true() -> Any_:
-    return Any_(tuple(IsTrue(f) for f in SECURITY_FLAGS))
