@@ -184,7 +184,7 @@ def run_scenario(name: str, runs: int, seed: int, cfg: GateConfig) -> dict[str, 
 def full_row_runs(n_runs: int) -> dict[str, object]:
     """Synthetic events through the DuckDB engine and the real verdict (a few seeds)."""
     from tooldisc.canary.events import EVENT_SCHEMA
-    from tooldisc.canary.synth import synthesize
+    from tooldisc.canary.synthetic.events import synthesize
     from tooldisc.canary.verdict import run_verdict
 
     out: dict[str, object] = {}

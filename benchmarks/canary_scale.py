@@ -122,7 +122,7 @@ def generate(data: Path, events: int) -> Path:
     Arrow, one shard in memory at a time, each written to a temp file and renamed, so
     an interrupted run resumes at the first missing shard. 100M rows take minutes.
     """
-    from tooldisc.canary.synth import synthesize
+    from tooldisc.canary.synthetic.events import synthesize
 
     target = data / f"events-{events}"
     done = target / "_COMPLETE"

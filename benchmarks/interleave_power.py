@@ -4,7 +4,7 @@ Replays the shipped gold set (the queries with a primary tool) through ranker A 
 default config) and ranker B (``configs/bm25.yaml``, a known, significant offline
 difference), both at A's K, once per query. The user model (issue 29): the agent calls the
 first relevant offered tool at rank r with probability ``p1 · decay^(r−1)`` (0.9 · 0.8^(r−1)),
-else nothing. :mod:`tooldisc.evaluation.interleave_sim` turns each query into exact
+else nothing. :mod:`tooldisc.canary.synthetic.power` turns each query into exact
 per-request probabilities (B wins / A wins / tie under team draft; task success per
 ranker) and runs the verdicts, every look judged with their own always-valid bounds:
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tooldisc.evaluation.interleave_sim import (
+from tooldisc.canary.synthetic.power import (
     Gates,
     ab_run,
     click_curve,

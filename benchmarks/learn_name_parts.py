@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.evaluation.learn import LearnOptions, _cross_fit
-    from tooldisc.evaluation.learn_ranking import ndcg, vector
+    from tooldisc.evaluation.learn.fit import LearnOptions, _cross_fit
+    from tooldisc.evaluation.learn.ranking import ndcg, vector
     from tooldisc.evaluation.significance import paired_test
     from tooldisc.gold.loader import load_gold
 

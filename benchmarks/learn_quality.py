@@ -34,7 +34,7 @@ FOLDS = 5
 
 
 def _examples_from_rows(path: Path, drop_flagged: bool) -> list:
-    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.evaluation.learn.data import Example
 
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -50,7 +50,7 @@ def _examples_from_rows(path: Path, drop_flagged: bool) -> list:
 
 
 def _examples_from_gold(queries) -> list:
-    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.evaluation.learn.data import Example
 
     return [Example(q.query, () if q.no_match else tuple(q.primary_expected_tools),
                     tuple(c for r, c in q.history if r == "user"), q.intent,

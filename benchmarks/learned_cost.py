@@ -30,8 +30,8 @@ def main(argv: list[str] | None = None) -> None:
     from tooldisc.discovery.learned import for_grown_catalog
     from tooldisc.discovery.learned.read import load_learned
     from tooldisc.discovery.pipeline import Discoverer, rank
-    from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
     from tooldisc.evaluation.bench import BenchOptions, load_inputs
+    from tooldisc.evaluation.bench.synthetic import synthetic_catalog, synthetic_queries
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tools", type=int, default=10_000)

@@ -40,9 +40,9 @@ def _jvm_cpu_s() -> float:
 
 
 def _verdict(spark: Any, location: str, experiment: str, tag: str) -> dict[str, Any]:
-    from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.profiles import profiles
-    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.spark.engine import SparkEngine
+    from tooldisc.canary.spark.read import locate
     from tooldisc.canary.verdict import run_verdict
     from tooldisc.cli.reporting import report_text
 
@@ -72,8 +72,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
-    from tooldisc.canary.spark_session import SparkTarget, session
-    from tooldisc.canary.synth import synthesize
+    from tooldisc.canary.spark.session import SparkTarget, session
+    from tooldisc.canary.synthetic.events import synthesize
 
     args.data.mkdir(parents=True, exist_ok=True)
     for scenario in ("healthy", "duplicated", "slow"):

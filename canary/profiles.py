@@ -73,11 +73,11 @@ def _interleaving_judge(ev: Any, experiment: str, cfg: GateConfig) -> Verdict:
 
 def profiles() -> dict[str, Profile]:
     """Every profile, by name (built on call: nothing happens at import)."""
-    from tooldisc.canary.interleave_synth import INTERLEAVING_SCENARIOS
     from tooldisc.canary.interleaving import INTERLEAVING_GATES
     from tooldisc.canary.shadow import SHADOW_GATES, SHADOW_SCHEMA
-    from tooldisc.canary.shadow_synth import SHADOW_SCENARIOS
-    from tooldisc.canary.synth import SCENARIOS
+    from tooldisc.canary.synthetic.events import SCENARIOS
+    from tooldisc.canary.synthetic.interleaving import INTERLEAVING_SCENARIOS
+    from tooldisc.canary.synthetic.shadow import SHADOW_SCENARIOS
 
     return {
         "canary": Profile("canary", EVENT_SCHEMA, _canary_evidence, _canary_judge, GATE_NAMES,

@@ -14,13 +14,13 @@ from tooldisc.canary.gates import Verdict
 from tooldisc.errors import DataError, UsageError
 
 if TYPE_CHECKING:
-    from tooldisc.canary.ingest import DuckDBLimits
+    from tooldisc.canary.duckdb.ingest import DuckDBLimits
 
 
 def open_engine(schema: RowSchema, *, db: str | None = None, events: str | None = None,
                 limits: DuckDBLimits | None = None) -> Engine:
     """The DuckDB engine over an ingested database or telemetry files."""
-    from tooldisc.canary.engine_duckdb import DuckDBEngine
+    from tooldisc.canary.duckdb.engine import DuckDBEngine
 
     if (db is None) == (events is None):
         raise UsageError("give exactly one of --db or --events")
@@ -48,8 +48,8 @@ def run_verdict(schema: RowSchema, experiment: str, *, db: str | None = None,
     """Judge ``experiment`` from a database, files or an open engine; verdict and report dict."""
     from tooldisc.canary.aggregate import parse_time
     from tooldisc.canary.config import load_gates
+    from tooldisc.canary.document import verdict_dict
     from tooldisc.canary.profiles import profile, profiles
-    from tooldisc.reports.canary_report import verdict_dict
 
     if not experiment:
         raise UsageError("--experiment must be non-empty")

@@ -86,7 +86,7 @@ def simulate_cmd(
     """Arm shares with Wilson intervals, sample-ratio test, independence of two salts."""
     from dataclasses import asdict
 
-    from tooldisc.canary.simulate import check_salts, simulate
+    from tooldisc.canary.duckdb.simulate import check_salts, simulate
     from tooldisc.errors import UsageError
 
     chosen = resolve_format(fmt, json_flag, ("table", "json"))
@@ -98,8 +98,8 @@ def simulate_cmd(
         with progress_bar("hashing ids in DuckDB", counts=False):
             result = simulate(salts, ids=ids, ids_file=ids_file)
     else:
-        from tooldisc.canary.spark_session import session
-        from tooldisc.canary.spark_simulate import prepare, simulate_spark
+        from tooldisc.canary.spark.session import session
+        from tooldisc.canary.spark.simulate import prepare, simulate_spark
 
         check_salts(salts)
         prepare(ids, ids_file)  # a missing local file fails before Spark starts
@@ -156,7 +156,7 @@ def synth_cmd(
 ) -> None:
     """Write seeded synthetic telemetry or shadow-report rows whose verdict is known."""
     from tooldisc.canary.profiles import profile as get_profile
-    from tooldisc.canary.synth import check_out
+    from tooldisc.canary.synthetic.events import check_out
     from tooldisc.errors import UsageError
 
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
@@ -165,7 +165,7 @@ def synth_cmd(
     if out.tmp is None:  # a device or a pipe: the writers need a file they can seek in
         raise UsageError("--out must be a regular file, not a device or a pipe", file=out.path)
     if profile == "shadow":
-        from tooldisc.canary.shadow_synth import synthesize_shadow
+        from tooldisc.canary.synthetic.shadow import synthesize_shadow
 
         if percent is not None:
             raise UsageError("--percent applies to --profile canary only")
@@ -182,7 +182,10 @@ def synth_cmd(
              f"verdict {sh.expected_verdict}) to {out.path}")
         return
     if profile == "interleaving":
-        from tooldisc.canary.interleave_synth import DEFAULT_EXPERIMENT, synthesize_interleaving
+        from tooldisc.canary.synthetic.interleaving import (
+            DEFAULT_EXPERIMENT,
+            synthesize_interleaving,
+        )
 
         percent = 50.0 if percent is None else percent
         experiment = experiment if experiment is not None else DEFAULT_EXPERIMENT
@@ -191,7 +194,7 @@ def synth_cmd(
                                          experiment=experiment, on_chunk=bar.advance if bar else None)
         out.commit()
         if out_fmt == "json":
-            from tooldisc.canary.interleave_synth import INTERLEAVING_SCENARIOS
+            from tooldisc.canary.synthetic.interleaving import INTERLEAVING_SCENARIOS
 
             print_json({"profile": "interleaving", "events": il.events, "interleaved": il.interleaved,
                         "scenario": il.scenario, "expected_verdict": il.expected_verdict,
@@ -202,7 +205,7 @@ def synth_cmd(
         note(f"wrote {il.events} events, {il.interleaved} interleaved ({il.scenario}, expected verdict "
              f"{il.expected_verdict}) to {out.path}")
         return
-    from tooldisc.canary.synth import synthesize
+    from tooldisc.canary.synthetic.events import synthesize
 
     percent = 10.0 if percent is None else percent
     experiment = experiment if experiment is not None else "indexed-retrieval-v1"
@@ -211,7 +214,7 @@ def synth_cmd(
                          on_chunk=bar.advance if bar else None)
     out.commit()
     if out_fmt == "json":
-        from tooldisc.canary.synth import SCENARIOS
+        from tooldisc.canary.synthetic.events import SCENARIOS
 
         sc = SCENARIOS[res.scenario]
         print_json({"events": res.events, "scenario": res.scenario, "expected_verdict": res.expected_verdict,
@@ -244,7 +247,7 @@ def ingest_cmd(
     import math
     from dataclasses import asdict
 
-    from tooldisc.canary.ingest import expand, ingest
+    from tooldisc.canary.duckdb.ingest import expand, ingest
     from tooldisc.errors import UsageError
 
     if not (math.isfinite(lock_timeout) and 0 <= lock_timeout <= 86_400):
@@ -311,7 +314,7 @@ def verdict_cmd(
             raise UsageError("--table and --events-format need --engine spark")
         if (db is None) == (events is None):
             raise UsageError("give exactly one of --db or --events")
-        from tooldisc.canary.ingest import DEFAULT_MEMORY_LIMIT, DuckDBLimits
+        from tooldisc.canary.duckdb.ingest import DEFAULT_MEMORY_LIMIT, DuckDBLimits
 
         limits = DuckDBLimits(duckdb_memory_limit or DEFAULT_MEMORY_LIMIT, duckdb_temp_dir)
         with progress_bar("judging", counts=False):
@@ -321,9 +324,9 @@ def verdict_cmd(
     else:
         if duckdb_memory_limit is not None or duckdb_temp_dir is not None:
             raise UsageError("--duckdb-memory-limit and --duckdb-temp-dir need --engine duckdb")
-        from tooldisc.canary.engine_spark import SparkEngine
-        from tooldisc.canary.spark_read import locate
-        from tooldisc.canary.spark_session import session
+        from tooldisc.canary.spark.engine import SparkEngine
+        from tooldisc.canary.spark.read import locate
+        from tooldisc.canary.spark.session import session
 
         if db is not None:
             raise UsageError("--db is a DuckDB database; with --engine spark give --events or --table")

@@ -31,7 +31,7 @@ SparkConfOption = Annotated[list[str] | None, typer.Option(
 
 def spark_target(engine: str, master: str | None, remote: str | None, timeout: float | None,
                  conf: list[str] | None) -> Any:
-    """The :class:`~tooldisc.canary.spark_session.SparkTarget` for ``--engine spark``, else None."""
+    """The :class:`~tooldisc.canary.spark.session.SparkTarget` for ``--engine spark``, else None."""
     if engine not in ENGINES:
         raise UsageError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
     if engine != "spark":
@@ -41,6 +41,6 @@ def spark_target(engine: str, master: str | None, remote: str | None, timeout: f
         if given:
             raise UsageError(f"{', '.join(given)} need --engine spark")
         return None
-    from tooldisc.canary.spark_session import target_from_options
+    from tooldisc.canary.spark.session import target_from_options
 
     return target_from_options(master, remote, timeout, conf)

@@ -66,7 +66,7 @@ def learn_command(
     from tooldisc.discovery.learned import dumps_learned
     from tooldisc.errors import UsageError
     from tooldisc.evaluation.learn import LearnOptions, learn
-    from tooldisc.evaluation.learn_data import load_examples
+    from tooldisc.evaluation.learn.data import load_examples
 
     out_fmt = resolve_format(fmt, json_, ("table", "json"))
     if not out:

@@ -60,7 +60,7 @@ def tune_command(
     from tooldisc.cli.reporting import report_text
     from tooldisc.errors import UsageError
     from tooldisc.evaluation.tune import WeightTuner, load_space, parse_objective
-    from tooldisc.evaluation.tune_report import tune_document, weights_yaml
+    from tooldisc.evaluation.tune.report import tune_document, weights_yaml
 
     out_fmt = resolve_format(fmt, json_, ("table", "json", "md", "html"))
     catalogs, golds = list(catalog or ()), list(gold or ())

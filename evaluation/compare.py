@@ -27,11 +27,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooldisc.evaluation.api import EvalRun, score_eval
 from tooldisc.evaluation.bootstrap import DEFAULT_RESAMPLES
+from tooldisc.evaluation.compare_document import (
+    DEFAULT_CHANGED,
+    DEFAULT_MOVES,
+    HEADLINE,
+    MAX_ARMS,
+    SAFETY,
+    SUFFIXES,
+    TOO_SMALL,
+    Comparison,
+    base_name,
+    marker,
+)
 from tooldisc.evaluation.run import RunResult, eval_measures
 from tooldisc.evaluation.significance import (
     holm,
@@ -50,19 +61,7 @@ if TYPE_CHECKING:
 LOWER_IS_BETTER = frozenset(cls.NAME for cls in MEASURES if cls.BETTER == "lower")
 DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_ALPHA = 0.05
-DEFAULT_CHANGED = 20
-DEFAULT_MOVES = 10
-# The README's headline measures: each gets its list of wins and losses.
-HEADLINE: tuple[str, ...] = ("hit", "MRR", "nDCG", "no_match_success", "false_abstention", "forbidden")
-# Safety measures: any query made worse while none is made better fails --fail-if-worse.
-SAFETY: tuple[str, ...] = ("forbidden", "false_abstention")
-TOO_SMALL = "too small to tell"
 NO_DIFFERENCE = "no significant difference"
-MAX_ARMS = 26
-# Per-arm column suffixes of ``paired``: ``_a`` is the baseline (as in a two-arm comparison).
-SUFFIXES = tuple(chr(ord("a") + i) for i in range(MAX_ARMS))
-# Table markers: the arm differs significantly from the baseline, or cannot tell.
-MARK_BETTER, MARK_WORSE, MARK_SMALL, MARK_ONE_WAY = "▲", "▼", "?", "!"
 
 
 def _verdict(n: int, wins: int, losses: int, p_holm: float, level: float, alpha: float) -> str:
@@ -75,166 +74,6 @@ def _verdict(n: int, wins: int, losses: int, p_holm: float, level: float, alpha:
     if moved and sign_test_floor(moved) >= level:
         return TOO_SMALL
     return NO_DIFFERENCE
-
-
-def base_name(name: str) -> str:
-    """A measure's name without its cutoff (``nDCG@15`` → ``nDCG``)."""
-    return name.split("@", 1)[0]
-
-
-@dataclass(frozen=True, eq=False)
-class Comparison:
-    """Every arm of ``runs`` against the first (the baseline), query by query.
-
-    ``names`` label the arms. ``measures`` has one row per non-baseline arm and measure
-    (means, delta with its 95 % paired-bootstrap interval ``delta_low``–``delta_high``,
-    win/tie/loss, the sign test that decides and the randomization and t-tests beside
-    it, raw and Holm-adjusted, verdict, ``one_way``); ``table`` one row
-    per measure with every arm's value, its marker against the baseline and its
-    win/tie/loss; ``paired`` one row per query with each arm's offer and measure values
-    side by side (suffix ``_a`` for the baseline, ``_b``, ``_c``… for the others, in arm
-    order: ``offered_a``, ``nDCG_b``…); ``moves`` one row per query that moved on a
-    headline measure, per arm (worst losses and biggest wins first).
-    """
-
-    runs: tuple[EvalRun, ...]
-    names: tuple[str, ...]
-    measures: pl.DataFrame
-    table: pl.DataFrame
-    paired: pl.DataFrame
-    moves: pl.DataFrame
-    permutations: int
-    seed: int
-    alpha: float
-    tests: int  # m: the tests Holm corrects over (measures with queries × arms against the baseline)
-    resamples: int = DEFAULT_RESAMPLES  # bootstrap draws behind each delta's 95 % interval
-
-    @property
-    def intervals(self) -> pl.DataFrame:
-        """Each arm's change of each measure against the baseline with its 95 % interval:
-        ``arm``, ``measure``, ``delta``, ``delta_low``, ``delta_high`` (a paired bootstrap)."""
-        return self.measures.select("arm", "measure", "delta", "delta_low", "delta_high")
-
-    @property
-    def a(self) -> EvalRun:
-        """The baseline run."""
-        return self.runs[0]
-
-    @property
-    def b(self) -> EvalRun:
-        """The second run (the candidate of a two-arm comparison)."""
-        return self.runs[1]
-
-    def _arm(self, arm: str | None) -> tuple[int, str]:
-        from tooldisc.errors import UsageError
-
-        if arm is None:
-            return 1, self.names[1]
-        if arm not in self.names[1:]:
-            raise UsageError(f"no arm {arm!r} to compare with the baseline; arms: {', '.join(self.names[1:])}")
-        i = self.names.index(arm, 1)
-        return i, arm
-
-    def changed_for(self, arm: str | None = None) -> pl.DataFrame:
-        """Queries whose offer differs between the baseline and ``arm`` (default: the second),
-        the largest nDCG moves first, then by id."""
-        import polars as pl
-
-        i, _ = self._arm(arm)
-        s = SUFFIXES[i]
-        moved = (pl.col(f"nDCG_{s}").fill_null(0.0) - pl.col("nDCG_a").fill_null(0.0)).abs()
-        return (self.paired.filter(pl.col("offered_a") != pl.col(f"offered_{s}"))
-                .with_columns(moved.alias("_moved")).sort(["_moved", "id"], descending=[True, False])
-                .drop("_moved"))
-
-    @property
-    def changed(self) -> pl.DataFrame:
-        """Queries whose offer differs between the first two arms, the largest nDCG moves first."""
-        return self.changed_for(None)
-
-    def _rows(self, column: str, value: Any) -> list[dict[str, Any]]:
-        return [r for r in self.measures.iter_rows(named=True) if r[column] == value]
-
-    @property
-    def worse(self) -> tuple[str, ...]:
-        """Measures on which an arm is significantly worse than the baseline (sign test, Holm)."""
-        return tuple(dict.fromkeys(r["measure"] for r in self._rows("verdict", "A better")))
-
-    @property
-    def better(self) -> tuple[str, ...]:
-        """Measures on which an arm is significantly better than the baseline."""
-        return tuple(dict.fromkeys(r["measure"] for r in self._rows("verdict", "B better")))
-
-    @property
-    def too_small(self) -> tuple[str, ...]:
-        """Measures some arm cannot be judged on at all (no query in the domain, or too few moved)."""
-        return tuple(dict.fromkeys(r["measure"] for r in self._rows("verdict", TOO_SMALL)))
-
-    @property
-    def regressions(self) -> pl.DataFrame:
-        """What ``--fail-if-worse`` fails on: ``arm``, ``measure``, ``reason`` (significant or one-way)."""
-        import polars as pl
-
-        rows = []
-        for r in self.measures.iter_rows(named=True):
-            if r["verdict"] == "A better":
-                rows.append({"arm": r["arm"], "measure": r["measure"], "reason": "significantly worse"})
-            elif r["one_way"]:
-                rows.append({"arm": r["arm"], "measure": r["measure"],
-                             "reason": f"one-way: {r['losses']} quer{'y' if r['losses'] == 1 else 'ies'} made worse, "
-                                       "none better"})
-        return pl.DataFrame(rows, schema={"arm": pl.String, "measure": pl.String, "reason": pl.String})
-
-    def losses(self, measure: str, arm: str | None = None) -> pl.DataFrame:
-        """Queries ``arm`` (default: the second) made worse on ``measure`` (``nDCG`` or ``nDCG@15``), worst first."""
-        return self._moved(measure, arm, "loss")
-
-    def wins(self, measure: str, arm: str | None = None) -> pl.DataFrame:
-        """Queries ``arm`` (default: the second) made better on ``measure``, biggest first."""
-        return self._moved(measure, arm, "win")
-
-    def _moved(self, measure: str, arm: str | None, kind: str) -> pl.DataFrame:
-        import polars as pl
-
-        from tooldisc.errors import UsageError
-
-        _, name = self._arm(arm)
-        bare = base_name(measure)
-        if bare not in HEADLINE:
-            raise UsageError(f"wins and losses are listed for the headline measures ({', '.join(HEADLINE)}); "
-                             f"got {measure!r}")
-        return self.moves.filter((pl.col("arm") == name) & (pl.col("measure").str.split("@").list.first() == bare)
-                                 & (pl.col("kind") == kind))
-
-    def slice_regressions(self, by: Sequence[str] | None) -> tuple[pl.DataFrame, tuple[str, ...]]:
-        """Each slice's regressions against the baseline, and the slice warnings.
-
-        Per slice field, every (value, arm, measure) is a sign test over that slice's
-        queries, Holm-corrected across the field's tests; a row is a slice where an arm
-        is significantly worse, or (safety measures) made a query worse and none better.
-        """
-        from tooldisc.evaluation.compare_document import slice_regressions
-
-        return slice_regressions(self, by)
-
-    def document(self, *, max_changed: int = DEFAULT_CHANGED, max_moves: int = DEFAULT_MOVES,
-                 by: Sequence[str] | None = None) -> dict[str, Any]:
-        """The JSON-able document ``tooldisc compare --format json`` prints.
-
-        Two arms keep every key of the two-arm document (``a``, ``b``, ``measures``,
-        ``too_small``, ``worse``, ``changed_count``, ``changed``); every comparison also
-        has ``arms``, ``baseline``, ``table``, ``regressions``, ``moves`` and, with
-        ``by``, ``slices``.
-        """
-        from tooldisc.evaluation.compare_document import comparison_document
-
-        return comparison_document(self, max_changed=max_changed, max_moves=max_moves, by=by)
-
-
-def marker(verdict: str, one_way: bool) -> str:
-    """The table's mark for an arm's value: ▲ / ▼ significantly better / worse, ? too small, ! one-way."""
-    mark = {"B better": MARK_BETTER, "A better": MARK_WORSE, TOO_SMALL: MARK_SMALL}.get(verdict, "")
-    return mark + (MARK_ONE_WAY if one_way and verdict != "A better" else "")
 
 
 def _as_eval(run: EvalRun | RunResult) -> EvalRun:

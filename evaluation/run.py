@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from tooldisc.discovery.config import RankerConfig
     from tooldisc.discovery.model import Context
     from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.evaluation.run_file import RunFile
     from tooldisc.gold.model import GoldQuery, GoldSet
     from tooldisc.metrics.measures import Measure
 
@@ -33,6 +32,15 @@ __all__ = ["NONE_LABEL", "SLICE_FIELDS"]  # re-exported from .slices, where slic
 
 # The kinds of miss a report lists, worst first.
 MISS_KINDS: tuple[str, ...] = ("forbidden", "false_abstention", "miss", "no_match_offered")
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """Where an arm's offers came from when they came from a file: its path, content hash and notes."""
+
+    source: str
+    hash: str
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tooldisc.evaluation.run import RunFile
 
 if TYPE_CHECKING:
     from tooldisc.discovery.config import RankerConfig
@@ -28,15 +30,6 @@ if TYPE_CHECKING:
 
 # How many names a note lists before "and N more".
 _NAMED = 10
-
-
-@dataclass(frozen=True)
-class RunFile:
-    """Where an arm's offers came from when they came from a file: its path, content hash and notes."""
-
-    source: str
-    hash: str
-    notes: tuple[str, ...] = ()
 
 
 def _named(names: Sequence[str]) -> str:

@@ -70,7 +70,7 @@ def eval_document(result: RunResult, *, by: Sequence[str] | None = None, timings
     check_measurable(measures)
     tokens = None
     if any(isinstance(m, SchemaTokens) for m in measures):
-        from tooldisc.evaluation.sweep import offer_tokens
+        from tooldisc.evaluation.tokens import offer_tokens
 
         tokens = offer_tokens(result, result.catalog, cutoff)
     timings = timings or any(isinstance(m, LatencyP50 | LatencyP95) for m in measures)

@@ -5,36 +5,17 @@ Discovery runs once, at the largest K; each smaller K is that ranking cut shorte
 that K — abstention does not depend on K and the order never does — so a sweep row
 equals ``tooldisc eval --k K``, at a fraction of the cost.
 
-Schema tokens per offer come from the agent package's token estimator, the one the
-agent layer uses for rendered offers.
+Schema tokens per offer come from :mod:`.tokens` (the agent layer's token estimator).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tooldisc.evaluation.run import RunResult, eval_measures, score_run
 from tooldisc.evaluation.summary import metrics_dict
-
-if TYPE_CHECKING:
-    from tooldisc.discovery.catalog import Catalog
-    from tooldisc.discovery.model import Tool
-
-# Shown next to every schema-token figure, so a reader knows it is an estimate.
-TOKEN_METHOD = ("estimated by tooldisc.agent's calibrated token model (o200k_base) over each offered "
-                "tool's compact schema {name, description, parameters}")
-
-
-def schema_tokens(tool: Tool) -> int:
-    """Estimated tokens a model pays for ``tool``'s schema (compact when the catalog has one).
-
-    The same estimate the agent layer reports for a rendered offer, so sweep costs
-    and runtime costs agree.
-    """
-    from tooldisc.agent.schemas import build_schema
-
-    return build_schema(tool, compact=True).tokens
+from tooldisc.evaluation.tokens import TOKEN_METHOD, offer_tokens
 
 
 def parse_ks(text: str | Sequence[int]) -> tuple[int, ...]:
@@ -55,26 +36,6 @@ def parse_ks(text: str | Sequence[int]) -> tuple[int, ...]:
             raise UsageError(f"--k must be comma-separated integers in [1, {COUNTS['k'].high}]; got {item!r}")
         out.add(k)
     return tuple(sorted(out))
-
-
-def offer_tokens(result: RunResult, catalog: Catalog, depth: int,
-                 cache: dict[str, int] | None = None) -> dict[str, float]:
-    """Query id → estimated schema tokens of its offer cut at ``depth``.
-
-    ``cache`` (tool name → tokens) lets several depths share one estimate per tool;
-    only tools that were offered are ever estimated.
-    """
-    cost = {} if cache is None else cache
-    by_name = catalog.by_name
-    out = {}
-    for q in result.queries:
-        total = 0
-        for name in q.names[:depth]:
-            if name not in cost:
-                cost[name] = schema_tokens(by_name[name])
-            total += cost[name]
-        out[q.qid] = float(total)
-    return out
 
 
 def sweep_document(result: RunResult, ks: Sequence[int]) -> dict[str, Any]:

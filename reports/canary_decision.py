@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tooldisc.reports.blocks import Decision
+from tooldisc.reports.canary_words import hours_text, pct
 
 TONES = {"PROMOTE": "good", "HOLD": "warn", "ROLLBACK": "bad"}
 # What to do when waiting cannot help, per deciding gate.
@@ -24,19 +25,6 @@ _FIX = {
                    "was released (--since).",
     "quarantine": "Fix what writes the quarantined rows (see the reasons below), then judge again.",
 }
-
-
-def pct(x: Any) -> str:
-    """``10 %`` (as the issue and the ladder are written)."""
-    return f"{x:g} %" if isinstance(x, int | float) else "?"
-
-
-def hours_text(h: float | None) -> str:
-    if h is None:
-        return "an unknown time (the window has no duration)"
-    if h < 1:
-        return "under 1 h"
-    return f"about {h:.0f} h" if h >= 10 else f"about {h:.1f} h"
 
 
 def _where(where: list[Mapping[str, Any]]) -> str:

@@ -1,6 +1,6 @@
 """Canary verdict reports: JSON for machines, Markdown and standalone HTML for people.
 
-Every format comes from one dict (:func:`verdict_dict`, which ``--format json``
+Every format comes from one dict (:func:`tooldisc.canary.document.verdict_dict`, which ``--format json``
 prints) through one :func:`verdict_report`, with sorted keys, rounded numbers and no
 clock, so a report is byte-identical across runs. Reports carry only aggregates: no
 ids, no query text, no file paths. The shadow profile's verdict has the same shape.
@@ -8,114 +8,20 @@ ids, no query text, no file paths. The shadow profile's verdict has the same sha
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
-from tooldisc.canary.aggregate import ArmStats
-from tooldisc.canary.gates import Verdict, interval_dict
+from tooldisc.canary.document import RATES, SEGMENT_RATES
 from tooldisc.reports.blocks import Details, Fields, Paragraph, Report, Table, numeric, table
 from tooldisc.reports.canary_charts import forest, sequential
-from tooldisc.reports.canary_decision import canary_decision, pct
+from tooldisc.reports.canary_decision import canary_decision
+from tooldisc.reports.canary_words import compact, pct, reason_rows
 
-REPORT_SCHEMA_VERSION = 1
-RATES = ("task_success", "tool_execution_success", "fallback", "index_hit", "retrieval_miss",
-         "discovery_miss", "schema_miss", "authorization_failure")
-
-
-def arm_dict(arm: ArmStats, confidence: float) -> dict[str, Any]:
-    rates: dict[str, Any] = {}
-    for name in RATES:
-        if name == "task_success":
-            rates[name] = interval_dict(arm.task_successes, arm.task_known, confidence)
-        elif name == "tool_execution_success":
-            rates[name] = interval_dict(arm.execution_successes, arm.execution_known, confidence)
-        elif arm.flags.get(name) is not None:
-            rates[name] = interval_dict(arm.flags[name], arm.requests, confidence)
-    return {
-        "requests": arm.requests,
-        "rates": rates,
-        "security_events": {f: arm.flags.get(f) for f in
-                            ("unauthorized_candidate", "tenant_leak", "permission_violation")},
-        "kill_switch_requests": arm.flags.get("kill_switch"),
-        "fallback_reasons": dict(sorted(arm.fallback_reasons.items())),
-        "latency_ms": dict(sorted(arm.latency.items())),
-        "means": {"schema_tokens": arm.schema_tokens_mean,
-                  "final_tool_count": arm.final_tool_count_mean, "k": arm.k_mean},
-    }
-
-
-def verdict_dict(v: Verdict, confidence: float = 0.95) -> dict[str, Any]:
-    """The one machine form every renderer starts from."""
-    ev = v.evidence
-    arms = {}
-    if ev is not None:
-        arms = {name: arm_dict(arm, confidence) for name, arm in sorted(ev.arms.items())}
-    quarantine = _quarantine(v)
-    out: dict[str, Any] = {
-        "report_schema_version": REPORT_SCHEMA_VERSION,
-        "profile": v.profile,
-        "experiment": v.experiment,
-        "verdict": v.verdict,
-        "next_percent": v.next_percent,
-        "current_percent": v.current_percent,
-        "gates": [{"name": g.name, "status": g.status, "outcome_if_failed": g.outcome,
-                   "reason": g.reason, "numbers": g.numbers} for g in v.gates],
-        "arms": arms,
-        "quarantined": quarantine["count"],  # kept for consumers that read the count only
-        "quarantine": quarantine,
-        "window": {"since": ev.since if ev else None, "until": ev.until if ev else None},
-    }
-    if v.summary:
-        out["summary"] = v.summary
-    if v.profile == "canary":
-        out["metrics"] = [{"name": m.name, "gate": m.gate, "outcome": m.outcome, "reason": m.reason,
-                           **m.numbers} for m in v.comparisons]
-        out["segments"] = _segments(v, confidence)
-        dup = ev.duplicates if ev is not None else None
-        out["duplicates"] = ({"rows_removed": dup.rows_removed, "v1_rows_removed": dup.v1_rows_removed,
-                              "v2_ids_repeated": dup.v2_ids_repeated,
-                              "v2_ids_conflicting": dup.v2_ids_conflicting} if dup else None)
-        out["window"]["hours"] = round(ev.span_hours, 3) if ev and ev.span_hours is not None else None
-        out["sequential"] = v.sequential or None
-    if v.profile == "interleaving":
-        out["metrics"] = [{"name": m.name, "gate": m.gate, "outcome": m.outcome, "reason": m.reason,
-                           **m.numbers} for m in v.comparisons]
-        out["window"] = dict(v.summary.get("window") or out["window"])
-        out["duplicates"] = v.summary.get("duplicates")
-    out["next_step"] = v.next_step or None
-    return json.loads(json.dumps(out, sort_keys=True))
-
-
-SEGMENT_RATES = ("task_success", "tool_execution_success", "discovery_miss", "fallback")
 METRIC_HEADERS = ("metric", "outcome", "experiment", "control", "interval", "margin", "still needed")
 SEGMENT_HEADERS = ("segment", "requests (exp / ctrl)", "task success", "tool execution success",
                    "discovery miss", "fallback", "mean latency ms", "shown worse")
 _SEGMENT_COLUMN = {"task_success": 2, "tool_execution_success": 3, "discovery_miss": 4, "fallback": 5,
                    "latency": 6}
-
-
-def _segments(v: Verdict, confidence: float) -> list[dict[str, Any]]:
-    """One row per segment value: per-arm requests and rates, and what was shown worse there."""
-    ev = v.evidence
-    if ev is None:
-        return []
-    worse = {(w["segment"], w["value"], m.name) for m in v.comparisons
-             for w in m.numbers.get("shown_worse", []) if w["segment"] is not None}
-    rows = []
-    for seg, values in sorted(ev.segments.items()):
-        for value, arms in sorted(values.items()):
-            row: dict[str, Any] = {"segment": seg, "value": value,
-                                   "requests": {a: s.requests for a, s in sorted(arms.items())},
-                                   "rates": {}, "mean_latency_ms": {},
-                                   "shown_worse": sorted(m for s2, v2, m in worse
-                                                         if s2 == seg and v2 == value)}
-            for a, s in sorted(arms.items()):
-                d = arm_dict(s, confidence)["rates"]
-                row["rates"][a] = {r: d.get(r) for r in SEGMENT_RATES}
-                row["mean_latency_ms"][a] = round(s.latency_sum / s.requests, 3) if s.requests else None
-            rows.append(row)
-    return rows
 
 
 def _metric_value(side: Any) -> str:
@@ -230,32 +136,10 @@ def append_summary(path: str, d: dict[str, Any]) -> None:
         fh.write(summary_markdown(d))
 
 
-def _quarantine(v: Verdict) -> dict[str, Any]:
-    """Quarantined rows and their count per reason, where a CI job can read them directly.
-
-    Reasons are the fixed rule texts of validation (``arm: must be one of …``), never
-    row values, so they carry no ids or query text.
-    """
-    gate = next((g.numbers for g in v.gates if g.name == "quarantine"), {})
-    ev = v.evidence
-    count = ev.quarantined if ev is not None else gate.get("quarantined", 0)
-    reasons = ev.quarantine_reasons if ev is not None else gate.get("reasons", {})
-    return {"count": count, "reasons": dict(sorted(reasons.items()))}
-
-
-def _reason_rows(d: dict[str, Any]) -> list[list[str]]:
-    q = d.get("quarantine") or {}
-    return [[reason, str(n)] for reason, n in sorted(q.get("reasons", {}).items())]
-
-
 def _fmt_rate(r: dict[str, Any] | None) -> str:
     if not r:
         return "–"
     return f"{r['rate']:.4f} [{r['low']:.4f}, {r['high']:.4f}] ({r['successes']}/{r['n']})"
-
-
-def _compact(numbers: dict[str, Any]) -> str:
-    return json.dumps(numbers, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
 
 
 def _title(d: dict[str, Any]) -> str:
@@ -300,7 +184,7 @@ def _raw(d: dict[str, Any]) -> Details:
     blocks: list[Any] = []
     if d["arms"]:
         blocks.append(table(["metric", *sorted(d["arms"])], _arm_rows(d), "Arms (rate [Wilson 95%] (k/n))"))
-    blocks.append(Fields(tuple((g["name"], _compact(g["numbers"])) for g in d["gates"]), "Gate numbers", code=True))
+    blocks.append(Fields(tuple((g["name"], compact(g["numbers"])) for g in d["gates"]), "Gate numbers", code=True))
     return Details("Raw numbers: arms and every gate's numbers (all of it: --format json)",
                    tuple(blocks))
 
@@ -333,7 +217,7 @@ def verdict_report(d: dict[str, Any]) -> Report:
         blocks.append(Fields(tuple((k, str(v)) for k, v in sorted(d["summary"].items())), "Summary"))
     if d.get("segments"):
         blocks.append(_segments_table(d, title="Segments (experiment vs control)"))
-    if reasons := _reason_rows(d):
+    if reasons := reason_rows(d):
         blocks.append(table(["reason", "rows"], reasons, "Quarantined rows by reason", align=numeric(1, 1)))
     blocks.append(_raw(d))
     return Report(_title(d), tuple(blocks), decision=canary_decision(d))

@@ -1,4 +1,4 @@
-"""The compare and gate reports, built from their JSON documents alone.
+"""The compare report, built from its JSON document alone.
 
 A compare report leads with its decision (an arm significantly worse than the baseline,
 better, or neither: :func:`tooldisc.reports.decisions.compare_decision`), then the one
@@ -7,8 +7,8 @@ significantly from the baseline, with win/tie/loss — then each arm's change ag
 the baseline with its 95 % interval (a chart in HTML; the numbers in every format),
 each slice's regressions with ``--by``, and folded away: the worst losses and biggest
 wins per headline measure, each arm's tests, and the queries whose offer changed. A
-terminal cannot fold, so it prints those sections in full; a gate report leads with
-the verdict, since it is read in a CI step summary.
+terminal cannot fold, so it prints those sections in full. The gate report is
+:func:`tooldisc.reports.decisions.gate_report`.
 """
 
 from __future__ import annotations
@@ -16,15 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tooldisc.reports.blocks import Details, Lines, Paragraph, Report, numeric, table
-from tooldisc.reports.eval_report import _COUNTS, describe_context, fmt, k_text
+from tooldisc.reports.blocks import Details, Lines, Report, numeric, table
+from tooldisc.reports.eval_report import _COUNTS, delta_text, describe_context, fmt, k_text
 
 CMP_HEADERS = ("measure", "n", "A", "B", "delta", "win/tie/loss", "p (sign, Holm)", "p (rand, Holm)", "p (t, Holm)",
                "verdict")
 CHANGED_HEADERS = ("id", "query", "expected", "A got", "B got", "nDCG A", "nDCG B")
 MOVE_HEADERS = ("id", "query", "expected", "A got", "B got", "A", "B")
 SLICE_HEADERS = ("field", "value", "queries", "arm", "measure", "A", "B", "win/tie/loss", "p (sign, Holm)", "why")
-GATE_HEADERS = ("result", "measure", "threshold", "actual")
 _LEGEND = ("▲ / ▼: significantly better / worse than the baseline; ?: too small to tell; "
            "!: a safety measure with a query made worse and none made better")
 
@@ -38,18 +37,6 @@ def _value(value: float | None, measure: str) -> str:
     if value is None:
         return "n/a"
     return f"{value:.3f}" if measure.split("@", 1)[0] in _COUNTS else f"{value:.4f}"
-
-
-def delta_text(delta: float | None, low: float | None, high: float | None, measure: str, *,
-               ci: bool = False) -> str:
-    """``-0.0900 [-0.1300, -0.0500]`` (``ci``: ``-0.0900, 95 % CI [...]``); 3 decimals for counts."""
-    if delta is None:
-        return "n/a"
-    digits = 3 if measure.split("@", 1)[0] in _COUNTS else 4
-    text = f"{delta:+.{digits}f}"
-    if low is None or high is None:
-        return text
-    return f"{text}{', 95 % CI' if ci else ''} [{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
 def _two(doc: Mapping[str, Any]) -> bool:
@@ -213,27 +200,3 @@ def compare_report(doc: Mapping[str, Any]) -> Report:
                               (table(CHANGED_HEADERS, _changed_rows(doc), align=numeric(5, 2)),),
                               in_terminal=True))
     return Report("tooldisc compare", tuple(blocks), decision=compare_decision(doc))
-
-
-def _threshold_text(c: Mapping[str, Any]) -> str:
-    """``>= 0.95``, or for a --max-drop check ``>= 0.8622 (baseline 0.8722 - 0.01)``."""
-    rel = ">= " if c["bound"] == "min" else "<= "
-    if c.get("max_drop") is None:
-        return rel + f"{c['threshold']:g}"
-    if c.get("baseline") is None:
-        return f"drop <= {c['max_drop']:g} (baseline: n/a)"
-    sign = "-" if c["bound"] == "min" else "+"
-    return rel + f"{c['threshold']:.6g} (baseline {c['baseline']:.6g} {sign} {c['max_drop']:g})"
-
-
-def gate_report(doc: Mapping[str, Any]) -> Report:
-    """A CI step summary (a level-2 title, so it sits under a job's own): verdict, then one row per threshold."""
-    failed = sum(1 for c in doc["checks"] if not c["passed"])
-    rows = [["pass" if c["passed"] else "FAIL", c["measure"], _threshold_text(c), fmt(c["actual"], c["measure"])]
-            for c in doc["checks"]]
-    source = f" (eval results: {doc['source']})" if doc.get("source") else ""
-    if doc.get("baseline"):
-        source += f"; baseline: {doc['baseline']['source']}"
-    summary = f"{len(doc['checks']) - failed} of {len(doc['checks'])} thresholds hold{source}"
-    return Report(f"tooldisc gate: {'passed' if doc['passed'] else 'FAILED'}",
-                  (Paragraph(summary), table(GATE_HEADERS, rows, status=(0,), align=numeric(3, 1))), level=2)

@@ -4,8 +4,8 @@
 exit code too), and ``compare`` finds an arm worse than the baseline, better, or
 neither (what ``--fail-if-worse`` acts on): each says so first — the HTML banner, the
 Markdown summary's opening line, the terminal's first lines — with the deciding
-measure or tool and what to do. The gate report's body is :func:`tooldisc.reports.compare_report.gate_report`;
-this adds its decision.
+measure or tool and what to do. The gate report (a CI step summary) is built here too, its
+decision first.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from tooldisc.reports.blocks import Decision, Report
+from tooldisc.reports.blocks import Decision, Paragraph, Report, numeric, table
+from tooldisc.reports.eval_report import delta_text, fmt
+
+GATE_HEADERS = ("result", "measure", "threshold", "actual")
 
 
 def _listed(items: list[str], most: int = 3) -> str:
@@ -23,9 +26,6 @@ def _listed(items: list[str], most: int = 3) -> str:
 
 def gate_decision(doc: Mapping[str, Any]) -> Decision:
     """PASSED or FAILED, the thresholds that fail, and what to do."""
-    from tooldisc.reports.compare_report import _threshold_text
-    from tooldisc.reports.eval_report import fmt
-
     checks = doc["checks"]
     failed = [c for c in checks if not c["passed"]]
     if not failed:
@@ -39,9 +39,7 @@ def gate_decision(doc: Mapping[str, Any]) -> Decision:
 
 def gate_report(doc: Mapping[str, Any]) -> Report:
     """The gate report with its decision first."""
-    from tooldisc.reports.compare_report import gate_report as body
-
-    return replace(body(doc), decision=gate_decision(doc))
+    return replace(_gate_body(doc), decision=gate_decision(doc))
 
 
 def catalog_diff_decision(doc: Mapping[str, Any]) -> Decision:
@@ -58,8 +56,6 @@ def catalog_diff_decision(doc: Mapping[str, Any]) -> Decision:
 
 def _change(r: Mapping[str, Any]) -> str:
     """``hit@15 (−0.0500, 95 % CI [−0.0800, −0.0200])``: a measure's change and its interval."""
-    from tooldisc.reports.compare_report import delta_text
-
     return f"{r['measure']} ({delta_text(r['delta'], r['delta_low'], r['delta_high'], r['measure'], ci=True)})"
 
 
@@ -147,3 +143,27 @@ def compare_decision(doc: Mapping[str, Any]) -> Decision:
         nxt = (f"Keep {base} unless something else favours {'B' if two else 'another arm'}: these "
                f"{doc['queries']} queries show no difference.")
     return Decision("NO SIGNIFICANT DIFFERENCE", "info", why, nxt)
+
+
+def _threshold_text(c: Mapping[str, Any]) -> str:
+    """``>= 0.95``, or for a --max-drop check ``>= 0.8622 (baseline 0.8722 - 0.01)``."""
+    rel = ">= " if c["bound"] == "min" else "<= "
+    if c.get("max_drop") is None:
+        return rel + f"{c['threshold']:g}"
+    if c.get("baseline") is None:
+        return f"drop <= {c['max_drop']:g} (baseline: n/a)"
+    sign = "-" if c["bound"] == "min" else "+"
+    return rel + f"{c['threshold']:.6g} (baseline {c['baseline']:.6g} {sign} {c['max_drop']:g})"
+
+
+def _gate_body(doc: Mapping[str, Any]) -> Report:
+    """A CI step summary (a level-2 title, so it sits under a job's own): verdict, then one row per threshold."""
+    failed = sum(1 for c in doc["checks"] if not c["passed"])
+    rows = [["pass" if c["passed"] else "FAIL", c["measure"], _threshold_text(c), fmt(c["actual"], c["measure"])]
+            for c in doc["checks"]]
+    source = f" (eval results: {doc['source']})" if doc.get("source") else ""
+    if doc.get("baseline"):
+        source += f"; baseline: {doc['baseline']['source']}"
+    summary = f"{len(doc['checks']) - failed} of {len(doc['checks'])} thresholds hold{source}"
+    return Report(f"tooldisc gate: {'passed' if doc['passed'] else 'FAILED'}",
+                  (Paragraph(summary), table(GATE_HEADERS, rows, status=(0,), align=numeric(3, 1))), level=2)

@@ -30,6 +30,18 @@ def fmt(value: float | None, name: str = "") -> str:
     return f"{value:.4f}"
 
 
+def delta_text(delta: float | None, low: float | None, high: float | None, measure: str, *,
+               ci: bool = False) -> str:
+    """``-0.0900 [-0.1300, -0.0500]`` (``ci``: ``-0.0900, 95 % CI [...]``); 3 decimals for counts."""
+    if delta is None:
+        return "n/a"
+    digits = 3 if measure.split("@", 1)[0] in _COUNTS else 4
+    text = f"{delta:+.{digits}f}"
+    if low is None or high is None:
+        return text
+    return f"{text}{', 95 % CI' if ci else ''} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
 def describe_context(ctx: Mapping[str, Any]) -> str:
     """One line naming the context an eval used (DESIGN §5: output says which)."""
     if ctx.get("default"):

@@ -1,6 +1,6 @@
 """The interleaving verdict's page: decision first, then the preference, the gates, the counts.
 
-The document is :func:`tooldisc.reports.canary_report.verdict_dict` of an ``interleaving``
+The document is :func:`tooldisc.canary.document.verdict_dict` of an ``interleaving``
 verdict (:mod:`tooldisc.canary.interleaving`); this module words it — the banner, one
 reason, the next step (numbers from the document's ``next_step``), the preference as a
 forest row, and the gates — and computes no statistic.
@@ -14,7 +14,7 @@ from typing import Any
 
 from tooldisc.reports.blocks import Decision, Details, Fields, Paragraph, Report, numeric, table
 from tooldisc.reports.canary_charts import forest
-from tooldisc.reports.canary_decision import hours_text, pct
+from tooldisc.reports.canary_words import compact, hours_text, pct, reason_rows
 
 _FIX = {
     "data": "No interleaved request in the window: check that interleaving is on (serve --interleave) and "
@@ -165,9 +165,6 @@ def _counts(d: Mapping[str, Any]) -> Fields:
 def interleave_report(d: Mapping[str, Any]) -> Report:
     """Decision first, then the preference (forest row and table), the gates, the counts, the
     quarantine reasons and every gate's numbers folded away."""
-    from tooldisc.reports.canary_decision import canary_decision
-    from tooldisc.reports.canary_report import _compact, _reason_rows
-
     blocks: list[Any] = [Paragraph(_context(d))]
     charts, _missing = forest(d)
     note = ("The bar is the always-valid interval of B's preference over A (alpha 0.05 on each side, valid at every "
@@ -179,20 +176,18 @@ def interleave_report(d: Mapping[str, Any]) -> Report:
         blocks.append(table(list(PREFERENCE_HEADERS), _pref_rows(d), None if charts else "Preference", status=(0,)))
     blocks.append(_gates_table(d))
     blocks.append(_counts(d))
-    if reasons := _reason_rows(dict(d)):
+    if reasons := reason_rows(d):
         blocks.append(table(["reason", "rows"], reasons, "Quarantined rows by reason", align=numeric(1, 1)))
     blocks.append(Details("Raw numbers: every gate's numbers (all of it: --format json)",
-                          (Fields(tuple((g["name"], _compact(g["numbers"])) for g in d["gates"]), "Gate numbers",
+                          (Fields(tuple((g["name"], compact(g["numbers"])) for g in d["gates"]), "Gate numbers",
                                   code=True),)))
-    return Report(f"Canary verdict (interleaving): {d['experiment']}", tuple(blocks), decision=canary_decision(d))
+    return Report(f"Canary verdict (interleaving): {d['experiment']}", tuple(blocks), decision=interleave_decision(d))
 
 
 def interleave_summary(d: Mapping[str, Any]) -> Report:
     """The compact CI summary: the decision line, the gates and the preference; no JSON."""
-    from tooldisc.reports.canary_decision import canary_decision
-
     blocks: list[Any] = [Paragraph(_context(d)), _gates_table(d, None)]
     if _pref(d) is not None:
         blocks.append(table(list(PREFERENCE_HEADERS), _pref_rows(d)))
     return Report(f"Canary {d['verdict']}: {d['experiment']} (interleaving)", tuple(blocks), level=2,
-                  decision=canary_decision(d))
+                  decision=interleave_decision(d))

@@ -23,7 +23,7 @@ KINDS: Mapping[str, tuple[str, str]] = {
     "eval": ("eval_report", "eval_report"),
     "sweep": ("eval_report", "sweep_report"),
     "compare": ("compare_report", "compare_report"),
-    "gate": ("decisions", "gate_report"),  # compare_report's body, its decision first
+    "gate": ("decisions", "gate_report"),  # the gate report, its decision first
     "verdict": ("canary_report", "verdict_report"),  # canary and shadow profiles alike
     "tune": ("tune_report", "tune_report"),
     "catalog-diff": ("catalog_diff_report", "catalog_diff_report"),

@@ -95,7 +95,7 @@ def test_peak_watch_keeps_a_peak_a_later_reset_would_hide() -> None:
     import numpy as np
     import pytest
 
-    from tooldisc.evaluation.bench_measure import PeakWatch, whole_process_peak
+    from tooldisc.evaluation.bench.measure import PeakWatch, whole_process_peak
 
     watch = PeakWatch()
     start = watch.start("build")

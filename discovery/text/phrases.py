@@ -3,7 +3,7 @@
 A request is scrubbed first — e-mail addresses, URLs, quoted text, numbers and
 id-like tokens are cut out, and a phrase never spans a cut — then split into word
 phrases of one to three tokens that neither start nor end with a stop word. ``learn``
-counts them over labelled requests (:mod:`tooldisc.evaluation.phrases`); discovery
+counts them over labelled requests (:mod:`tooldisc.evaluation.learn.phrases`); discovery
 extracts them from each query to look up learned phrase weights, so both sides agree
 on what a phrase is.
 """

@@ -47,7 +47,7 @@ def pyspark_installed() -> None:
 
 @pytest.fixture(scope="session")
 def spark_handle(pyspark_installed: None) -> Iterator[SparkHandle]:
-    from tooldisc.canary.spark_session import SparkTarget, session
+    from tooldisc.canary.spark.session import SparkTarget, session
     from tooldisc.errors import UsageError
 
     port = free_port()

@@ -544,9 +544,9 @@ def security_sql(view: str, planted: str, dialect: Any, attribution: str) -> str
 def duckdb_security(window: Window) -> dict[str, tuple[int, int]]:
     """(rows whose security flags read true, quarantined rows whose flags are unknown) per
     experiment, from the DuckDB reader every command uses (``open_rows``)."""
-    from tooldisc.canary.engine_duckdb import attribution
+    from tooldisc.canary.duckdb.engine import attribution
+    from tooldisc.canary.duckdb.ingest import connect, open_rows
     from tooldisc.canary.events import EVENT_SCHEMA
-    from tooldisc.canary.ingest import connect, open_rows
     from tooldisc.canary.sql import DUCKDB
 
     con = connect()

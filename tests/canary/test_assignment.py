@@ -6,7 +6,7 @@ import random
 import pytest
 
 from tooldisc.canary.assignment import arm_for, assign, bucket, bucket_sql, threshold
-from tooldisc.canary.ingest import connect
+from tooldisc.canary.duckdb.ingest import connect
 from tooldisc.errors import UsageError
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tooldisc.canary.synth import synthesize
+from tooldisc.canary.synthetic.events import synthesize
 
 EXP = "indexed-retrieval-v1"
 
@@ -210,8 +210,8 @@ def test_absent_experiment_is_bad_input_and_summary_is_compact(files: dict[str, 
 
 def test_duckdb_memory_limit_and_spill_folder(files: dict[str, Path], tmp_path: Path) -> None:
     """A small limit still judges (DuckDB spills to the folder given); a bad size is exit 2."""
+    from tooldisc.canary.duckdb.ingest import DuckDBLimits
     from tooldisc.canary.events import EVENT_SCHEMA
-    from tooldisc.canary.ingest import DuckDBLimits
     from tooldisc.canary.verdict import run_verdict
 
     events = str(files["slow"])

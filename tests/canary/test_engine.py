@@ -11,11 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tooldisc.canary.aggregate import aggregate
-from tooldisc.canary.engine_duckdb import DuckDBEngine
+from tooldisc.canary.duckdb.engine import DuckDBEngine
+from tooldisc.canary.duckdb.ingest import connect, ingest
 from tooldisc.canary.events import EVENT_SCHEMA
-from tooldisc.canary.ingest import connect, ingest
 from tooldisc.canary.sequential import rank
-from tooldisc.canary.synth import synthesize
+from tooldisc.canary.synthetic.events import synthesize
 
 EXP = "indexed-retrieval-v1"
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tooldisc.canary.engine_duckdb import DuckDBEngine
+from tooldisc.canary.duckdb.engine import DuckDBEngine
+from tooldisc.canary.duckdb.ingest import connect
 from tooldisc.canary.events import EVENT_SCHEMA
-from tooldisc.canary.ingest import connect
 
 BAD = Path(__file__).resolve().parent.parent / "data" / "bad" / "telemetry"
 

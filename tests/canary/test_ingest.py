@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from tooldisc.canary.duckdb.ingest import connect, ingest, open_rows
 from tooldisc.canary.events import EVENT_SCHEMA
-from tooldisc.canary.ingest import connect, ingest, open_rows
-from tooldisc.canary.synth import synthesize
+from tooldisc.canary.synthetic.events import synthesize
 from tooldisc.canary.verdict import run_verdict
 from tooldisc.errors import DataError
 
@@ -170,7 +170,7 @@ def test_parquet_files_of_one_schema_read_as_one_scan_like_one_view_each(tmp_pat
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tooldisc.canary.ingest import attach, expand
+    from tooldisc.canary.duckdb.ingest import attach, expand
 
     synthesize(tmp_path / "base.parquet", 300, "corrupt_rows", percent=50, seed=3)
     table = pq.read_table(tmp_path / "base.parquet")

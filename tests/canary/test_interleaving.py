@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 from tests.conftest import run_cli
 from tooldisc.canary.config import GateConfig, load_gates
 from tooldisc.canary.events import EVENT_SCHEMA
-from tooldisc.canary.interleave_synth import INTERLEAVING_SCENARIOS, synthesize_interleaving
 from tooldisc.canary.interleaving import (
     NOT_WORSE,
     WORSE,
@@ -23,6 +22,7 @@ from tooldisc.canary.interleaving import (
     judge_interleaving,
     preference_numbers,
 )
+from tooldisc.canary.synthetic.interleaving import INTERLEAVING_SCENARIOS, synthesize_interleaving
 from tooldisc.canary.verdict import run_verdict
 from tooldisc.cli.app import app
 from tooldisc.errors import ConfigError
@@ -103,7 +103,7 @@ def test_synth_is_byte_identical_and_its_rows_follow_the_json_schema(tmp_path: P
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_text_formats_and_the_database_give_the_same_verdict(scenarios: dict[str, Path], tmp_path: Path,
                                                              fmt: str) -> None:
-    from tooldisc.canary.ingest import ingest
+    from tooldisc.canary.duckdb.ingest import ingest
 
     src = tmp_path / f"u.{fmt}"
     synthesize_interleaving(src, 20_000, "unbalanced", seed=2)
@@ -172,7 +172,7 @@ BAD = [
 
 
 def _reasons(path: Path) -> dict:
-    from tooldisc.canary.engine_duckdb import DuckDBEngine
+    from tooldisc.canary.duckdb.engine import DuckDBEngine
 
     engine = DuckDBEngine.from_events(str(path), EVENT_SCHEMA)
     try:

@@ -19,7 +19,7 @@ from tooldisc.canary.events import EVENT_SCHEMA
 from tooldisc.canary.gates import judge
 from tooldisc.canary.looks import MAX_LOOKS, _Histogram, _quantile, sequential_view
 from tooldisc.canary.sequential import Mixture, quantile_radius, rank
-from tooldisc.canary.synth import synthesize
+from tooldisc.canary.synthetic.events import synthesize
 
 EXP = "indexed-retrieval-v1"
 HOUR_US = 3_600_000_000
@@ -78,7 +78,7 @@ def events(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_duckdb_look_rows_equal_the_rows_counted_in_python(events: Path) -> None:
     import pyarrow.parquet as pq
 
-    from tooldisc.canary.engine_duckdb import DuckDBEngine
+    from tooldisc.canary.duckdb.engine import DuckDBEngine
 
     rows = pq.read_table(events).to_pylist()
     expect: dict[tuple[str, int, int | None], dict[str, int]] = {}

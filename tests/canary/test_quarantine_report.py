@@ -7,13 +7,13 @@ from pathlib import Path
 
 from tests.canary.helpers import arm, evidence, healthy
 from tests.conftest import run_cli
+from tooldisc.canary.document import verdict_dict
 from tooldisc.canary.events import EVENT_SCHEMA
 from tooldisc.canary.gates import judge
-from tooldisc.canary.shadow_synth import synthesize_shadow
-from tooldisc.canary.synth import synthesize
+from tooldisc.canary.synthetic.events import synthesize
+from tooldisc.canary.synthetic.shadow import synthesize_shadow
 from tooldisc.canary.verdict import run_verdict
 from tooldisc.reports import render
-from tooldisc.reports.canary_report import verdict_dict
 
 REASON = "arm: must be one of control, experiment"
 

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 
 from tooldisc.canary.config import GateConfig, load_gates
 from tooldisc.canary.events import EVENT_SCHEMA, load_json_schema
-from tooldisc.canary.synth import synthesize
+from tooldisc.canary.synthetic.events import synthesize
 
 
 def test_json_schema_matches_the_column_contract() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tooldisc.canary.shadow_synth import SHADOW_SCENARIOS, synthesize_shadow
+from tooldisc.canary.synthetic.shadow import SHADOW_SCENARIOS, synthesize_shadow
 
 EXP = "capability-planner-v1"
 EXPECTED = {  # written out, not read from SHADOW_SCENARIOS: (verdict, exit code, failing gate)

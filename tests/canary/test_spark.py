@@ -18,7 +18,7 @@ import pytest
 from tests.canary.conftest import SparkHandle
 from tests.conftest import run_cli
 from tooldisc.canary.assignment import bucket
-from tooldisc.canary.simulate import simulate
+from tooldisc.canary.duckdb.simulate import simulate
 from tooldisc.errors import DataError
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789-_.é漢ی '\\\"😀"
@@ -50,7 +50,7 @@ def test_bucket_in_spark_sql_equals_python_for_100k_random_ids(spark, tmp_path: 
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
 
-    from tooldisc.canary.spark_simulate import bucket_column
+    from tooldisc.canary.spark.simulate import bucket_column
 
     salt = "exp-ü'\\"
     pairs = _random_ids(100_000, seed=7)
@@ -78,7 +78,7 @@ def test_bucket_in_spark_sql_equals_python_for_100k_random_ids(spark, tmp_path: 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_simulate_on_spark_equals_duckdb(spark, ids_files: dict[str, Path], fmt: str) -> None:
-    from tooldisc.canary.spark_simulate import simulate_spark
+    from tooldisc.canary.spark.simulate import simulate_spark
 
     salts = [("indexed-retrieval-v1", 25.0), ("adaptive-k-v1", 50.0)]
     on_spark = asdict(simulate_spark(spark, salts, ids_file=str(ids_files[fmt])))
@@ -89,7 +89,7 @@ def test_simulate_on_spark_equals_duckdb(spark, ids_files: dict[str, Path], fmt:
 
 
 def test_synthetic_ids_on_spark_equal_duckdb(spark) -> None:
-    from tooldisc.canary.spark_simulate import simulate_spark
+    from tooldisc.canary.spark.simulate import simulate_spark
 
     salts = [("s1", 5.0)]
     on_spark = asdict(simulate_spark(spark, salts, ids=20_000))
@@ -99,7 +99,7 @@ def test_synthetic_ids_on_spark_equal_duckdb(spark) -> None:
 
 
 def test_a_path_spark_cannot_read_names_it(spark) -> None:
-    from tooldisc.canary.spark_read import locate, read_raw
+    from tooldisc.canary.spark.read import locate, read_raw
 
     missing = "file:///nonexistent-tooldisc/ids/*.parquet"
     with pytest.raises(DataError) as info:
@@ -121,17 +121,17 @@ def test_cli_unreadable_remote_path_is_one_line_exit_2(spark_handle: SparkHandle
 
 def _write(profile: str, scenario: str, path: Path, experiment: str | None = None) -> Path:
     if profile == "interleaving":
-        from tooldisc.canary.interleave_synth import synthesize_interleaving
+        from tooldisc.canary.synthetic.interleaving import synthesize_interleaving
 
         synthesize_interleaving(path, 3_000, scenario, percent=50, seed=3,
                                 **({"experiment": experiment} if experiment else {}))
     elif profile == "canary":
-        from tooldisc.canary.synth import synthesize
+        from tooldisc.canary.synthetic.events import synthesize
 
         synthesize(path, 3_000, scenario, percent=25, seed=3,
                    **({"experiment": experiment} if experiment else {}))
     else:
-        from tooldisc.canary.shadow_synth import synthesize_shadow
+        from tooldisc.canary.synthetic.shadow import synthesize_shadow
 
         synthesize_shadow(path, 300, scenario, seed=3,
                           **({"experiment": experiment} if experiment else {}))
@@ -150,9 +150,9 @@ def _verdict_json(profile: str, experiment: str, **where) -> str:
 
 def _both(spark, profile: str, location: str, experiment: str | None = None) -> tuple[str, str]:
     """Verdict JSON from DuckDB and from Spark over the same location."""
-    from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.profiles import profiles
-    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.spark.engine import SparkEngine
+    from tooldisc.canary.spark.read import locate
 
     prof = profiles()[profile]
     experiment = experiment or prof.default_experiment
@@ -173,9 +173,9 @@ def test_every_scenario_same_verdict_json_parquet(spark, tmp_path: Path, profile
     Per scenario, Spark over the folder must give the JSON DuckDB gives over the
     scenario's file alone: parity, and attribution keeping the other scenarios out.
     """
-    from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.profiles import profiles
-    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.spark.engine import SparkEngine
+    from tooldisc.canary.spark.read import locate
 
     prof = profiles()[profile]
     scenarios = sorted(prof.scenarios)
@@ -248,9 +248,9 @@ def test_hive_partitioned_directory(spark, tmp_path: Path) -> None:
     assert on_spark == on_duckdb
     # the same folder as a remote location (a URI: Spark lists it and discovers the hive
     # columns itself): the same verdict; its files named as Spark names them
-    from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.events import EVENT_SCHEMA
-    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.spark.engine import SparkEngine
+    from tooldisc.canary.spark.read import locate
 
     engine = SparkEngine.open(spark, locate(root.as_uri() + "/", None, "parquet"), EVENT_SCHEMA)
     try:
@@ -308,9 +308,9 @@ def test_cli_verdict_of_a_table_through_spark_connect(spark, spark_handle: Spark
 def test_an_unreadable_table_names_it(spark) -> None:
     """A table Spark cannot read is a DataError naming it (the CLI's one line, exit 2, for
     such an error is tested through Connect with a path, above)."""
-    from tooldisc.canary.engine_spark import SparkEngine
     from tooldisc.canary.profiles import profiles
-    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.spark.engine import SparkEngine
+    from tooldisc.canary.spark.read import locate
 
     with pytest.raises(DataError) as info:
         SparkEngine.open(spark, locate(None, "nosuch.events"), profiles()["canary"].schema)
@@ -342,10 +342,10 @@ def test_spark_reads_every_re_encoding_as_duckdb_does(spark, tmp_path: Path) -> 
     each format is in the sample (≥ 20 under CI=true, ≥ 200 under make fuzz)."""
     from tests.canary import telemetry_fuzz as tf
     from tests.fuzzing import examples
-    from tooldisc.canary.engine_spark import SPARK, SparkEngine, attribution
+    from tooldisc.canary.duckdb.ingest import connect, display_name, open_rows
     from tooldisc.canary.events import EVENT_SCHEMA
-    from tooldisc.canary.ingest import connect, display_name, open_rows
-    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.spark.engine import SPARK, SparkEngine, attribution
+    from tooldisc.canary.spark.read import locate
 
     total = examples(20, fuzz=200, local=20)
     checked = 0
@@ -382,9 +382,9 @@ def test_spark_refuses_what_duckdb_refuses_before_it_starts(tmp_path: Path) -> N
     """A hidden file, or a Parquet/CSV file naming a column twice (letter case ignored),
     is refused naming it by both engines; Spark's check runs before any JVM starts."""
     from tests.canary import telemetry_fuzz as tf
+    from tooldisc.canary.duckdb.ingest import connect, open_rows
     from tooldisc.canary.events import EVENT_SCHEMA
-    from tooldisc.canary.ingest import connect, open_rows
-    from tooldisc.canary.spark_read import locate
+    from tooldisc.canary.spark.read import locate
 
     rng = random.Random(9)
     for fmt in tf.FORMATS:

@@ -175,7 +175,7 @@ def test_cli_local_mode_is_quiet_and_matches_duckdb(pyspark_installed: None, tmp
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tooldisc.canary.simulate import simulate
+    from tooldisc.canary.duckdb.simulate import simulate
 
     ids = tmp_path / "ids.parquet"
     pq.write_table(pa.table({"tenant_id": [f"t-{i % 37}é" for i in range(2000)],

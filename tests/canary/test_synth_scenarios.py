@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tooldisc.canary.events import EVENT_SCHEMA
-from tooldisc.canary.synth import SCENARIOS, synthesize
+from tooldisc.canary.synthetic.events import SCENARIOS, synthesize
 from tooldisc.canary.verdict import run_verdict
 
 # (events, percent, verdict, failing gate) — written out, not read from SCENARIOS

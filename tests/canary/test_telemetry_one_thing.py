@@ -20,8 +20,8 @@ import pytest
 
 from tests.canary import telemetry_fuzz as tf
 from tests.conftest import ROOT, run_cli
+from tooldisc.canary.duckdb.ingest import connect, open_rows
 from tooldisc.canary.events import EVENT_SCHEMA, encodings_markdown
-from tooldisc.canary.ingest import connect, open_rows
 from tooldisc.canary.verdict import run_verdict
 from tooldisc.errors import DataError
 

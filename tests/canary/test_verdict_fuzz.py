@@ -52,8 +52,8 @@ def check_window(tmp: Path, fmt: str, seed: int, n: int) -> int:
 def check_refusal(root: Path, fmt: str, rng: random.Random) -> None:
     """A small window (clean rows) plus a file holding an incident that makes it bad
     input: the reader refuses it, naming that file."""
+    from tooldisc.canary.duckdb.ingest import connect, open_rows
     from tooldisc.canary.events import EVENT_SCHEMA
-    from tooldisc.canary.ingest import connect, open_rows
 
     kind = rng.choice(tf.REFUSAL[fmt])
     cases = tf.cases_for(fmt, [rng.getrandbits(32) for _ in range(3)], clean_every=1)
@@ -154,7 +154,7 @@ def test_a_refused_window_is_one_line_exit_2_through_the_command(tmp_path: Path,
 def _first_copy_rows(table: str, present: list[str], schema: object) -> str:
     """A planted reader bug: a repeated key is read as its first copy (DuckDB's own
     ``json_extract`` behaviour, and this reader's before issue 25)."""
-    from tooldisc.canary.ingest import ident
+    from tooldisc.canary.duckdb.ingest import ident
     from tooldisc.canary.sql import sql_literal
     from tooldisc.canary.validation import JSON_TAG_PREFIX
 
@@ -172,7 +172,7 @@ def _first_copy_rows(table: str, present: list[str], schema: object) -> str:
 
 def test_a_reader_that_takes_the_first_copy_fails_the_reader_property(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tooldisc.canary.ingest as ingest
+    import tooldisc.canary.duckdb.ingest as ingest
 
     check_window(tmp_path / "ok", "jsonl", 1, 300)  # passes as the code stands
     monkeypatch.setattr(ingest, "json_rows", _first_copy_rows)

@@ -88,7 +88,7 @@ def _serve_one(request: dict) -> dict:
 # lazily (the real command imports them too, just later and every time).
 PRELOAD = (
     "tooldisc.cli.app", "tooldisc.discovery.catalog.io", "tooldisc.discovery.catalog", "tooldisc.discovery.pipeline",
-    "tooldisc.discovery.config", "tooldisc.gold.loader", "tooldisc.gold.validate", "tooldisc.canary.ingest",
+    "tooldisc.discovery.config", "tooldisc.gold.loader", "tooldisc.gold.validate", "tooldisc.canary.duckdb.ingest",
     "tooldisc.canary.verdict", "tooldisc.agent.plan", "jsonschema", "yaml", "rich.console", "rich.table", "duckdb",
     "typer._adapters",  # typer imports it (and pydantic, ~0.3 s) when it first parses a value
 )

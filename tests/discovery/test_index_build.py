@@ -32,10 +32,10 @@ from tooldisc.discovery.indexes.lexical import LexicalIndex
 from tooldisc.discovery.indexes.ngrams import ALL_FIELDS, SHORT_FIELDS, NgramIndex, char_ngrams
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.pipeline import Discoverer
-from tooldisc.discovery.synthetic import synthetic_catalog
 from tooldisc.discovery.text import normalize, tokenize
 from tooldisc.discovery.text.columns import RawTokens, token_ids
 from tooldisc.discovery.text.fields import field_column, field_texts, stopwords, terms
+from tooldisc.evaluation.bench.synthetic import synthetic_catalog
 
 TUNED_WEIGHTS = {"bm25": 0.216, "ngram": 0.778, "alias": 0.052, "prior": 0.522, "history": 0.416}
 

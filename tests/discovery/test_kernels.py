@@ -49,8 +49,8 @@ def _same_offers(catalog: object, config: object, queries: list[tuple[str, tuple
 @pytest.mark.parametrize("form", FORMS)
 def test_backends_offer_the_same_on_bench_queries(form: str) -> None:
     """The bench's own catalog and queries (small size, indexed retrieval) and the shipped catalog ranked whole."""
-    from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
     from tooldisc.evaluation.bench import BenchOptions, load_inputs
+    from tooldisc.evaluation.bench.synthetic import synthetic_catalog, synthetic_queries
 
     opts = BenchOptions()
     base, base_queries, _ = load_inputs(opts)

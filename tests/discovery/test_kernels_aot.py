@@ -190,8 +190,8 @@ def test_every_call_of_the_bench_queries_runs_compiled(monkeypatch: pytest.Monke
     call falls back to the JIT. A dtype changed at a call site fails here instead of silently loading numba."""
     from tooldisc.discovery.config import config_from_mapping, load_config
     from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
     from tooldisc.evaluation.bench import BenchOptions, load_inputs
+    from tooldisc.evaluation.bench.synthetic import synthetic_catalog, synthetic_queries
 
     aot_module()
     fell_back: list[str] = []

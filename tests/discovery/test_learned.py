@@ -124,8 +124,8 @@ def test_another_catalog_keeps_models_and_drops_stale_expansions_loudly() -> Non
 
 def test_a_grown_catalog_gives_each_variant_its_base_tools_learned_parts() -> None:
     from tooldisc.discovery.learned import for_grown_catalog
-    from tooldisc.discovery.synthetic import synthetic_catalog
     from tooldisc.errors import UsageError
+    from tooldisc.evaluation.bench.synthetic import synthetic_catalog
 
     catalog = catalog_from_tools(_tools())
     grown = synthetic_catalog(catalog, 12, seed=1)

@@ -7,7 +7,7 @@ import pytest
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.synthetic import (
+from tooldisc.evaluation.bench.synthetic import (
     SyntheticQuery,
     catalog_queries,
     synthetic_catalog,

@@ -32,7 +32,7 @@ from tooldisc.discovery.rank.clauses import _SEQUENCE, split_clauses
 from tooldisc.discovery.stages import Request
 from tooldisc.discovery.text import tokenize
 from tooldisc.discovery.text.phrases import _CUT, _MAY_CUT, cut, phrases
-from tooldisc.evaluation.phrases import scrubbed, shared_phrases
+from tooldisc.evaluation.learn.phrases import scrubbed, shared_phrases
 from tooldisc.limits import MAX_QUERY_CHARS
 
 MAX_RATIO = 1_000

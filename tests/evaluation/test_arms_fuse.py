@@ -12,6 +12,7 @@ import pytest
 
 import tooldisc
 from tests.conftest import ROOT, run_cli
+from tests.oracles import oracle
 from tooldisc.errors import UsageError
 from tooldisc.evaluation.arms import (
     ArmSpec,
@@ -121,7 +122,7 @@ print(json.dumps(fuse(runs, norm="min-max", method=sys.argv[1]).to_dict()))
 def test_fuse_equals_ranx(tmp_path: Path, ours: str, theirs: str) -> None:
     """Parity with ranx.fuse on the same files. ranx's own code runs as plain Python
     (NUMBA_DISABLE_JIT): compiling its numba kernels costs ~40 s of CPU, the fixture needs none."""
-    pytest.importorskip("ranx")
+    oracle("ranx")
     paths = _write(RUNS[:2] if ours == "combmnz" else RUNS, tmp_path)
     ranx_out = subprocess.run([sys.executable, "-c", _RANX, theirs, *map(str, paths)], capture_output=True, text=True,
                               env={**os.environ, "NUMBA_DISABLE_JIT": "1"}, timeout=120, check=True)

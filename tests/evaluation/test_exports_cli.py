@@ -17,9 +17,10 @@ from polars.testing import assert_frame_equal
 
 import tooldisc
 from tests.conftest import run_cli
+from tests.oracles import oracle
 from tooldisc.evaluation.per_query import PER_QUERY_SCHEMA, per_query_bytes, read_per_query
 
-irm = pytest.importorskip("ir_measures")
+irm = oracle("ir_measures")
 
 RANKING = ("hit@3", "complete@3", "recall@3", "MRR", "P@3", "nDCG@3", "no_match_success", "false_abstention",
            "avg_k")

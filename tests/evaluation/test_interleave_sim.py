@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldisc.canary.sequential import Mixture
-from tooldisc.discovery.rank import interleave
-from tooldisc.evaluation.interleave_sim import (
+from tooldisc.canary.synthetic.power import (
     Gates,
     ab_run,
     click_curve,
@@ -25,6 +24,7 @@ from tooldisc.evaluation.interleave_sim import (
     success_probability,
     summary,
 )
+from tooldisc.discovery.rank import interleave
 
 NAMES = [f"t{i}" for i in range(7)]
 rankings = st.lists(st.sampled_from(NAMES), unique=True, max_size=6)

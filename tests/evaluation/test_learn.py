@@ -13,8 +13,8 @@ from tooldisc.discovery.learned.read import parse_learned
 from tooldisc.discovery.model import Tool
 from tooldisc.errors import UsageError
 from tooldisc.evaluation.learn import LearnOptions, learn, threshold_for
-from tooldisc.evaluation.learn_data import Example
-from tooldisc.evaluation.phrases import phrases
+from tooldisc.evaluation.learn.data import Example
+from tooldisc.evaluation.learn.phrases import phrases
 
 # Each tool's users say it with words its description never uses: only traffic can teach them.
 TOOLS = {
@@ -67,7 +67,7 @@ def test_expansions_are_kept_when_they_win_held_out(fitted) -> None:
 
 def test_every_stored_phrase_is_shared_by_k_distinct_requests_of_its_tool(fitted) -> None:
     """Distinct after scrubbing: the traffic's requests end in a number, which scrubbing cuts."""
-    from tooldisc.evaluation.phrases import scrubbed
+    from tooldisc.evaluation.learn.phrases import scrubbed
 
     _, examples, learned = fitted
     k = learned.expansions.min_requests
@@ -112,7 +112,7 @@ def test_quantile_threshold_survives_one_outlier_when_the_target_allows_less_tha
     lies between the two highest, and agrees with the count rule on larger samples."""
     import numpy as np
 
-    from tooldisc.evaluation.learn_abstention import quantile_threshold
+    from tooldisc.evaluation.learn.abstention import quantile_threshold
 
     p = np.r_[np.linspace(0.0, 0.2, 199), 0.97]  # one outlier ("register it" without its earlier turns)
     assert threshold_for(p, 0.004) > 0.97  # count rule: nothing may abstain, the outlier sets it
@@ -148,8 +148,8 @@ def test_vectorised_ndcg_equals_the_per_request_definition() -> None:
     DESIGN §6 (relevant 2, acceptable 1) for the rows that label acceptable tools, binary-equivalent otherwise."""
     import numpy as np
 
-    from tooldisc.evaluation.learn import Rows
-    from tooldisc.evaluation.learn_ranking import ndcg
+    from tooldisc.evaluation.learn.options import Rows
+    from tooldisc.evaluation.learn.ranking import ndcg
 
     rng = np.random.default_rng(0)
     rows = []
@@ -183,8 +183,8 @@ def test_the_judges_ndcg_is_tooldisc_metrics_ndcg_and_independent_of_the_other_r
     scores, by score then name), and a request's value is the same judged alone, in a subset or with all."""
     import numpy as np
 
-    from tooldisc.evaluation.learn import Rows
-    from tooldisc.evaluation.learn_ranking import Judged, ndcg
+    from tooldisc.evaluation.learn.options import Rows
+    from tooldisc.evaluation.learn.ranking import Judged, ndcg
     from tooldisc.metrics import Judgment, compute
 
     rng = np.random.default_rng(3)
@@ -217,8 +217,8 @@ def test_the_abstention_baseline_abstains_where_discovery_s_floors_do() -> None:
     import numpy as np
 
     from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.evaluation.learn_abstention import floors_abstain
-    from tooldisc.evaluation.learn_rows import ranking_rows
+    from tooldisc.evaluation.learn.abstention import floors_abstain
+    from tooldisc.evaluation.learn.rows import ranking_rows
 
     catalog = _catalog()
     engine = Discoverer(catalog)
@@ -237,8 +237,8 @@ def test_the_abstention_judge_weighs_sampled_matched_requests_back_to_the_log_s_
     from threadpoolctl import threadpool_limits
 
     from tooldisc.discovery.config import AbstainSection
-    from tooldisc.evaluation.learn import Rows
-    from tooldisc.evaluation.learn_abstention import judge_abstention
+    from tooldisc.evaluation.learn.abstention import judge_abstention
+    from tooldisc.evaluation.learn.options import Rows
 
     rng = np.random.default_rng(0)
 
@@ -275,7 +275,7 @@ def test_multi_step_traffic_learns_a_clauses_weight() -> None:
     import numpy as np
 
     from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.evaluation.learn_clauses import judge_clauses
+    from tooldisc.evaluation.learn.clauses import judge_clauses
 
     tools = [Tool(name="get_weather", description="Current weather forecast for a city: temperature, rain, wind"),
              Tool(name="convert_currency", description="Convert an amount of money between currencies"),
@@ -303,7 +303,7 @@ def test_multi_step_traffic_learns_a_clauses_weight() -> None:
 def test_examples_carry_acceptable_tools_and_an_unknown_one_is_bad_input(tmp_path) -> None:
     """The judges grade acceptable tools as nDCG does, so learn must read them; a name the catalog lacks is refused."""
     from tooldisc.errors import DataError
-    from tooldisc.evaluation.learn_data import load_examples
+    from tooldisc.evaluation.learn.data import load_examples
 
     path = tmp_path / "q.jsonl"
     path.write_text(json.dumps({"id": "a", "query": "unpaid bills", "relevant": ["list_invoices"],
@@ -321,8 +321,8 @@ def test_ranker_pairs_rank_relevant_over_acceptable_over_the_rest() -> None:
     """Graded pairs (DESIGN §6 gains): relevant − acceptable, relevant − other, acceptable − other; never the reverse."""
     import numpy as np
 
-    from tooldisc.evaluation.learn import Rows
-    from tooldisc.evaluation.learn_ranking import _pairs
+    from tooldisc.evaluation.learn.options import Rows
+    from tooldisc.evaluation.learn.ranking import _pairs
 
     names = np.array(["a", "b", "c"], dtype=object)
     x = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])

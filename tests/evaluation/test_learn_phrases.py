@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tooldisc.discovery.indexes.expansion import expansion_texts
-from tooldisc.evaluation.phrases import phrases, scrub, shared_phrases
+from tooldisc.evaluation.learn.phrases import phrases, scrub, shared_phrases
 
 
 def test_scrub_cuts_emails_urls_quotes_numbers_and_ids() -> None:
@@ -66,7 +66,7 @@ def test_k_anonymity_counts_requests_distinct_after_scrubbing() -> None:
 
 
 def test_scrubbed_is_what_distinctness_compares() -> None:
-    from tooldisc.evaluation.phrases import scrubbed
+    from tooldisc.evaluation.learn.phrases import scrubbed
 
     assert scrubbed("Pay invoice 12 now!") == scrubbed("pay invoice 13 now") == (("pay", "invoice"), ("now",))
     assert scrubbed("mail a@b.io the list") == scrubbed("mail c@d.org the list")
@@ -81,7 +81,7 @@ def test_learn_refuses_an_over_long_example_from_python_too() -> None:
     from tooldisc.discovery.model import Tool
     from tooldisc.errors import UsageError
     from tooldisc.evaluation.learn import learn
-    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.evaluation.learn.data import Example
     from tooldisc.limits import MAX_QUERY_CHARS
 
     catalog = catalog_from_tools([Tool(name="t", description="list invoices", side_effect="none")])

@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 from tests.conftest import run_cli
+from tests.oracles import oracle
 
 pytestmark = pytest.mark.shared
 
@@ -69,7 +70,7 @@ def test_external_format(shared: Path, tmp_path: Path, name: str, gold: str, k: 
     assert m[f"forbidden@{k}"] == 0.0  # read-only tools under read intent: nothing is forbidden
 
     # the exported run re-checked by ir_measures, each measure at the relevance level it states
-    irm = pytest.importorskip("ir_measures")
+    irm = oracle("ir_measures")
     from tooldisc.gold.loader import load_gold
     from tooldisc.gold.trec import write_qrels
 

@@ -154,7 +154,7 @@ def test_fold_scores_equal_an_independent_eval_of_each_part(synthetic):
     from tooldisc.discovery.context import default_context
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.run import run_discovery, score_run
-    from tooldisc.evaluation.tune import fold_masks
+    from tooldisc.evaluation.tune.tuner import fold_masks
     from tooldisc.metrics.measures import NDCG
 
     cat, gold, base, _ = synthetic
@@ -189,7 +189,7 @@ def test_a_penalty_measure_is_subtracted_with_its_weight(synthetic):
 
 
 def test_seeded_runs_are_identical_and_seeds_matter(synthetic):
-    from tooldisc.evaluation.tune_report import weights_yaml
+    from tooldisc.evaluation.tune.report import weights_yaml
 
     cat, gold, base, _ = synthetic
     space = {"weights.bm25": (0.2, 1.0), "weights.core": [0.0, 0.001]}
@@ -231,7 +231,7 @@ def test_labels_never_reach_discovery(synthetic, monkeypatch):
 ])
 def test_bad_spaces_name_the_file_and_key(space, where, message):
     from tooldisc.errors import ConfigError
-    from tooldisc.evaluation.tune import validate_space
+    from tooldisc.evaluation.tune.tuner import validate_space
 
     with pytest.raises(ConfigError, match=message) as info:
         validate_space(space, file="space.yaml")
@@ -330,7 +330,7 @@ def test_cli_unpaired_catalog_and_gold_is_exit_2(synthetic):
 def test_cli_table_on_a_given_pair_and_the_file_is_byte_identical_to_the_library(synthetic, tmp_path: Path):
     """Another process, the same inputs: the same bytes (no time, no paths in the file)."""
     from tooldisc.evaluation.tune import WeightTuner
-    from tooldisc.evaluation.tune_report import weights_yaml
+    from tooldisc.evaluation.tune.report import weights_yaml
 
     cat, gold, _, (cat_path, gold_path) = synthetic
     out = tmp_path / "w.yaml"

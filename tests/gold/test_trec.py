@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import examples
+from tests.oracles import oracle
 from tooldisc.errors import DataError
 from tooldisc.gold import GoldQuery, GoldSet
 from tooldisc.gold.trec import (
@@ -126,7 +127,7 @@ def test_encoding_round_trips_and_leaves_one_field(name: str) -> None:
 
 
 def test_files_agree_with_pytrec_eval(tmp_path: Path) -> None:
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytrec_eval = oracle("pytrec_eval")
     run = {"q1": ("c", "x", "b", "a"), "q3": ("y", "ns.tool::v2")}
     write_qrels(GOLD, tmp_path / "qrels")
     write_run(run, tmp_path / "run")

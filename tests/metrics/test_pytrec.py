@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.oracles import oracle
 from tooldisc.metrics import Judgment, compute
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+pytrec_eval = oracle("pytrec_eval")
 
 TOOLS = [f"tool_{i:03d}" for i in range(60)]
 

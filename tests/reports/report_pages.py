@@ -87,8 +87,8 @@ def documents(tmp: Path) -> dict[str, tuple[str, dict]]:
     import tooldisc
     from tooldisc.canary.events import EVENT_SCHEMA
     from tooldisc.canary.shadow import SHADOW_SCHEMA
-    from tooldisc.canary.shadow_synth import synthesize_shadow
-    from tooldisc.canary.synth import synthesize
+    from tooldisc.canary.synthetic.events import synthesize
+    from tooldisc.canary.synthetic.shadow import synthesize_shadow
     from tooldisc.canary.verdict import run_verdict
     from tooldisc.discovery.catalog.diff import diff_catalogs
     from tooldisc.discovery.catalog.io import load_catalog
@@ -98,7 +98,7 @@ def documents(tmp: Path) -> dict[str, tuple[str, dict]]:
     from tooldisc.evaluation.run import run_discovery
     from tooldisc.evaluation.sweep import sweep_document
     from tooldisc.evaluation.tune import WeightTuner
-    from tooldisc.evaluation.tune_report import tune_document
+    from tooldisc.evaluation.tune.report import tune_document
     from tooldisc.gold.loader import load_gold
 
     root = Path(__file__).resolve().parents[2]
@@ -128,7 +128,7 @@ def documents(tmp: Path) -> dict[str, tuple[str, dict]]:
         path = tmp / f"{name}.parquet"
         synthesize(path, events, scenario, percent=percent, seed=seed, experiment=EXPERIMENT)
         out[name] = ("verdict", run_verdict(EVENT_SCHEMA, EXPERIMENT, events=str(path))[1])
-    from tooldisc.canary.interleave_synth import synthesize_interleaving
+    from tooldisc.canary.synthetic.interleaving import synthesize_interleaving
 
     name, scenario, events, percent, seed = INTERLEAVING
     path = tmp / f"{name}.parquet"

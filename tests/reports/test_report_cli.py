@@ -171,7 +171,7 @@ def test_compare_html_is_standalone(hostile: list[str], tmp_path: Path) -> None:
 
 def test_canary_experiment_named_like_a_url_renders(tmp_path: Path) -> None:
     from tooldisc.canary.events import EVENT_SCHEMA
-    from tooldisc.canary.synth import synthesize
+    from tooldisc.canary.synthetic.events import synthesize
     from tooldisc.canary.verdict import run_verdict
     from tooldisc.reports import render
 

@@ -1,6 +1,6 @@
 """Synthetic interleaved telemetry with a known verdict (``canary synth --profile interleaving``).
 
-Like :mod:`tooldisc.canary.synth`, each scenario changes one thing about a healthy
+Like :mod:`tooldisc.canary.synthetic.events`, each scenario changes one thing about a healthy
 interleaving experiment so that one gate decides. Requests whose bucket falls below the
 percent are interleaved (schema version 3: ``teams``, ``credit`` and ``contested``; in 3 %
 of them B offered nothing, so every position is A's and the request is not contested); the
@@ -21,7 +21,7 @@ from typing import Any
 
 from tooldisc.canary.assignment import threshold
 from tooldisc.canary.events import EVENT_SCHEMA_VERSION, INTERLEAVED_SCHEMA_VERSION
-from tooldisc.canary.synth import (
+from tooldisc.canary.synthetic.events import (
     CHUNK,
     SPAN_US,
     START_US,

@@ -3,13 +3,13 @@
 The perf harness behind ``tooldisc bench`` and ``benchmarks/run_bench.py`` (both call
 :func:`run_bench`): it starts processes and reads ``/proc``, so it lives here, outside
 the discovery package. Each catalog size runs in a fresh interpreter
-(``python -m tooldisc.evaluation.bench``) so its resident memory is its own: peak RSS
+(``python -m tooldisc.evaluation.bench.run``) so its resident memory is its own: peak RSS
 is reset (``/proc/self/clear_refs``) just before each index build and read back from
 ``VmHWM`` right after, so "peak growth" is what building that index cost; "process
 peak" is the whole process's peak from the first build to the last timed query
 (interpreter, libraries, the loaded tool records, the index, and numba with the
 compiled loops' machine code, which the first query loads). The measuring itself is
-in :mod:`.bench_measure`.
+in :mod:`.measure`.
 
 What is timed, per size, on the same documents and queries:
 
@@ -23,7 +23,7 @@ What is timed, per size, on the same documents and queries:
 
 All three see the same per-tool text (the fields the ranker weights) through the same
 tokeniser, so the ratios compare engines, not tokenisers. Hits are counted over each
-query's authorized tools for every engine (see :mod:`.bench_measure`). The catalog's
+query's authorized tools for every engine (see :mod:`.measure`). The catalog's
 own hash is computed with the catalog, before any build: it is the catalog's, and an
 index does not need it.
 """
@@ -39,12 +39,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tooldisc.errors import UsageError
-from tooldisc.evaluation.bench_measure import (
+from tooldisc.evaluation.bench.measure import (
     BASELINES,
     HIT_WHAT,
     authorized_sets,
@@ -53,46 +52,12 @@ from tooldisc.evaluation.bench_measure import (
     ratios,
     refused_share,
 )
+from tooldisc.evaluation.bench.options import BenchOptions
 
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``; phases are ``generate``, ``build``, ``tooldisc``, ``rank_bm25``, ``bm25s``."""
 
 _PROGRESS_TAG = "\x1etooldisc-bench "
-
-
-@dataclass(frozen=True)
-class BenchOptions:
-    """One benchmark run. ``catalog``/``gold`` ``None`` mean the shipped files."""
-
-    sizes: tuple[int, ...] = (180, 10_000, 100_000)
-    queries: int = 200
-    repeats: int = 5
-    k: int = 15
-    baselines: bool = True
-    seed: int = 0
-    catalog: str | None = None
-    gold: str | None = None
-    config: str | None = None
-    learned: str | None = None  # a learned file for the base catalog; variants take their base tool's learned parts
-    build_repeats: int = 3
-    notes: tuple[str, ...] = field(default=())
-    catalog_format: str | None = None  # None: declared by catalog_version, else detected
-    backend: str = "auto"  # the query loops' form (tooldisc.discovery.kernels): auto, numpy or numba
-    from_file: bool = True  # also measure the catalog written to a file (evaluation/bench_file.py)
-
-    def __post_init__(self) -> None:
-        from tooldisc.limits import check_count
-
-        for name, bound in (("queries", "bench_queries"), ("repeats", "repeats"), ("k", "k"),
-                            ("build_repeats", "repeats"), ("seed", "seed")):
-            check_count(bound, getattr(self, name), f"The {name!r} parameter")
-        from tooldisc.discovery.kernels import check_backend
-
-        check_backend(self.backend)
-        if not self.sizes:
-            raise UsageError(f"The 'sizes' parameter must be positive ints. Got {self.sizes!r} instead.")
-        for n in self.sizes:
-            check_count("bench_tools", n, "The 'sizes' parameter's each size")
 
 
 def run_bench(options: BenchOptions, progress: Progress | None = None) -> dict[str, Any]:
@@ -161,7 +126,7 @@ def _run_worker(options: BenchOptions, n: int, progress: Progress | None) -> dic
     with tempfile.TemporaryDirectory(prefix="tooldisc-bench-") as tmp:
         out = Path(tmp) / "result.json"
         spec = json.dumps({"options": asdict(options), "n": n, "out": str(out), "parent": os.getpid()})
-        proc = subprocess.Popen([sys.executable, "-m", "tooldisc.evaluation.bench", spec],
+        proc = subprocess.Popen([sys.executable, "-m", "tooldisc.evaluation.bench.run", spec],
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, encoding="utf-8", errors="replace")
         tail: list[str] = []
@@ -230,7 +195,7 @@ def _worker(spec_json: str) -> None:
 def load_inputs(options: BenchOptions) -> tuple[Any, list[Any], str]:
     """The base catalog and base queries (the gold set, or the catalog's own texts)."""
     from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
-    from tooldisc.discovery.synthetic import SyntheticQuery, catalog_queries
+    from tooldisc.evaluation.bench.synthetic import SyntheticQuery, catalog_queries
     from tooldisc.evaluation.inputs import default_gold_path
 
     base = load_catalog(options.catalog or default_catalog_path(), fmt=options.catalog_format)
@@ -260,8 +225,8 @@ def load_inputs(options: BenchOptions) -> tuple[Any, list[Any], str]:
 def measure_size(options: BenchOptions, n: int, progress: Progress | None = None) -> dict[str, Any]:
     """Every figure for one catalog size (run it in a fresh process for honest RSS)."""
     from tooldisc.discovery.config import load_config
-    from tooldisc.discovery.synthetic import synthetic_catalog, synthetic_queries
     from tooldisc.discovery.text.columns import release_memory
+    from tooldisc.evaluation.bench.synthetic import synthetic_catalog, synthetic_queries
 
     tick = progress or (lambda phase, done, total: None)
     tick("generate", 0, 1)
@@ -307,7 +272,7 @@ def measure_size(options: BenchOptions, n: int, progress: Progress | None = None
     result["engines"] = engines
     result["ratios"] = ratios(engines)
     if options.from_file:
-        from tooldisc.evaluation.bench_file import measure_from_file
+        from tooldisc.evaluation.bench.from_file import measure_from_file
 
         result["from_file"] = measure_from_file(catalog, engines["tooldisc"]["build_s"]["median"],
                                                 min(options.repeats, 3), tick)

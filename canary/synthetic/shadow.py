@@ -2,7 +2,7 @@
 
 Tests and demos of the shadow profile need shadow-report rows (``data/shadow.schema.json``)
 whose verdict is known in advance, without typing them by hand. Like the event
-scenarios in :mod:`tooldisc.canary.synth`, each scenario changes one thing about a
+scenarios in :mod:`tooldisc.canary.synthetic.events`, each scenario changes one thing about a
 healthy shadow rollout so exactly one shadow gate fails. The shadow profile has no
 ROLLBACK (shadow mode never acts), so the safety scenarios (an unauthorized
 proposal, a shadow execution) HOLD too.
@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from tooldisc.canary.synth import Scenario, check_out, write_tables
+from tooldisc.canary.synthetic.events import Scenario, check_out, write_tables
 from tooldisc.errors import UsageError
 
 START_US = 1_738_368_000_000_000  # 2025-02-01T00:00:00Z

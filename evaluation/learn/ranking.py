@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from tooldisc.evaluation.learn import LearnOptions, Rows
+    from tooldisc.evaluation.learn.options import LearnOptions, Rows
 
 RANK_DEPTH = 10
 WEIGHT_GRID = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)

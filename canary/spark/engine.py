@@ -40,7 +40,7 @@ from tooldisc.canary.engine import (
     unpack_last,
 )
 from tooldisc.canary.events import INT_RE, ISO_TS, UUID_RE, Column, RowSchema
-from tooldisc.canary.spark_read import (
+from tooldisc.canary.spark.read import (
     CORRUPT,
     LINE,
     Location,
@@ -169,7 +169,7 @@ F_FILE = f"_metadata.file_path AS {FILE}"
 
 def attribution(experiment: str, in_window: str = "TRUE") -> str:
     """Which rows count for ``experiment`` (an SQL expression): the engine contract's §1,
-    as :func:`tooldisc.canary.engine_duckdb.attribution` renders it for DuckDB."""
+    as :func:`tooldisc.canary.duckdb.engine.attribution` renders it for DuckDB."""
     return (f"({experiment} = experiment OR experiment IS NULL OR experiment = '') "
             f"AND (ts IS NULL OR ({in_window}))")
 
@@ -238,7 +238,7 @@ class SparkEngine:
         """Rows per experiment; counted once per engine (its rows are fixed once opened),
         by the same query that counts each file's rows (:meth:`files`)."""
         if self._experiments is None:
-            from tooldisc.canary.engine_duckdb import per_experiment_and_file
+            from tooldisc.canary.duckdb.engine import per_experiment_and_file
 
             rows = self._collect(
                 f"SELECT _file, experiment, count(*) AS n FROM {self.view} GROUP BY _file, experiment")
@@ -581,7 +581,7 @@ def _json_source(spark: Any, raw: Any, loc: Location, schema: RowSchema, fields:
                  view: str, local_hive: list[str]) -> tuple[str, dict[str, str], str | None]:
     """JSONL lines parsed once into a map of typed (variant) values; per file, every
     required key must appear. Each key's value is its text and JSON type, as DuckDB's
-    reader gives them (:func:`tooldisc.canary.ingest.json_rows`), and a key given twice
+    reader gives them (:func:`tooldisc.canary.duckdb.ingest.json_rows`), and a key given twice
     is read by the same rule: a security flag true if any copy reads true, false if
     every copy is a valid false, else unknown; any other key unknown."""
     from tooldisc.canary.validation import JSON_TAG_PREFIX, JSON_VALUE

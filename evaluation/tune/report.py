@@ -1,6 +1,6 @@
 """Documents of a tuning run: the JSON for ``--format json`` and the weights YAML.
 
-Kept apart from the estimator so ``tune.py`` holds the search and this module the
+Kept apart from the estimator so ``tuner.py`` holds the search and this module the
 rendering; both outputs are deterministic (no time, no paths) so reruns compare.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tooldisc.evaluation.tune import Dataset, WeightTuner, nest
+from tooldisc.evaluation.tune.tuner import Dataset, WeightTuner, nest
 
 
 def dataset_summary(datasets: Sequence[Dataset]) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ The bucket is DESIGN §7's layout written with Spark SQL functions: ``sha2(key, 
 gives lowercase hex of the UTF-8 key; its first 16 hex digits are the first 8 bytes;
 ``conv(…, 16, 10)`` reads them as an *unsigned* 64-bit number (as decimal text), and
 a ``DECIMAL(20, 0)`` holds every such value, so ``mod 10,000`` never sees a signed
-overflow. Only counts per arm leave Spark; :func:`tooldisc.canary.simulate.summarize`
+overflow. Only counts per arm leave Spark; :func:`tooldisc.canary.duckdb.simulate.summarize`
 turns them into the report, so both engines print the same JSON (bar ``engine``).
 """
 
@@ -14,8 +14,8 @@ import posixpath
 from typing import Any
 
 from tooldisc.canary.assignment import BUCKETS, SEPARATOR
-from tooldisc.canary.simulate import Simulation, check_salts, summarize
-from tooldisc.canary.spark_read import Location, locate, read_raw, reading
+from tooldisc.canary.duckdb.simulate import Simulation, check_salts, summarize
+from tooldisc.canary.spark.read import Location, locate, read_raw, reading
 from tooldisc.errors import DataError, UsageError
 
 ID_COLUMNS = ("tenant_id", "user_id")

@@ -20,7 +20,7 @@ from tooldisc.discovery.learned import Abstention, LinearModel
 
 if TYPE_CHECKING:
     from tooldisc.discovery.config import AbstainSection
-    from tooldisc.evaluation.learn import LearnOptions, Rows
+    from tooldisc.evaluation.learn.options import LearnOptions, Rows
 
 def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSection | None = None
                      ) -> tuple[Abstention | None, dict[str, Any]]:
@@ -36,7 +36,7 @@ def judge_abstention(rows: list[Rows], opts: LearnOptions, abstain: AbstainSecti
     """
     from tooldisc.discovery.learned.features import ABSTENTION_FEATURES_ORDER
     from tooldisc.discovery.learned.read import default_abstention
-    from tooldisc.evaluation.learn_ranking import verdict_of
+    from tooldisc.evaluation.learn.ranking import verdict_of
     from tooldisc.evaluation.significance import paired_test
 
     usable = [r for r in rows if not r.history]
@@ -165,7 +165,7 @@ def fit_default_abstention(target: float = 0.01, seed: int = 0) -> dict[str, Any
     """
     from tooldisc.discovery.catalog.io import load_catalog, shipped_datasets
     from tooldisc.discovery.pipeline import Discoverer
-    from tooldisc.evaluation.learn_rows import ranking_rows
+    from tooldisc.evaluation.learn.rows import ranking_rows
     from tooldisc.gold.loader import load_gold
 
     xs, ys, groups, names = [], [], [], []
@@ -180,7 +180,7 @@ def fit_default_abstention(target: float = 0.01, seed: int = 0) -> dict[str, Any
                 ys.append(not q.matched)
                 groups.append(g)
         names.append(f"{cat_path.parent.name}/{gold_path.name}")
-    from tooldisc.evaluation.learn import LearnOptions
+    from tooldisc.evaluation.learn.options import LearnOptions
 
     opts = LearnOptions(target_false_abstention=target, seed=seed)
     model, threshold = fit_abstention(np.stack(xs), np.array(ys, dtype=bool), opts, np.array(groups),

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from tooldisc.evaluation.learn import LearnOptions
-    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.evaluation.learn.data import Example
+    from tooldisc.evaluation.learn.options import LearnOptions
 
 WEIGHTS = (0.0, 0.2, 0.35, 0.5, 0.65, 0.8)
 DEPTH = 10
@@ -36,7 +36,7 @@ DEPTH = 10
 def judge_clauses(engine: Any, examples: Sequence[Example], fold_of: np.ndarray, matched: Sequence[int],
                   opts: LearnOptions) -> tuple[float | None, dict[str, Any]]:
     """(the weight to store, or None when not kept; the report entry)."""
-    from tooldisc.evaluation.learn_ranking import verdict_of
+    from tooldisc.evaluation.learn.ranking import verdict_of
     from tooldisc.evaluation.significance import paired_test
 
     rng = np.random.default_rng(opts.seed + 2)

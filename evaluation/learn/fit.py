@@ -9,16 +9,16 @@ significantly (``alpha``); the report inside the file says what was kept and why
 
 - **expansions** (:mod:`.phrases`): k-anonymous phrases per tool; their feature weight
   (used when no ranker is kept) is chosen on the training folds.
-- **affinity** (:mod:`.learn_affinity`): a weight per kept phrase that says how much it
+- **affinity** (:mod:`.affinity`): a weight per kept phrase that says how much it
   sets its tool apart (a linear SVM); judged on top of the expansions.
-- **ranker** (:mod:`.learn_ranking`): pairwise logistic regression over the ranking
+- **ranker** (:mod:`.ranking`): pairwise logistic regression over the ranking
   features, coefficients held non-negative so every feature keeps meaning "more relevant".
-- **clauses** (:mod:`.learn_clauses`): the weight of per-clause ranking for requests
+- **clauses** (:mod:`.clauses`): the weight of per-clause ranking for requests
   that ask for several things at once, chosen and judged on held-out folds.
-- **abstention** (:mod:`.learn_abstention`): logistic regression over offer features
+- **abstention** (:mod:`.abstention`): logistic regression over offer features
   for P(no tool fits), with the threshold that keeps false abstention at or under the
   target on held-out folds.
-- **mutation** (:mod:`.learn_mutation`): a narrowing-only check of the word lists' class.
+- **mutation** (:mod:`.mutation`): a narrowing-only check of the word lists' class.
 
 scikit-learn is imported here only; the file stores coefficients that discovery
 applies with numpy.
@@ -35,71 +35,14 @@ import numpy as np
 
 from tooldisc.discovery.learned import Expansions, Learned, LinearModel
 from tooldisc.errors import UsageError
+from tooldisc.evaluation.learn.options import LearnOptions, Rows
 
 if TYPE_CHECKING:
     from tooldisc.discovery.catalog import Catalog
     from tooldisc.discovery.config import RankerConfig
-    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.evaluation.learn.data import Example
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
-
-@dataclass(frozen=True)
-class LearnOptions:
-    """What to learn and how; every number has a stated reason in docs/learning.md."""
-
-    expansions: bool = True
-    affinity: bool = True  # phrase weights over the expansions' phrases (needs expansions)
-    ranker: bool = True
-    clauses: bool = True  # the clauses step's weight (discovery/rank/clauses.py)
-    abstention: bool = True
-    mutation: bool = True
-    min_requests: int = 3  # k: distinct requests that must share a phrase before it is stored
-    max_phrases: int = 256  # per tool
-    folds: int = 5
-    target_false_abstention: float = 0.01
-    sample: int = 3000  # matched requests whose candidate features are computed (spread over the folds)
-    candidates: int = 50  # per request: the best by the current ranking, plus every relevant tool
-    alpha: float = 0.05  # a part is kept when it wins at this significance on held-out folds
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        from tooldisc.limits import check_count
-
-        for name in ("min_requests", "max_phrases", "folds", "sample", "seed"):
-            check_count(name, getattr(self, name), f"The {name!r} parameter")
-        if not isinstance(self.candidates, int) or isinstance(self.candidates, bool) or not 2 <= self.candidates <= 1000:
-            raise UsageError(f"The 'candidates' parameter must be an int in the range [2, 1000]. "
-                             f"Got {self.candidates!r} instead.")
-        for name, value in (("target_false_abstention", self.target_false_abstention), ("alpha", self.alpha)):
-            if not 0.0 < value < 1.0:
-                raise UsageError(f"The {name!r} parameter must be a number in (0, 1). Got {value!r} instead.")
-
-
-@dataclass
-class Rows:
-    """Cross-fitted features of the examples one fold holds."""
-
-    fold: int
-    example: int
-    names: np.ndarray  # candidate tool names
-    x: np.ndarray  # candidates × ranking features (raw, unweighted)
-    y: np.ndarray  # bool: a relevant tool
-    offer: np.ndarray  # abstention features of the request
-    history: bool  # an earlier turn matched a tool: abstention is ruled out
-    no_tool: bool  # labelled: no tool fits
-    tie: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # name order: the tie-break
-    # nDCG's graded gain per candidate (DESIGN §6): 2 relevant, 1 acceptable, 0 otherwise.
-    gain: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    # How many logged requests this row stands for: matched requests are sampled (``sample``),
-    # no-tool ones all kept, so a judge over both weighs rows back to the log's own mix.
-    weight: float = 1.0
-
-    def __post_init__(self) -> None:
-        if len(self.tie) != len(self.names):
-            self.tie = np.argsort(np.argsort(self.names.astype(str), kind="stable"))
-        if len(self.gain) != len(self.names):
-            self.gain = 2.0 * self.y
 
 
 @dataclass
@@ -135,7 +78,7 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
 
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.discovery.text.phrases import run_phrases
-    from tooldisc.evaluation.phrases import scrubbed
+    from tooldisc.evaluation.learn.phrases import scrubbed
     from tooldisc.limits import check_query
 
     for i, e in enumerate(examples):  # the cap every surface applies (files are checked as they load)
@@ -164,14 +107,14 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
         folds = _fold_phrases(engine, examples, found, said, fold_of, matched, opts, svm)
         clauses = None
         if opts.clauses:  # needs no fold's fit: done while the first fits run
-            from tooldisc.evaluation.learn_clauses import judge_clauses
+            from tooldisc.evaluation.learn.clauses import judge_clauses
 
             clauses, clauses_info = judge_clauses(engine, examples, fold_of, matched, opts)
         fit = _cross_fit(engine, examples, folds, fold_of, matched, no_tool, opts, progress)
         expansions, weights, use = _ranking_parts(fit, engine, examples, found, said, matched, opts, report, svm)
         ranker = None
         if opts.ranker:
-            from tooldisc.evaluation.learn_ranking import judge_ranker
+            from tooldisc.evaluation.learn.ranking import judge_ranker
 
             coef, report["ranker"] = judge_ranker(fit.rows, fit.columns, weights, use, opts)
             if coef is not None:
@@ -181,11 +124,11 @@ def _learn(catalog: Catalog, examples: Sequence[Example], opts: LearnOptions, co
             report["clauses"] = clauses_info
         abstention = mutation = None
         if opts.abstention:
-            from tooldisc.evaluation.learn_abstention import judge_abstention
+            from tooldisc.evaluation.learn.abstention import judge_abstention
 
             abstention, report["abstention"] = judge_abstention(fit.rows, opts, engine.config.abstain)
         if opts.mutation:
-            from tooldisc.evaluation.learn_mutation import fit_mutation
+            from tooldisc.evaluation.learn.mutation import fit_mutation
 
             mutation, report["mutation"] = fit_mutation(examples, engine.index.classifier, opts)
         return Learned(catalog.hash, expansions(), ranker, abstention, mutation, report, clauses=clauses)
@@ -208,7 +151,7 @@ def _ranking_parts(fit: _Fit, engine: Any, examples: Sequence[Example], found: l
     judges run meanwhile; the weights discovery would use without a ranker; the
     columns a ranker may use).
     """
-    from tooldisc.evaluation.learn_ranking import judge_added
+    from tooldisc.evaluation.learn.ranking import judge_added
 
     cfg = engine.config
     weights = {c: cfg.weight(c) for c in fit.columns if not c.startswith(("expansion", "affinity"))}
@@ -235,7 +178,7 @@ def _ranking_parts(fit: _Fit, engine: Any, examples: Sequence[Example], found: l
     report["affinity"] = info
     if not keep:
         return lambda: expansions, weights, use
-    from tooldisc.evaluation.learn_affinity import fit_affinity
+    from tooldisc.evaluation.learn.affinity import fit_affinity
 
     affinity = svm.submit(fit_affinity, examples, found, matched, phrases, opts.seed)
 
@@ -259,7 +202,7 @@ class _Fold:
 def _fold_phrases(engine: Any, examples: Sequence[Example], found: list[set[str]], said: list[Any],
                   fold_of: np.ndarray, matched: list[int], opts: LearnOptions, svm: Executor) -> list[_Fold]:
     """Each fold's training phrases, its phrase-weight fit submitted to ``svm`` as soon as they are known."""
-    from tooldisc.evaluation.learn_affinity import fit_affinity
+    from tooldisc.evaluation.learn.affinity import fit_affinity
 
     out = []
     for f in range(opts.folds):
@@ -277,8 +220,8 @@ def _cross_fit(engine: Any, examples: Sequence[Example], folds: list[_Fold], fol
                matched: list[int], no_tool: list[int], opts: LearnOptions, progress: Progress | None) -> _Fit:
     """Each fold's features with expansions and phrase weights learned from the other folds only."""
     from tooldisc.discovery.indexes.expansion import AffinityIndex
-    from tooldisc.evaluation.learn_ranking import TEMPERATURES
-    from tooldisc.evaluation.learn_rows import ranking_rows
+    from tooldisc.evaluation.learn.ranking import TEMPERATURES
+    from tooldisc.evaluation.learn.rows import ranking_rows
 
     rng = np.random.default_rng(opts.seed + 1)
     chosen = set(rng.choice(matched, size=min(opts.sample, len(matched)), replace=False).tolist()) | set(no_tool)
@@ -314,7 +257,7 @@ def _cross_fit(engine: Any, examples: Sequence[Example], folds: list[_Fold], fol
 
 def _shared(examples: Sequence[Example], found: list[set[str]], said: list[Any], indices: Sequence[int],
             opts: LearnOptions) -> dict[str, tuple[tuple[str, int], ...]]:
-    from tooldisc.evaluation.phrases import shared_phrases
+    from tooldisc.evaluation.learn.phrases import shared_phrases
 
     return shared_phrases(((said[i], found[i], examples[i].relevant) for i in indices),
                           opts.min_requests, opts.max_phrases)
@@ -331,13 +274,13 @@ def _expansion_index(engine: Any, phrases: dict[str, tuple[tuple[str, int], ...]
 
 def threshold_for(matched_probability: np.ndarray, target: float) -> float:
     """The lowest threshold at which at most ``target`` of matched requests would abstain."""
-    from tooldisc.evaluation.learn_abstention import threshold_for as _threshold_for
+    from tooldisc.evaluation.learn.abstention import threshold_for as _threshold_for
 
     return _threshold_for(matched_probability, target)
 
 
 def fit_default_abstention(target: float = 0.01, seed: int = 0) -> dict[str, Any]:
-    """The document ``discovery/data/abstention.json`` holds (see :mod:`.learn_abstention`)."""
-    from tooldisc.evaluation.learn_abstention import fit_default_abstention as _fit
+    """The document ``discovery/data/abstention.json`` holds (see :mod:`.abstention`)."""
+    from tooldisc.evaluation.learn.abstention import fit_default_abstention as _fit
 
     return _fit(target, seed)

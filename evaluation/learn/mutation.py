@@ -25,8 +25,8 @@ from tooldisc.discovery.learned import MUTATION_CLASSES, MutationModel, narrows
 
 if TYPE_CHECKING:
     from tooldisc.discovery.mutation import MutationClassifier
-    from tooldisc.evaluation.learn import LearnOptions
-    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.evaluation.learn.data import Example
+    from tooldisc.evaluation.learn.options import LearnOptions
 
 INTENT_CLASS = {"read": "READ", "none": "READ", "write": "WRITE", "delete": "DESTRUCTIVE",
                 "export": "EXPORT", "execute": "EXECUTE"}

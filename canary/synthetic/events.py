@@ -304,6 +304,6 @@ def synthesize(out: str | os.PathLike[str], events: int, scenario: str, percent:
 
 
 def _text_writer() -> Any:
-    from tooldisc.canary.ingest import connect
+    from tooldisc.canary.duckdb.ingest import connect
 
     return connect()

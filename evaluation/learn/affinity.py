@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from tooldisc.evaluation.learn_data import Example
+    from tooldisc.evaluation.learn.data import Example
 
 MAX_WEIGHTS = 64  # per tool; more kept on MetaTool's training folds changed nothing
 # Requests per tool the SVM sees: a bound on its cost for very large logs, not a balance. Capped

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tooldisc.canary.ingest import (
+from tooldisc.canary.duckdb.ingest import (
     FORMATS,
     check_unique_columns,
     csv_header,
@@ -47,7 +47,7 @@ class Location:
     """What to read: ``path`` (with its ``format``) or a catalog ``table``.
 
     For a local path, ``files`` are every file it names (read whole: see
-    :func:`tooldisc.canary.ingest.locate_files`) and ``root`` the folder they are named
+    :func:`tooldisc.canary.duckdb.ingest.locate_files`) and ``root`` the folder they are named
     relative to; Spark is handed exactly these files, so it reads what DuckDB reads
     (Hadoop's own listing would skip names starting with ``.`` or ``_``)."""
 
@@ -118,7 +118,7 @@ def _inspect(files: list[str], fmt: str) -> tuple[tuple[str, ...], ...]:
     The files come back grouped as Spark reads them (:attr:`Location.parts`)."""
     import duckdb
 
-    from tooldisc.canary.ingest import connect
+    from tooldisc.canary.duckdb.ingest import connect
 
     parts: dict[tuple[object, ...], list[str]] = {}
     con = connect() if fmt != "jsonl" else None
@@ -153,7 +153,7 @@ def hive_keys(loc: Location, names: tuple[str, ...]) -> list[str]:
 
 def hive_sql(key: str, file_column: str) -> str:
     """Spark SQL for the value of hive key ``key`` on a row's file (its innermost
-    ``key=value`` folder, as :func:`tooldisc.canary.ingest.hive_values` reads it); the file
+    ``key=value`` folder, as :func:`tooldisc.canary.duckdb.ingest.hive_values` reads it); the file
     is a URI whose path is percent-encoded."""
     pattern = "^.*/" + key + "=([^/]*)/"  # a schema column name: nothing to escape
     return (f"url_decode(replace(regexp_extract({file_column}, '{pattern}', 1), '+', '%2B'))")

@@ -150,14 +150,14 @@ def _summary(runs: list[dict[str, Any]], build_s: float, extra: tuple[str, ...] 
 
 def _in_process(path: Path, env: dict[str, str]) -> dict[str, Any]:
     """Load + validate + build in a child of its own; its timings, peak and catalog hash."""
-    run = _run("tooldisc.evaluation.bench_file", [str(path)], env)
+    run = _run("tooldisc.evaluation.bench.from_file", [str(path)], env)
     if run["rc"] != 0:
         raise RuntimeError(f"loading {path.name} failed: {run['stderr']}")
     return {**json.loads(run["stdout"]), "peak_mb": run["peak_mb"]}
 
 
 def _child(path: str) -> None:
-    """``python -m tooldisc.evaluation.bench_file FILE``: time load_catalog and the build after the imports."""
+    """``python -m tooldisc.evaluation.bench.from_file FILE``: time load_catalog and the build after the imports."""
     from tooldisc.discovery.catalog.io import load_catalog
     from tooldisc.discovery.config import load_config
     from tooldisc.discovery.pipeline import Discoverer

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-    from tooldisc.evaluation.bench import BenchOptions
+    from tooldisc.evaluation.bench.options import BenchOptions
 
 Progress = Callable[[str, int, int], None]
 BASELINES: tuple[str, ...] = ("rank_bm25", "bm25s")

@@ -7,7 +7,7 @@ is one scan of the files: the attributed rows (a materialised common table expre
 only the columns used) feed the cells, the per-group quantiles and a duplicate check; only when some de-duplication key repeats does the exact path
 resolve the candidates and aggregate again. From a database the duplicate check reads
 the ingest's per-row ``_dup`` flags instead of hashing every key
-(:func:`tooldisc.canary.ingest.mark_duplicates`). Only aggregates are fetched.
+(:func:`tooldisc.canary.duckdb.ingest.mark_duplicates`). Only aggregates are fetched.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from tooldisc.canary.conditions import Any_, IsNull, IsTrue
+from tooldisc.canary.duckdb.ingest import DUP_FLAG, candidate_keys
 from tooldisc.canary.engine import (
     CONFLICT_REASON,
     LAST_STEPS,
@@ -29,13 +29,12 @@ from tooldisc.canary.engine import (
     look_order,
     unpack_last,
 )
-from tooldisc.canary.events import SECURITY_FLAGS, RowSchema
-from tooldisc.canary.ingest import DUP_FLAG, candidate_keys
+from tooldisc.canary.events import RowSchema
 from tooldisc.canary.sql import DUCKDB, sql_literal
 from tooldisc.errors import DataError, UsageError
 
 if TYPE_CHECKING:
-    from tooldisc.canary.ingest import DuckDBLimits
+    from tooldisc.canary.duckdb.ingest import DuckDBLimits
 
 D = DUCKDB
 
@@ -72,7 +71,7 @@ class DuckDBEngine:
         self.con = con
         self.relation = relation
         self.schema = schema
-        # ``relation`` has the ingest's ``_dup`` column (:func:`tooldisc.canary.ingest.mark_duplicates`)
+        # ``relation`` has the ingest's ``_dup`` column (:func:`tooldisc.canary.duckdb.ingest.mark_duplicates`)
         self.dup_flag = dup_flag
         self._files = db_files  # from a database: its ingested files; from files: counted once
         self._experiments: dict[str, int] | None = None
@@ -82,7 +81,7 @@ class DuckDBEngine:
     def from_events(cls, pattern: str, schema: RowSchema,
                     on_file: Callable[[str], None] | None = None,
                     limits: DuckDBLimits | None = None) -> DuckDBEngine:
-        from tooldisc.canary.ingest import connect, display_name, locate_files, open_rows
+        from tooldisc.canary.duckdb.ingest import connect, display_name, locate_files, open_rows
 
         root, files = locate_files(pattern)
         con = connect(limits=limits)
@@ -95,7 +94,7 @@ class DuckDBEngine:
     def from_db(cls, db: str, schema: RowSchema, limits: DuckDBLimits | None = None) -> DuckDBEngine:
         import duckdb
 
-        from tooldisc.canary.ingest import connect
+        from tooldisc.canary.duckdb.ingest import connect
 
         if not os.path.isfile(db):
             raise DataError("no such database", file=db)
@@ -443,12 +442,3 @@ def _plain(schema: RowSchema, m: Measure, v: Any) -> Any:
     if m.op in ("count", "count_if", "count_nonnull"):
         return int(v or 0)
     return v
-
-
-def security_unknown() -> Any_:
-    """A security flag that is missing or did not parse (never counts as "no incident")."""
-    return Any_(tuple(IsNull(f) for f in SECURITY_FLAGS))
-
-
-def security_true() -> Any_:
-    return Any_(tuple(IsTrue(f) for f in SECURITY_FLAGS))

@@ -4,7 +4,7 @@ Hashing runs in DuckDB SQL (vectorised ``sha256``) with the exact layout of
 :mod:`tooldisc.canary.assignment`, over synthetic ids (``--ids N``) or a CSV or
 Parquet file of real ones (``tenant_id,user_id``). Only counts leave the database;
 :func:`summarize` turns them into the report, so the Spark engine
-(:mod:`tooldisc.canary.spark_simulate`) reports the same numbers. With two salts the
+(:mod:`tooldisc.canary.spark.simulate`) reports the same numbers. With two salts the
 2×2 table of arms is tested for independence: two experiments sharing users must
 not select the same users.
 """
@@ -96,7 +96,7 @@ def check_salts(salts: list[tuple[str, float]]) -> list[int]:
 def simulate(salts: list[tuple[str, float]], ids: int | None = None, ids_file: str | None = None,
              confidence: float = 0.95) -> Simulation:
     """Assign every id under each (salt, percent); report shares and tests."""
-    from tooldisc.canary.ingest import connect
+    from tooldisc.canary.duckdb.ingest import connect
 
     thresholds = check_salts(salts)
     con = connect()
