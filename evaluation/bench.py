@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from tooldisc.errors import UsageError
 from tooldisc.evaluation.bench_measure import (
@@ -53,6 +53,8 @@ from tooldisc.evaluation.bench_measure import (
     ratios,
     refused_share,
 )
+from tooldisc.limits import COUNTS
+from tooldisc.params import Constraint, Items, validate
 
 Progress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``; phases are ``generate``, ``build``, ``tooldisc``, ``rank_bm25``, ``bm25s``."""
@@ -80,19 +82,17 @@ class BenchOptions:
     backend: str = "auto"  # the query loops' form (tooldisc.discovery.kernels): auto, numpy or numba
     from_file: bool = True  # also measure the catalog written to a file (evaluation/bench_file.py)
 
-    def __post_init__(self) -> None:
-        from tooldisc.limits import check_count
+    # Each counted option's rule (the rulebook, tooldisc.params); ``backend`` is checked against
+    # the kernels' own list of backends.
+    parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "queries": COUNTS["bench_queries"], "repeats": COUNTS["repeats"], "k": COUNTS["k"],
+        "build_repeats": COUNTS["repeats"], "seed": COUNTS["seed"], "sizes": Items(COUNTS["bench_tools"])}
 
-        for name, bound in (("queries", "bench_queries"), ("repeats", "repeats"), ("k", "k"),
-                            ("build_repeats", "repeats"), ("seed", "seed")):
-            check_count(bound, getattr(self, name), f"The {name!r} parameter")
+    def __post_init__(self) -> None:
         from tooldisc.discovery.kernels import check_backend
 
+        validate(self.parameter_constraints, self, error=UsageError)
         check_backend(self.backend)
-        if not self.sizes:
-            raise UsageError(f"The 'sizes' parameter must be positive ints. Got {self.sizes!r} instead.")
-        for n in self.sizes:
-            check_count("bench_tools", n, "The 'sizes' parameter's each size")
 
 
 def run_bench(options: BenchOptions, progress: Progress | None = None) -> dict[str, Any]:
