@@ -14,7 +14,7 @@ declares its options' ranges from this table, and the library checks the same nu
 from __future__ import annotations
 
 from tooldisc.errors import ToolDiscError, UsageError
-from tooldisc.params import Interval
+from tooldisc.params import Either, Interval, Options
 
 MAX_QUERY_CHARS = 10_000  # a request of ten thousand characters: about 1,500 words, far past any prompt's ask
 
@@ -45,6 +45,13 @@ COUNTS: dict[str, Interval] = {
     "depth": Count(1, 1_000_000, "tools kept per query in a fused run"),
     "seed": Count(0, MAX_SEED, "a seed: any non-negative 64-bit integer"),
 }
+
+
+# ``k``, one rule: an offer's size is an int in COUNTS["k"] (a config's ``k`` and the CLI's
+# ``--k``, which may also say "auto"); the Python API also takes a deeper int (a depth, clipped
+# to the catalog's size) or "auto" (the adaptive cut).
+K_OPTION = Either((COUNTS["k"], Options(("auto",))))
+K_REQUEST = Either((COUNTS["k"].but(high=None, why=""), Options(("auto",))))
 
 
 def check_count(name: str, value: object, option: str | None = None, *, low: int | None = None,

@@ -88,6 +88,7 @@ class Interval:
         lo = "-inf" if self.low is None else self._bound(self.low)
         hi = "inf" if self.high is None else self._bound(self.high)
         left, right = _BRACKETS[self.closed]
+        left, right = "(" if self.low is None else left, ")" if self.high is None else right  # inf is never in
         text = f"{'an int' if self.kind is int else 'a number'} in the range {left}{lo}, {hi}{right}"
         if self.grid is not None:
             text += f" in steps of {1 / self.grid:g}"
@@ -143,7 +144,7 @@ class Options:
     options: tuple[str, ...]
 
     def describe(self) -> str:
-        return f"one of {', '.join(self.options)}"
+        return repr(self.options[0]) if len(self.options) == 1 else f"one of {', '.join(self.options)}"
 
     def problem(self, value: Any, name: str) -> Problem | None:
         if isinstance(value, str) and value in self.options:
@@ -252,6 +253,16 @@ class NumberMap:
         for name, w in without_extensions(value).items():
             out[str(name)] = float(self.values.check(w, f"{path}.{name}", file))
         return out
+
+
+def checked(rule: Any, value: Any, name: str, error: type[ToolDiscError] | None = None, *,
+            owner: str | None = None) -> Any:
+    """``value`` if ``rule`` accepts it, else the refusal (``owner: `` before it when given, as an object's
+    constructor names itself): the one-line check a function's own argument gets."""
+    found = rule.problem(value, name)
+    if found is not None:
+        refuse((found[0], f"{owner}: {found[1]}" if owner else found[1]), error)
+    return value
 
 
 def _config_error() -> type[ToolDiscError]:
