@@ -14,7 +14,7 @@ declares its options' ranges from this table, and the library checks the same nu
 from __future__ import annotations
 
 from tooldisc.errors import ToolDiscError, UsageError
-from tooldisc.params import Either, Interval, Options
+from tooldisc.params import Either, Interval, Nothing, Options
 
 MAX_QUERY_CHARS = 10_000  # a request of ten thousand characters: about 1,500 words, far past any prompt's ask
 
@@ -49,9 +49,9 @@ COUNTS: dict[str, Interval] = {
 
 # ``k``, one rule: an offer's size is an int in COUNTS["k"] (a config's ``k`` and the CLI's
 # ``--k``, which may also say "auto"); the Python API also takes a deeper int (a depth, clipped
-# to the catalog's size) or "auto" (the adaptive cut).
+# to the catalog's size), "auto" (the adaptive cut) or None (the config's k).
 K_OPTION = Either((COUNTS["k"], Options(("auto",))))
-K_REQUEST = Either((COUNTS["k"].but(high=None, why=""), Options(("auto",))))
+K_REQUEST = Either((COUNTS["k"].but(high=None, why=""), Options(("auto",)), Nothing()))
 
 
 def check_count(name: str, value: object, option: str | None = None, *, low: int | None = None,

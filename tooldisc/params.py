@@ -180,13 +180,25 @@ class Flag:
 
 
 @dataclass(frozen=True)
+class Nothing:
+    """``None`` itself (scikit-learn writes it as ``None`` in a constraint list): "use the default"."""
+
+    def describe(self) -> str:
+        return "None"
+
+    def problem(self, value: Any, name: str) -> Problem | None:
+        return None if value is None else (TypeError, message(name, self.describe(), value))
+
+
+@dataclass(frozen=True)
 class Either:
     """A value any of ``rules`` accepts (the ``k`` of a request: an int, or ``"auto"``)."""
 
     rules: tuple[Any, ...]
 
     def describe(self) -> str:
-        return " or ".join(r.describe() for r in self.rules)
+        parts = [r.describe() for r in self.rules]
+        return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
 
     def problem(self, value: Any, name: str) -> Problem | None:
         found = [r.problem(value, name) for r in self.rules]
