@@ -331,6 +331,8 @@ def test_the_message_form_is_scikit_learns() -> None:
 def test_a_huge_int_is_refused_not_a_crash() -> None:
     for rule in (Interval(int, 0, 10), Interval(float, 0, 10), Interval(int, 0, 10, strict=True)):
         assert rule.problem(10**400, "n")[0] is ValueError
+    assert rule.problem(10**5000, "n")[1].endswith("Got an int of 16610 bits instead.")  # past repr's digit limit
+    assert len(rule.problem("x" * 10**6, "n")[1]) < 400  # a long value is cut: the error stays one line
 
 
 def test_the_cli_k_option_shares_the_one_k_rule() -> None:

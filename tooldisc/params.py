@@ -37,9 +37,21 @@ def label(name: str) -> str:
     return name if name.startswith(("-", "The ")) else f"The {name!r} parameter"
 
 
+_MAX_SHOWN = 200  # characters of a refused value's repr kept in a message: the error stays one line
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to a few hundred characters (an int too long for ``repr`` is described)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's digit limit for str()
+        return f"an int of {value.bit_length()} bits"
+    return text if len(text) <= _MAX_SHOWN else text[:_MAX_SHOWN - 3] + "..."
+
+
 def message(name: str, description: str, value: Any) -> str:
     """The one message form: the parameter, what is allowed, what arrived."""
-    return f"{label(name)} must be {description}. Got {value!r} instead."
+    return f"{label(name)} must be {description}. Got {shown(value)} instead."
 
 
 class Constraint(Protocol):
