@@ -258,9 +258,11 @@ class AgentService:
             values.instance(owner, name, getattr(self, name), bool, optional=False)
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int | str)):
             raise TypeError(f"{owner}: k must be an int, 'auto' or None; got {type(self.k).__name__}")
-        if self.k is not None and (self.k != "auto" if isinstance(self.k, str) else self.k < 1):
-            raise UsageError(f"{owner}: The 'k' parameter must be an int in the range [1, inf) or 'auto'. "
-                             f"Got {self.k!r} instead.")
+        if self.k is not None:
+            from tooldisc.limits import K_REQUEST
+            from tooldisc.params import checked
+
+            checked(K_REQUEST, self.k, "k", UsageError, owner=owner)
         self.approvals = values.names(owner, "approvals", self.approvals)
         if self.context is None and not self.allow_default_context:
             raise UsageError("AgentService needs a context (or allow_default_context=True, which serves "

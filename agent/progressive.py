@@ -26,6 +26,7 @@ from tooldisc.agent.search_tools import MAX_SCHEMAS_PER_CALL, META_TOOL
 from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.model import Context
 from tooldisc.errors import UsageError
+from tooldisc.params import Interval, checked
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,8 @@ class ProgressiveSchemas:
         values.instance(owner, "cap", cap, int, optional=False)
         values.instance(owner, "compact", compact, bool, optional=False)
         values.instance(owner, "meta_tool", meta_tool, bool, optional=False)
-        if not 1 <= cap <= MAX_SCHEMAS_PER_CALL:  # the absolute cap per call (DESIGN §5)
-            raise UsageError(f"{owner}: The 'cap' parameter must be an int in the range [1, {MAX_SCHEMAS_PER_CALL}]. "
-                             f"Got {cap!r} instead.")
+        checked(Interval(int, 1, MAX_SCHEMAS_PER_CALL, strict=True), cap, "cap", UsageError,
+                owner=owner)  # the absolute cap per call (DESIGN §5)
         self.catalog = catalog
         self.cache = cache if cache is not None else SchemaCache()
         self.cap = cap

@@ -26,6 +26,7 @@ from tooldisc.discovery.catalog import Catalog
 from tooldisc.discovery.catalog.names import NameMap
 from tooldisc.discovery.model import Offer, Tool
 from tooldisc.errors import UsageError
+from tooldisc.params import Interval, checked
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,7 @@ class SchemaCache:
     def __init__(self, token_model: TokenModel | None = None, max_entries: int = 100_000):
         values.instance("SchemaCache", "token_model", token_model, TokenModel)
         values.instance("SchemaCache", "max_entries", max_entries, int, optional=False)
-        if max_entries < 1:
-            raise UsageError(f"SchemaCache: The 'max_entries' parameter must be an int in the range [1, inf). "
-                             f"Got {max_entries!r} instead.")
+        checked(Interval(int, 1, None, strict=True), max_entries, "max_entries", UsageError, owner="SchemaCache")
         self._model = token_model or default_token_model()
         self._max = max_entries
         self._entries: dict[tuple[str, str, bool], ToolSchema] = {}

@@ -23,6 +23,7 @@ from tooldisc.discovery.model import Context, Offer, Tool
 from tooldisc.discovery.pipeline import Discoverer
 from tooldisc.discovery.security import READ
 from tooldisc.errors import UsageError
+from tooldisc.params import Interval, checked
 
 META_TOOL_NAME = "search_tools"
 MAX_SCHEMAS_PER_CALL = 32  # the absolute cap on tools one search may add (DESIGN §5)
@@ -205,9 +206,7 @@ class ToolSession:
         values.instance("ToolSession.search", "query", query, str, optional=False)
         values.instance("ToolSession.search", "capability", capability, str)
         values.instance("ToolSession.search", "domain", domain, str)
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SCHEMAS_PER_CALL:
-            raise UsageError(f"The 'limit' parameter must be an int in the range [1, {MAX_SCHEMAS_PER_CALL}]. "
-                             f"Got {limit!r} instead.")
+        checked(Interval(int, 1, MAX_SCHEMAS_PER_CALL, strict=True), limit, "limit", UsageError)
         filtered = bool(capability or domain)
         depth = max(len(self.discoverer.catalog), 1) if filtered else limit
         offer = self.discoverer.discover(query, self.request_context, depth, mutation=self.mutation)

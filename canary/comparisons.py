@@ -43,7 +43,7 @@ from tooldisc.canary.sequential import (
     requests_to_show,
     smallest_alpha,
 )
-from tooldisc.evaluation.significance import holm
+from tooldisc.stats import holm
 
 WORSE, NON_INFERIOR, INCONCLUSIVE = "worse", "non_inferior", "inconclusive"
 

@@ -11,12 +11,14 @@ Every number is bounded: counts at most :data:`MAX_COUNT`, an absolute latency m
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from typing import Any
 
 from tooldisc.closed_schema import check_keys, without_extensions
 from tooldisc.errors import ConfigError
+from tooldisc.params import Interval, Problem, message, refuse
 
 MAX_CONFIG_BYTES = 1 << 20
 MAX_COUNT = 10**9  # min_requests_per_arm, sequential_tuning_requests and the shadow counts
@@ -79,33 +81,28 @@ class GateConfig:
     interleaving: InterleavingGateConfig = field(default_factory=InterleavingGateConfig)
 
 
-def _int_min(value: Any, lo: int) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and lo <= value <= MAX_COUNT else None
+# --- constraints (data, checked by the rulebook, tooldisc.params) ---------------------
+#
+# Each settable key of a section declares its rule; a refused value is a ConfigError naming
+# the file and the key, in the rulebook's one message form.
 
 
-def _unit(value: Any, closed_low: bool = False) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _count(low: int) -> Interval:
+    return Interval(int, low, MAX_COUNT, strict=True)
+
+
+_UNIT = Interval(float, 0, 1, closed="neither")  # a probability, a share or a margin strictly inside (0, 1)
+
+
+def _ladder(value: Any) -> tuple[float, ...] | None:
+    if not isinstance(value, list) or not value:
         return None
-    ok = (0 <= value < 1) if closed_low else (0 < value < 1)
-    return float(value) if ok else None
-
-
-_RULES: dict[str, tuple[str, Any]] = {
-    "min_requests_per_arm": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
-    "sample_ratio_alpha": ("a number in (0, 1)", _unit),
-    "confidence": ("a number in (0, 1)", _unit),
-    "fallback_max_lower_bound": ("a number in (0, 1)", _unit),
-    "latency_quantile": ("a number in (0, 1) in steps of 0.0001", lambda v: _basis_point(v)),
-    "max_quarantine_share": ("a number in [0, 1)", lambda v: _unit(v, closed_low=True)),
-    "non_inferiority_alpha": ("a number in (0, 1)", _unit),
-    "worse_alpha": ("a number in (0, 1)", _unit),
-    "power": ("a number in (0, 1)", _unit),
-    "sequential_tuning_requests": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
-}
-
-def _basis_point(value: Any) -> float | None:
-    v = _unit(value)
-    return v if v is not None and abs(v * 10_000 - round(v * 10_000)) < 1e-9 else None
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
+        return None
+    steps = tuple(float(v) for v in value)
+    if any(not 0 < s <= 100 for s in steps) or list(steps) != sorted(set(steps)) or steps[-1] != 100:
+        return None
+    return steps
 
 
 def _segments(value: Any) -> tuple[str, ...] | None:
@@ -117,6 +114,66 @@ def _segments(value: Any) -> tuple[str, ...] | None:
     if not isinstance(value, list) or not all(isinstance(v, str) and v in allowed for v in value):
         return None
     return tuple(dict.fromkeys(value))
+
+
+def _scenarios(value: Any) -> tuple[str, ...] | None:
+    if not isinstance(value, list) or not all(isinstance(s, str) and s for s in value):
+        return None
+    return tuple(sorted(set(value)))
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A rule whose check is a parser (``None``: refused) for a value no interval describes."""
+
+    what: str
+    parse: Callable[[Any], Any]
+
+    def describe(self) -> str:
+        return self.what
+
+    def problem(self, value: Any, name: str) -> Problem | None:
+        if self.parse(value) is not None:
+            return None
+        return (ValueError if isinstance(value, list) else TypeError), message(name, self.what, value)
+
+    def cast(self, value: Any) -> Any:
+        return self.parse(value)
+
+
+GATE_RULES: dict[str, Interval | Parsed] = {
+    "min_requests_per_arm": _count(1),
+    "sample_ratio_alpha": _UNIT,
+    "confidence": _UNIT,
+    "fallback_max_lower_bound": _UNIT,
+    "latency_quantile": _UNIT.but(grid=10_000),
+    "max_quarantine_share": _UNIT.but(closed="left"),
+    "ladder": Parsed("a list of increasing percents in (0, 100] ending at 100", _ladder),
+    "non_inferiority_alpha": _UNIT,
+    "worse_alpha": _UNIT,
+    "power": _UNIT,
+    "sequential_tuning_requests": _count(1),
+    "segments": Parsed("a list of event columns holding classes (channel, mode, mutation, …)", _segments),
+}
+
+SHADOW_RULES: dict[str, Interval | Parsed] = {
+    "min_eligible_turns": _count(1),
+    "min_labelled_insufficient_cases": _count(0),
+    "required_golden_scenarios": Parsed("a list of scenario names", _scenarios),
+}
+
+INTERLEAVING_RULES: dict[str, Interval | Parsed] = {
+    "margin": _UNIT,
+    "min_requests": _count(1),
+    "sequential_tuning_requests": _count(1),
+}
+
+
+def margin_rule(metric: str, kind: str) -> Interval:
+    """A margin's number: a rate or a relative margin below 1, an absolute latency below a minute."""
+    high = 1 if kind == "relative" or metric != "latency" else MAX_LATENCY_MARGIN_MS
+    return Interval(float, 0, high, closed="neither",
+                    why=f"1 for a rate or a relative margin, {MAX_LATENCY_MARGIN_MS:g} ms for absolute latency")
 
 
 def _margins(value: Any, file: str) -> dict[str, Margin]:
@@ -136,28 +193,21 @@ def _margins(value: Any, file: str) -> dict[str, Margin]:
             raise ConfigError(f"must be {{absolute: x}} or {{relative: x}}; got {item!r}",
                               file=file, where=where)
         kind, number = next(iter(item.items()))
-        high = 1 if kind == "relative" or metric != "latency" else MAX_LATENCY_MARGIN_MS
-        if isinstance(number, bool) or not isinstance(number, int | float) or not 0 < number < high:
-            raise ConfigError(f"must be a number > 0 and < {high:g} (1 for a rate or a relative margin, "
-                              f"{MAX_LATENCY_MARGIN_MS:g} ms for absolute latency); got {number!r}",
-                              file=file, where=where)
-        out[metric] = Margin(kind, float(number))
+        out[metric] = Margin(kind, margin_rule(metric, kind).check(number, where, file))
     return out
-_SHADOW_RULES: dict[str, tuple[str, Any]] = {
-    "min_eligible_turns": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
-    "min_labelled_insufficient_cases": (f"an integer in [0, {MAX_COUNT:g}]", lambda v: _int_min(v, 0)),
-}
 
 
-def _ladder(value: Any) -> tuple[float, ...] | None:
-    if not isinstance(value, list) or not value:
-        return None
-    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
-        return None
-    steps = tuple(float(v) for v in value)
-    if any(not 0 < s <= 100 for s in steps) or list(steps) != sorted(set(steps)) or steps[-1] != 100:
-        return None
-    return steps
+def _section(rules: dict[str, Interval | Parsed], value: Any, file: str, prefix: str = "") -> dict[str, Any]:
+    """The checked keys a section sets, in sorted order (the first refused one is the error)."""
+    changes: dict[str, Any] = {}
+    for key in sorted(value, key=str):
+        where = f"{prefix}{key}"
+        rule = rules[key]
+        found = rule.problem(value[key], where)
+        if found is not None:
+            refuse(found, ConfigError, file=file, where=where)
+        changes[key] = rule.cast(value[key])
+    return changes
 
 
 def parse_gates(data: Any, file: str) -> GateConfig:
@@ -170,39 +220,14 @@ def parse_gates(data: Any, file: str) -> GateConfig:
     known = {f.name for f in fields(GateConfig)}
     check_keys(data, known, file=file, error=ConfigError)
     data = without_extensions(data)
+    sections = {"shadow": _parse_shadow, "interleaving": _parse_interleaving, "margins": _margins}
     changes: dict[str, Any] = {}
-    for key in sorted(data, key=str):
-        value = data[key]
-        if key == "ladder":
-            steps = _ladder(value)
-            if steps is None:
-                raise ConfigError("must be a list of increasing percents in (0, 100] ending "
-                                  f"at 100; got {value!r}", file=file, where=key)
-            changes[key] = steps
-        elif key == "shadow":
-            changes[key] = _parse_shadow(value, file)
-        elif key == "interleaving":
-            changes[key] = _parse_interleaving(value, file)
-        elif key == "margins":
-            changes[key] = _margins(value, file)
-        elif key == "segments":
-            segs = _segments(value)
-            if segs is None:
-                raise ConfigError("must be a list of event columns holding classes (channel, mode, "
-                                  f"mutation, …); got {value!r}", file=file, where=key)
-            changes[key] = segs
+    for key in sorted(data, key=str):  # in key order: the first refused key is the error
+        if key in sections:
+            changes[key] = sections[key](data[key], file)
         else:
-            changes[key] = _checked(_RULES[key], value, file, key)
+            changes.update(_section(GATE_RULES, {key: data[key]}, file))
     return replace(cfg, **changes)
-
-
-def _checked(rule: tuple[str, Any], value: Any, file: str, where: str) -> Any:
-    """``value`` parsed by a (description, check) rule, or a ConfigError naming file and key."""
-    what, check = rule
-    parsed = check(value)
-    if parsed is None:
-        raise ConfigError(f"must be {what}; got {value!r}", file=file, where=where)
-    return parsed
 
 
 def _parse_shadow(value: Any, file: str) -> ShadowGateConfig:
@@ -213,25 +238,8 @@ def _parse_shadow(value: Any, file: str) -> ShadowGateConfig:
     known = {f.name for f in fields(ShadowGateConfig)}
     check_keys(value, known, where="shadow", file=file, error=ConfigError)
     value = without_extensions(value)
-    changes: dict[str, Any] = {}
-    for key in sorted(value, key=str):
-        where = f"shadow.{key}"
-        item = value[key]
-        if key == "required_golden_scenarios":
-            if not isinstance(item, list) or not all(isinstance(s, str) and s for s in item):
-                raise ConfigError(f"must be a list of scenario names; got {item!r}",
-                                  file=file, where=where)
-            changes[key] = tuple(sorted(set(item)))
-        else:
-            changes[key] = _checked(_SHADOW_RULES[key], item, file, where)
+    changes = _section(SHADOW_RULES, value, file, "shadow.")
     return ShadowGateConfig(**{**ShadowGateConfig().__dict__, **changes})
-
-
-_INTERLEAVING_RULES: dict[str, tuple[str, Any]] = {
-    "margin": ("a number in (0, 1)", _unit),
-    "min_requests": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
-    "sequential_tuning_requests": (f"an integer in [1, {MAX_COUNT:g}]", lambda v: _int_min(v, 1)),
-}
 
 
 def _parse_interleaving(value: Any, file: str) -> InterleavingGateConfig:
@@ -239,10 +247,8 @@ def _parse_interleaving(value: Any, file: str) -> InterleavingGateConfig:
         return InterleavingGateConfig()
     if not isinstance(value, dict):
         raise ConfigError("must be a mapping", file=file, where="interleaving")
-    check_keys(value, _INTERLEAVING_RULES, where="interleaving", file=file, error=ConfigError)
-    value = without_extensions(value)
-    changes = {key: _checked(_INTERLEAVING_RULES[key], value[key], file, f"interleaving.{key}")
-               for key in sorted(value, key=str)}
+    check_keys(value, INTERLEAVING_RULES, where="interleaving", file=file, error=ConfigError)
+    changes = _section(INTERLEAVING_RULES, without_extensions(value), file, "interleaving.")
     return replace(InterleavingGateConfig(), **changes)
 
 

@@ -18,7 +18,7 @@ with ρ² fixed in advance (tuned to be tightest near ``t_opt`` units; any fixed
 validity). This is the same Gaussian mixture as the mixture SPRT of Johari, Pekelis and
 Walsh, "Always valid inference" (2017). It has a closed-form always-valid p-value, so
 Holm's step-down procedure applies across metrics and segments
-(:func:`tooldisc.evaluation.significance.holm`, the one Holm in tooldisc).
+(:func:`tooldisc.stats.holm`, the one Holm in tooldisc).
 
 Two-arm contrasts of rates use the Agresti–Caffo adjusted proportions (one success
 and one failure added per arm), so a 1-request segment is never "certain". Latency

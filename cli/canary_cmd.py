@@ -244,14 +244,13 @@ def ingest_cmd(
     json_flag: JsonOption = False,
 ) -> None:
     """Load telemetry into DuckDB; bad rows go to a quarantine table with their reason."""
-    import math
     from dataclasses import asdict
 
     from tooldisc.canary.duckdb.ingest import expand, ingest
     from tooldisc.errors import UsageError
+    from tooldisc.params import Interval, checked
 
-    if not (math.isfinite(lock_timeout) and 0 <= lock_timeout <= 86_400):
-        raise UsageError(f"--lock-timeout must be between 0 and 86400 seconds; got {lock_timeout:g}")
+    checked(Interval(float, 0, 86_400, why="seconds"), lock_timeout, "--lock-timeout", UsageError)
     chosen = resolve_format(fmt, json_flag, ("table", "json"))
     schema = _schema(profile)
     with progress_bar("ingesting", len(expand(pattern)), counts=False) as bar:

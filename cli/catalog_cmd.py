@@ -204,10 +204,11 @@ def convert_command(
     from tooldisc.discovery.model import SIDE_EFFECTS
 
     out = resolve_format(fmt, json_, ("table", "json"))
-    if to not in ("tooldisc", *PROVIDERS):
-        raise UsageError(f"--to must be one of tooldisc, {', '.join(PROVIDERS)}; got {to!r}")
-    if side_effect is not None and side_effect not in SIDE_EFFECTS:
-        raise UsageError(f"--side-effect must be one of {', '.join(SIDE_EFFECTS)}; got {side_effect!r}")
+    from tooldisc.params import Options, checked
+
+    checked(Options(("tooldisc", *PROVIDERS)), to, "--to", UsageError)
+    if side_effect is not None:
+        checked(Options(tuple(SIDE_EFFECTS)), side_effect, "--side-effect", UsageError)
     suffix = Path(out_path.path).suffix.lower()
     if suffix not in (".json", ".yaml", ".yml"):
         raise UsageError(f"--out must end in .json, .yaml or .yml; got {out_path.path!r}")

@@ -141,13 +141,13 @@ def parse_k(value: str | None) -> int | str | None:
         return None
     if value == "auto":
         return "auto"
-    from tooldisc.limits import COUNTS
+    from tooldisc.limits import K_OPTION
+    from tooldisc.params import message
 
-    high = COUNTS["k"].high
     try:
-        k = int(value)
+        k: int | str = int(value)
     except ValueError:
-        raise UsageError(f"--k must be an integer in [1, {high}] or 'auto'; got {value!r}") from None
-    if not 1 <= k <= high:
-        raise UsageError(f"--k must be an integer in [1, {high}] or 'auto'; got {value!r}")
+        k = value
+    if K_OPTION.problem(k, "--k") is not None:
+        raise UsageError(message("--k", K_OPTION.describe(), value))
     return k

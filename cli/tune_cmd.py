@@ -66,9 +66,10 @@ def tune_command(
     catalogs, golds = list(catalog or ()), list(gold or ())
     if len(catalogs) != len(golds):
         raise UsageError(f"--catalog and --gold come in pairs; got {len(catalogs)} --catalog and {len(golds)} --gold")
-    for name, value, low in (("--folds", folds, 2), ("--n-iter", n_iter, 0), ("--k", k, 1)):
-        if value < low:
-            raise UsageError(f"{name} must be an integer >= {low}; got {value}")
+    from tooldisc.limits import check_count
+
+    for name, option, value in (("folds", "--folds", folds), ("n_iter", "--n-iter", n_iter), ("k", "--k", k)):
+        check_count(name, value, option)  # the rule the option declares, also when called from Python
     parse_objective(objective)  # a bad objective or space fails before any data is loaded
     space_map, _ = load_space(space)
     from tooldisc.cli.options import load_learned_option

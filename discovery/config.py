@@ -23,8 +23,10 @@ from functools import cached_property
 from importlib import resources
 from typing import Any, ClassVar
 
-from tooldisc.closed_schema import check_keys, unknown_field, without_extensions
+from tooldisc.closed_schema import check_keys, without_extensions
 from tooldisc.errors import ConfigError
+from tooldisc.limits import COUNTS
+from tooldisc.params import Flag, Interval, NumberMap, Options, refuse
 
 # BM25F fields a ``fields`` weight may name (what :mod:`.fields` can build a column for).
 FIELDS = ("name", "aliases", "keywords", "capability", "domains", "description", "examples", "parameters")
@@ -35,112 +37,12 @@ FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "cor
 
 # --- constraints (data, checked in one place) ----------------------------------------
 #
-# Each rule says what a key may hold. ``problem`` returns the exception class (TypeError for a
-# wrong type, ValueError for a bad value) and a message naming the key, or None: a file loader
-# raises it as a ConfigError (exit 2, the file named), a constructor of the Python API as the
-# class itself (:func:`validate_section`), so both refuse exactly the same values.
+# Each key declares its rule with the rulebook's constraint objects (tooldisc.params): a file
+# loader raises a refusal as a ConfigError (exit 2, the file named), a constructor of the
+# Python API as TypeError/ValueError (:func:`validate_section`), so both refuse exactly the
+# same values with the same message.
 
-Problem = tuple[type[Exception], str]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An int or a number in ``[low, high]`` (finite bounds: NaN and infinities never pass)."""
-
-    kind: type
-    low: float
-    high: float
-
-    def describe(self) -> str:
-        return f"{'an int' if self.kind is int else 'a number'} in the range [{self.low:g}, {self.high:g}]"
-
-    def problem(self, value: Any, path: str) -> Problem | None:
-        ok_type = _is_number(value) and (self.kind is float or float(value).is_integer())
-        if ok_type and value == value and self.low <= value <= self.high:
-            return None
-        return (ValueError if ok_type else TypeError,
-                f"The {path!r} parameter must be {self.describe()}. Got {value!r} instead.")
-
-    def check(self, value: Any, path: str, file: str | None) -> Any:
-        found = self.problem(value, path)
-        if found is not None:
-            raise ConfigError(found[1], file=file, where=path)
-        return self.kind(value)
-
-
-@dataclass(frozen=True)
-class OneOf:
-    """One of a few names."""
-
-    options: tuple[str, ...]
-
-    def problem(self, value: Any, path: str) -> Problem | None:
-        if isinstance(value, str) and value in self.options:
-            return None
-        return (ValueError if isinstance(value, str) else TypeError,
-                f"The {path!r} parameter must be one of {', '.join(self.options)}. Got {value!r} instead.")
-
-    def check(self, value: Any, path: str, file: str | None) -> str:
-        found = self.problem(value, path)
-        if found is not None:
-            raise ConfigError(found[1], file=file, where=path)
-        return value
-
-
-@dataclass(frozen=True)
-class Flag:
-    """true or false."""
-
-    def problem(self, value: Any, path: str) -> Problem | None:
-        if isinstance(value, bool):
-            return None
-        return TypeError, f"The {path!r} parameter must be true or false. Got {value!r} instead."
-
-    def check(self, value: Any, path: str, file: str | None) -> bool:
-        found = self.problem(value, path)
-        if found is not None:
-            raise ConfigError(found[1], file=file, where=path)
-        return value
-
-
-@dataclass(frozen=True)
-class NumberMap:
-    """A mapping of known names to numbers in ``values``; a file overlays only the names it sets."""
-
-    names: tuple[str, ...]
-    values: Interval
-
-    def entry_problem(self, name: Any, w: Any, path: str) -> Problem | None:
-        if name not in self.names:
-            return ValueError, f"{path}.{name}: {unknown_field(name, self.names)}"
-        return self.values.problem(w, f"{path}.{name}")
-
-    def problem(self, value: Any, path: str) -> Problem | None:
-        if not isinstance(value, Mapping):
-            return TypeError, f"The {path!r} parameter must be a mapping of name → number. Got {value!r} instead."
-        for name, w in value.items():
-            found = self.entry_problem(name, w, path)
-            if found is not None:
-                return found
-        return None
-
-    def check(self, value: Any, path: str, file: str | None, base: Mapping[str, float]) -> dict[str, float]:
-        if value is None:
-            value = {}
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{path} must be a mapping of name → number", file=file, where=path)
-        check_keys(value, self.names, where=path, file=file, error=ConfigError)
-        out = dict(base)
-        for name, w in without_extensions(value).items():
-            out[str(name)] = float(self.values.check(w, f"{path}.{name}", file))
-        return out
-
-
-Rule = Interval | OneOf | Flag | NumberMap
+Rule = Interval | Options | Flag | NumberMap
 
 
 # --- ranges: one table for every bounded number of a config or a learned file ------------
@@ -217,7 +119,7 @@ class AdaptiveSection:
 
     ORDERED: ClassVar[tuple[tuple[str, str], ...]] = (("min_k", "max_k"),)
 
-    policy: str = key("ratio", OneOf(("ratio", "gap", "confidence", "mass")))
+    policy: str = key("ratio", Options(("ratio", "gap", "confidence", "mass")))
     min_k: int = key(3, Interval(int, 1, 1000))
     max_k: int = key(20, Interval(int, 1, 1000))
     ratio: float = key(0.35, Interval(float, 0.0, 1.0))
@@ -281,7 +183,7 @@ class ClausesSection:
 class RankerConfig:
     """Everything that shapes ranking, in the YAML's shape. ``source`` names the last file overlaid."""
 
-    k: int = key(15, Interval(int, 1, 1000))
+    k: int = key(15, COUNTS["k"].but(strict=False, why=""))  # the one k rule; a file may write 15.0
     text: TextSection = field(default_factory=TextSection)
     bm25: Bm25Section = field(default_factory=Bm25Section)
     fields: Mapping[str, float] = key({}, NumberMap(FIELDS, RANGES["weight"]))
@@ -362,7 +264,7 @@ def validate_section(obj: Any, prefix: str) -> None:
         path = f"{prefix}.{f.name}" if prefix else f.name
         found = rule.problem(value, path)
         if found is not None:
-            raise found[0](found[1])
+            refuse(found)
         if isinstance(rule, Interval) and type(value) is not rule.kind:
             object.__setattr__(obj, f.name, rule.kind(value))
         elif isinstance(rule, NumberMap):

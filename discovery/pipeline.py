@@ -490,9 +490,10 @@ def _check_k(k: int | str | None, cfg: RankerConfig) -> int | str:
         return "auto"
     if isinstance(k, str) and k.isdigit():
         k = int(k)
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise UsageError(f"The 'k' parameter must be an int in the range [1, inf) or 'auto'. Got {k!r} instead.")
-    return k
+    from tooldisc.limits import K_REQUEST
+    from tooldisc.params import checked
+
+    return checked(K_REQUEST, k, "k", UsageError)
 
 
 def _history_texts(history: Sequence[Any]) -> tuple[str, ...]:

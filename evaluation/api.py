@@ -106,9 +106,10 @@ def check_k(k: object) -> int | str | None:
     """``k`` as discovery takes it: a positive int, ``"auto"``, or ``None`` (the config's K)."""
     if k is None or k == "auto":
         return k  # type: ignore[return-value]
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise UsageError(f"The 'k' parameter must be an int in the range [1, inf) or 'auto'. Got {k!r} instead.")
-    return k
+    from tooldisc.limits import K_REQUEST
+    from tooldisc.params import checked
+
+    return checked(K_REQUEST, k, "k", UsageError)
 
 
 def discover_gold(inputs: RunInputs, k: int | str | None = None, *, engine: Discoverer | None = None,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from tooldisc.limits import check_count
+from tooldisc.params import Interval, checked
 
 DEFAULT_RESAMPLES = 10_000
 LEVEL = 0.95
@@ -48,8 +49,7 @@ def paired_intervals(diffs: np.ndarray, domains: np.ndarray, *, resamples: int =
     mask = np.asarray(domains, dtype=bool)
     if d.ndim != 2 or d.shape != mask.shape:
         raise ValueError(f"diffs and domains must be two matrices of one shape; got {d.shape} and {mask.shape}")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"The 'level' parameter must be a float in the range (0, 1). Got {level!r} instead.")
+    checked(Interval(float, 0, 1, closed="neither"), level, "level")
     n_cols = d.shape[1]
     d = np.where(mask, d, 0.0)
     sums = np.zeros((resamples, n_cols))

@@ -51,6 +51,7 @@ from tooldisc.evaluation.significance import (
 )
 from tooldisc.limits import check_count
 from tooldisc.metrics.measures import MEASURES
+from tooldisc.params import Interval, checked
 
 if TYPE_CHECKING:
     import polars as pl
@@ -123,11 +124,8 @@ def compare(*runs: EvalRun | RunResult, names: Sequence[str] | None = None,
         raise UsageError(f"compare needs at least two runs (a baseline and one to compare); got {len(runs)}")
     if len(runs) > MAX_ARMS:
         raise UsageError(f"compare takes at most {MAX_ARMS} runs; got {len(runs)}")
-    if not 0.0 <= alpha <= 1.0:
-        raise UsageError(f"The 'alpha' parameter must be a float in the range [0, 1]. Got {alpha!r} instead.")
-    if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 1:
-        raise UsageError(f"The 'permutations' parameter must be an int in the range [1, inf). Got {permutations!r} "
-                         "instead.")
+    checked(Interval(float, 0, 1), alpha, "alpha", UsageError)
+    checked(Interval(int, 1, None, strict=True), permutations, "permutations", UsageError)
     check_count("resamples", resamples, "The 'resamples' parameter")
     evals = tuple(_as_eval(r) for r in runs)
     base = evals[0]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from tooldisc.errors import UsageError
+from tooldisc.params import Interval, checked
 
 METHODS = ("rrf", "combmnz")
 RRF_K = 60
@@ -62,10 +63,9 @@ def fuse(runs: Sequence[Mapping[str, Ranked]], method: str = "rrf", *, k: int = 
         raise UsageError(f"--method must be one of {', '.join(METHODS)}; got {method!r}")
     if len(runs) < 2:
         raise UsageError(f"fuse needs at least two runs; got {len(runs)}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise UsageError(f"The 'k' parameter must be an int in the range [0, inf). Got {k!r} instead.")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise UsageError(f"The 'depth' parameter must be an int in the range [1, inf). Got {depth!r} instead.")
+    checked(Interval(int, 0, None, strict=True), k, "k", UsageError)
+    if depth is not None:
+        checked(Interval(int, 1, None, strict=True), depth, "depth", UsageError)
     qids = list(dict.fromkeys(q for run in runs for q in run))
     out: dict[str, tuple[tuple[str, float], ...]] = {}
     for q in qids:

@@ -25,6 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from tooldisc.errors import UsageError
+from tooldisc.params import Interval, checked
+from tooldisc.stats import (
+    holm as holm,  # re-exported: the one Holm lives in the base layer (the canary uses it)
+)
 
 # Sign-flip sums closer than this count as equal: per-query values are sums of a
 # few floats, and an exact ``>=`` would let rounding decide a tie.
@@ -127,8 +131,7 @@ def sign_test_p(wins: int, losses: int) -> float:
     out, as the sign test prescribes. Nothing moved gives 1.0.
     """
     for name, v in (("wins", wins), ("losses", losses)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise UsageError(f"The '{name}' parameter must be an int in the range [0, inf). Got {v!r} instead.")
+        checked(Interval(int, 0, None, strict=True), v, name, UsageError)
     if wins + losses == 0:
         return 1.0
     from scipy.stats import binomtest
@@ -154,27 +157,6 @@ def sign_test_needs(level: float) -> int | None:
     while sign_test_floor(n) >= level:
         n += 1
     return n
-
-
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm–Bonferroni adjusted p-values, in the input order.
-
-    Step-down: sort ascending, multiply the i-th smallest by ``m - i``, enforce
-    monotonicity with a running maximum, cap at 1. Equals statsmodels'
-    ``multipletests(method="holm")[1]``; NaN inputs stay NaN and do not count in m.
-    A test is rejected at family-wise level α when its adjusted p is ``<= α`` (the
-    canary gates) or ``< α`` (``compare``'s verdicts, as before).
-    """
-    p = np.asarray(pvalues, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    m = ok.size
-    if m == 0:
-        return out.tolist()
-    order = ok[np.argsort(p[ok], kind="stable")]
-    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
-    out[order] = adjusted
-    return out.tolist()
 
 
 def paired_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,

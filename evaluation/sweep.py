@@ -22,18 +22,20 @@ def parse_ks(text: str | Sequence[int]) -> tuple[int, ...]:
     """``"3,5,10"`` → ``(3, 5, 10)``: positive, sorted, duplicates dropped."""
     from tooldisc.errors import UsageError
     from tooldisc.limits import COUNTS
+    from tooldisc.params import message
 
     items = [p.strip() for p in text.split(",") if p.strip()] if isinstance(text, str) else list(text)
     if not items:
         raise UsageError("--k needs at least one positive integer, as in --k 3,5,10,15")
     out = set()
+    each = f"comma-separated, each {COUNTS['k'].describe()}"  # the one k rule, for every item
     for item in items:
         try:
             k = int(item)
         except (TypeError, ValueError):
-            raise UsageError(f"--k must be comma-separated positive integers; got {item!r}") from None
-        if not 1 <= k <= COUNTS["k"].high:
-            raise UsageError(f"--k must be comma-separated integers in [1, {COUNTS['k'].high}]; got {item!r}")
+            raise UsageError(message("--k", each, item)) from None
+        if COUNTS["k"].problem(k, "--k") is not None:
+            raise UsageError(message("--k", each, item))
         out.add(k)
     return tuple(sorted(out))
 

@@ -30,8 +30,6 @@ ALLOWED_EDGES: dict[tuple[str, str], str] = {
     # registers them): gate orchestration moves into evaluation, commands into one registry (part thincli)
     ("tooldisc.cli.eval_cmd", "tooldisc.cli.gate_cmd"): "thincli",
     ("tooldisc.cli.eval_cmd", "tooldisc.cli.compare_cmd"): "thincli",
-    # canary → evaluation for Holm, while evaluation → agent → canary: one Holm in the base layer (part rulebook)
-    ("tooldisc.canary.comparisons", "tooldisc.evaluation.significance"): "rulebook",
 }
 # (importer, "module:name"): who removes it.
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {

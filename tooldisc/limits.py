@@ -6,31 +6,27 @@ queries, ``learn`` rows, TREC topics; earlier turns too), so no request can make
 discovery slow: every pass over its text is linear as well, and the cap keeps the
 constant small. Each count argument has a maximum chosen so the work fits an ordinary
 machine (the reason is in :data:`COUNTS`); a value above it is refused before any work,
-exit 2. The CLI declares its options' ranges from this table, and the library checks
-the same numbers (:func:`check_count`), so both refuse alike.
+exit 2. Each entry is a rulebook constraint (:class:`tooldisc.params.Interval`): the CLI
+declares its options' ranges from this table, and the library checks the same numbers
+(:func:`check_count`), so both refuse alike, in the rulebook's one message form.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tooldisc.errors import ToolDiscError, UsageError
+from tooldisc.params import Either, Interval, Nothing, Options
 
 MAX_QUERY_CHARS = 10_000  # a request of ten thousand characters: about 1,500 words, far past any prompt's ask
 
 
-@dataclass(frozen=True)
-class Count:
-    """One count argument's range and why its maximum is what it is."""
-
-    low: int
-    high: int
-    why: str
+def Count(low: int, high: int, why: str) -> Interval:
+    """One count argument's constraint: an int (never a bool nor ``3.0``) in ``[low, high]``, and why."""
+    return Interval(int, low, high, strict=True, why=why)
 
 
 MAX_SEED = 2**63 - 1
 
-COUNTS: dict[str, Count] = {
+COUNTS: dict[str, Interval] = {
     "k": Count(1, 1_000, "tools per offer; a config's k has the same range"),
     "bench_tools": Count(1, 1_000_000, "one synthetic catalog per size; 100,000 tools take ~0.3 GB, 1,000,000 ~3 GB"),
     "bench_queries": Count(1, 100_000, "queries per catalog size"),
@@ -51,20 +47,26 @@ COUNTS: dict[str, Count] = {
 }
 
 
+# ``k``, one rule: an offer's size is an int in COUNTS["k"] (a config's ``k`` and the CLI's
+# ``--k``, which may also say "auto"); the Python API also takes a deeper int (a depth, clipped
+# to the catalog's size), "auto" (the adaptive cut) or None (the config's k).
+K_OPTION = Either((COUNTS["k"], Options(("auto",))))
+K_REQUEST = Either((COUNTS["k"].but(high=None, why=""), Options(("auto",)), Nothing()))
+
+
 def check_count(name: str, value: object, option: str | None = None, *, low: int | None = None,
                 error: type[ToolDiscError] = UsageError) -> int:
     """``value`` if it is an int within :data:`COUNTS` ``[name]`` (``low`` overrides its minimum), else an error.
 
-    The message names the option (``option``, else the parameter) and the range, as
-    scikit-learn's do: ``--ids must be an integer in [1, 100000000]; got 99999999999999999999999``.
+    The message is the rulebook's (:mod:`tooldisc.params`), naming the option (``option``, else
+    the parameter), the range and its reason: ``--ids must be an int in the range [1, 100000000]
+    (synthetic ids …). Got 99999999999999999999999 instead.``
     """
-    bound = COUNTS[name]
-    lo = bound.low if low is None else low
-    label = option or f"The {name!r} parameter"
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= bound.high:
-        shown = value if isinstance(value, int) and not isinstance(value, bool) else repr(value)
-        raise error(f"{label} must be an integer in [{lo}, {bound.high}] ({bound.why}); got {shown}")
-    return value
+    rule = COUNTS[name] if low is None else COUNTS[name].but(low=low)
+    found = rule.problem(value, option or name)
+    if found is not None:
+        raise error(found[1])
+    return value  # type: ignore[return-value]
 
 
 def check_query(text: str, what: str = "the request", *, error: type[ToolDiscError] = UsageError,

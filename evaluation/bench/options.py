@@ -7,8 +7,11 @@ reads the options without importing the module that calls it: no import circle.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from tooldisc.errors import UsageError
+from tooldisc.limits import COUNTS
+from tooldisc.params import Constraint, Items, validate
 
 
 @dataclass(frozen=True)
@@ -31,16 +34,14 @@ class BenchOptions:
     backend: str = "auto"  # the query loops' form (tooldisc.discovery.kernels): auto, numpy or numba
     from_file: bool = True  # also measure the catalog written to a file (evaluation/bench/from_file.py)
 
-    def __post_init__(self) -> None:
-        from tooldisc.limits import check_count
+    # Each counted option's rule (the rulebook, tooldisc.params); ``backend`` is checked against
+    # the kernels' own list of backends.
+    parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "queries": COUNTS["bench_queries"], "repeats": COUNTS["repeats"], "k": COUNTS["k"],
+        "build_repeats": COUNTS["repeats"], "seed": COUNTS["seed"], "sizes": Items(COUNTS["bench_tools"])}
 
-        for name, bound in (("queries", "bench_queries"), ("repeats", "repeats"), ("k", "k"),
-                            ("build_repeats", "repeats"), ("seed", "seed")):
-            check_count(bound, getattr(self, name), f"The {name!r} parameter")
+    def __post_init__(self) -> None:
         from tooldisc.discovery.kernels import check_backend
 
+        validate(self.parameter_constraints, self, error=UsageError)
         check_backend(self.backend)
-        if not self.sizes:
-            raise UsageError(f"The 'sizes' parameter must be positive ints. Got {self.sizes!r} instead.")
-        for n in self.sizes:
-            check_count("bench_tools", n, "The 'sizes' parameter's each size")

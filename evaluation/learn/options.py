@@ -8,10 +8,13 @@ importing the module that calls them: no import circle.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from tooldisc.errors import UsageError
+from tooldisc.limits import COUNTS
+from tooldisc.params import Constraint, Interval, validate
 
 
 @dataclass(frozen=True)
@@ -33,17 +36,15 @@ class LearnOptions:
     alpha: float = 0.05  # a part is kept when it wins at this significance on held-out folds
     seed: int = 0
 
-    def __post_init__(self) -> None:
-        from tooldisc.limits import check_count
+    # Each checked option's rule (the rulebook, tooldisc.params); the switches are plain booleans.
+    parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "min_requests": COUNTS["min_requests"], "max_phrases": COUNTS["max_phrases"], "folds": COUNTS["folds"],
+        "sample": COUNTS["sample"], "seed": COUNTS["seed"], "candidates": Interval(int, 2, 1000, strict=True),
+        "target_false_abstention": Interval(float, 0, 1, closed="neither"),
+        "alpha": Interval(float, 0, 1, closed="neither")}
 
-        for name in ("min_requests", "max_phrases", "folds", "sample", "seed"):
-            check_count(name, getattr(self, name), f"The {name!r} parameter")
-        if not isinstance(self.candidates, int) or isinstance(self.candidates, bool) or not 2 <= self.candidates <= 1000:
-            raise UsageError(f"The 'candidates' parameter must be an int in the range [2, 1000]. "
-                             f"Got {self.candidates!r} instead.")
-        for name, value in (("target_false_abstention", self.target_false_abstention), ("alpha", self.alpha)):
-            if not 0.0 < value < 1.0:
-                raise UsageError(f"The {name!r} parameter must be a number in (0, 1). Got {value!r} instead.")
+    def __post_init__(self) -> None:
+        validate(self.parameter_constraints, self, error=UsageError)
 
 
 @dataclass

@@ -23,10 +23,12 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tooldisc.closed_schema import unknown_field
 from tooldisc.errors import ConfigError, UsageError
+from tooldisc.limits import COUNTS
+from tooldisc.params import Constraint, validate
 
 if TYPE_CHECKING:
     import numpy as np
@@ -305,11 +307,14 @@ class WeightTuner(_Params):
         self.base_config = base_config
         self.learned = learned  # a Learned file: its expansions, abstention and mutation apply to every candidate
 
-    def _check_params(self) -> None:
-        from tooldisc.limits import check_count
+    # The rulebook's data (tooldisc.params) for the counted parameters; ``objective`` and ``space``
+    # are checked by their own parsers when fit reads them.
+    parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "n_iter": COUNTS["n_iter"], "cv": COUNTS["folds"], "k": COUNTS["k"], "random_state": COUNTS["seed"]}
 
-        for name, bound in (("n_iter", "n_iter"), ("cv", "folds"), ("k", "k"), ("random_state", "seed")):
-            check_count(bound, getattr(self, name), f"The {name!r} parameter")
+    def _validate_params(self) -> None:
+        """Checked in :meth:`fit`, never in ``__init__`` (the scikit-learn contract: ``set_params`` then ``fit``)."""
+        validate(self.parameter_constraints, self, error=UsageError)
 
     def fit(self, datasets: Sequence[Dataset], y: None = None, *,
             progress: Callable[[int, int], None] | None = None) -> WeightTuner:
@@ -324,7 +329,7 @@ class WeightTuner(_Params):
         from tooldisc.discovery.pipeline import Discoverer
         from tooldisc.evaluation.run import run_discovery, score_run
 
-        self._check_params()
+        self._validate_params()
         data = list(datasets)
         if not data or not all(isinstance(d, tuple) and len(d) == 2 for d in data):
             raise UsageError("The 'datasets' argument must be a non-empty list of (catalog, gold set) pairs.")

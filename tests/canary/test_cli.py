@@ -119,7 +119,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
                                   "--gates", str(gates)))
     assert "gates.yaml: confidense: unknown field; did you mean 'confidence'?" in line
     gates.write_text("sample_ratio_alpha: 2\n")
-    assert "gates.yaml: sample_ratio_alpha: must be a number in (0, 1)" in one_line_error(
+    assert "gates.yaml: sample_ratio_alpha: The 'sample_ratio_alpha' parameter must be a number in the range (0, 1)" in one_line_error(
         run_cli("canary", "verdict", "--events", str(partial), "--experiment", EXP, "--gates", str(gates)))
     ids = tmp_path / "ids.csv"
     ids.write_text("tenant,user\na,b\n")

@@ -301,5 +301,5 @@ def test_gates_yaml_interleaving_section(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="did you mean 'margin'"):
         load_gates(f)
     f.write_text("interleaving: {margin: 1.5}\n")
-    with pytest.raises(ConfigError, match=r"interleaving\.margin: must be a number in \(0, 1\)"):
+    with pytest.raises(ConfigError, match=r"interleaving\.margin: The 'interleaving\.margin' parameter must be a number in the range \(0, 1\)"):
         load_gates(f)

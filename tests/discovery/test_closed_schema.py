@@ -175,9 +175,9 @@ def test_gates_file_is_closed_and_bounded(tmp_path: Path) -> None:
         parse_gates({"margins": {"latncy": {"relative": 0.1}}}, "g")
     with pytest.raises(ConfigError, match=r"shadow.min_elligible_turns: unknown field; did you mean"):
         parse_gates({"shadow": {"min_elligible_turns": 3}}, "g")
-    with pytest.raises(ConfigError, match="min_requests_per_arm: must be an integer in"):
+    with pytest.raises(ConfigError, match="min_requests_per_arm: The 'min_requests_per_arm' parameter must be an int in the range"):
         parse_gates({"min_requests_per_arm": 10**30}, "g")
-    with pytest.raises(ConfigError, match=r"margins\.latency: must be a number > 0 and < 60000"):
+    with pytest.raises(ConfigError, match=r"margins\.latency: The 'margins\.latency' parameter must be a number in the range \(0, 60000\)"):
         parse_gates({"margins": {"latency": {"absolute": 1e308}}}, "g")
 
 

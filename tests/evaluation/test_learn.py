@@ -123,8 +123,8 @@ def test_quantile_threshold_survives_one_outlier_when_the_target_allows_less_tha
 
 
 @pytest.mark.parametrize(("kwargs", "fragment"), [
-    ({"min_requests": 1}, "'min_requests' parameter must be an integer in [2, 1000000] (k of k-anonymity); got 1"),
-    ({"target_false_abstention": 0.0}, "'target_false_abstention' parameter must be a number in (0, 1)"),
+    ({"min_requests": 1}, "'min_requests' parameter must be an int in the range [2, 1000000] (k of k-anonymity). Got 1 instead."),
+    ({"target_false_abstention": 0.0}, "'target_false_abstention' parameter must be a number in the range (0, 1). Got 0.0 instead."),
     ({"folds": 1}, "'folds'"),
 ])
 def test_options_are_checked_in_one_place(kwargs, fragment) -> None:

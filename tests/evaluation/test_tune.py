@@ -107,8 +107,8 @@ def test_get_params_set_params_and_clone(synthetic):
 
 
 @pytest.mark.parametrize(("kw", "message"), [
-    ({"cv": 1}, "'cv' parameter must be an integer in \\[2, 100\\] \\(cross-validation folds\\); got 1"),
-    ({"n_iter": 10_001}, "'n_iter' parameter must be an integer in \\[0, 10000\\]"),
+    ({"cv": 1}, "'cv' parameter must be an int in the range \\[2, 100\\] \\(cross-validation folds\\). Got 1 instead"),
+    ({"n_iter": 10_001}, "'n_iter' parameter must be an int in the range \\[0, 10000\\]"),
     ({"k": 0}, "'k' parameter"),
     ({"n_iter": -1}, "'n_iter' parameter"),
     ({"random_state": None}, "'random_state' parameter"),
