@@ -9,6 +9,10 @@ A document is read as exactly one format (issue 10 item 1): declared, or detecte
 from fields only one format uses. A document mixing two formats is refused, so a
 tooldisc catalog carrying an MCP field can never lose its roles, permissions,
 tenant rules or ``enabled: false`` to a silent conversion.
+
+Each format is one :class:`ImportFormat` record in :data:`REGISTRY` (its evidence, reader,
+label and the policy it carries); detection, conversion, the notes, the loader's line-oriented
+choice and the CLI's choices all read it, so a new format is one record and its reader.
 """
 
 from __future__ import annotations
