@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tooldisc.canary import engines
+import tooldisc.canary.engines as engines
 from tooldisc.errors import MissingExtraError, UsageError
 
 

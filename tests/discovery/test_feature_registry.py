@@ -14,7 +14,7 @@ import textwrap
 from types import SimpleNamespace
 from typing import Any
 
-from tooldisc.discovery import features
+import tooldisc.discovery.features as features
 
 
 def test_every_feature_list_is_the_registry() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tooldisc.discovery import importers
+import tooldisc.discovery.importers as importers
 
 
 def test_every_format_list_is_the_registry() -> None:
