@@ -161,17 +161,20 @@ def format_evidence(data: Any) -> list[tuple[str, str]]:
     if not isinstance(tools, list):
         return list(found.items())
     # a tooldisc field first, then a field's value, then a field only another format uses
+    ours, native = _tooldisc_fields(), NATIVE
     foreign = {key: fmt.name for fmt in REGISTRY for key in fmt.fields}
-    foreign.update({key: NATIVE for key in _tooldisc_fields()})
     values = {key: (value, fmt.name) for fmt in REGISTRY for key, value in fmt.field_values.items()}
     detectable = sum(1 for fmt in REGISTRY if not fmt.lines)
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             continue
         for key in tool:  # the place of a format's first field only (a 100,000-tool file repeats them)
-            owner = foreign.get(key)
-            if owner != NATIVE and key in values and tool[key] == values[key][0]:
+            if key in ours:
+                owner = native
+            elif key in values and tool[key] == values[key][0]:
                 owner = values[key][1]
+            else:
+                owner = foreign.get(key)
             if owner is not None and owner not in found:
                 found[owner] = f"{base}[{i}].{key}"
         if len(found) == detectable:
