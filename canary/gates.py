@@ -31,8 +31,6 @@ Comparisons = Mapping[str, MetricResult]
 PASS, FAIL, REPORTED, NOT_JUDGED = "pass", "fail", "reported", "not_judged"
 PROMOTE, HOLD, ROLLBACK = "PROMOTE", "HOLD", "ROLLBACK"
 EXIT_CODES = {PROMOTE: 0, HOLD: 10, ROLLBACK: 20}
-GATE_NAMES = ("data", "sample_ratio", "security", "task", "retrieval", "fallback", "latency",
-              "kill_switch", "quarantine")
 RETRIEVAL_FLAGS = ("retrieval_miss", "discovery_miss", "schema_miss", "index_hit")
 
 
@@ -268,10 +266,32 @@ def gate_quarantine(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = Non
 
 
 Gate = Callable[[Evidence, GateConfig, Comparisons | None], GateResult]
-GATES: tuple[Gate, ...] = (
-    gate_data, gate_sample_ratio, gate_security, gate_task, gate_retrieval, gate_fallback,
-    gate_latency, gate_kill_switch, gate_quarantine,
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """One gate of a profile: its name (the key of its result in a verdict) and the check that judges it.
+
+    A profile's gates are a tuple of these, run in that order (the verdict lists them so);
+    every list of gate names is derived from it.
+    """
+
+    name: str
+    check: Callable[..., GateResult]
+
+
+GATES: tuple[GateSpec, ...] = (
+    GateSpec("data", gate_data),
+    GateSpec("sample_ratio", gate_sample_ratio),
+    GateSpec("security", gate_security),
+    GateSpec("task", gate_task),
+    GateSpec("retrieval", gate_retrieval),
+    GateSpec("fallback", gate_fallback),
+    GateSpec("latency", gate_latency),
+    GateSpec("kill_switch", gate_kill_switch),
+    GateSpec("quarantine", gate_quarantine),
 )
+GATE_NAMES: tuple[str, ...] = tuple(g.name for g in GATES)
 
 
 def decide(gates: tuple[GateResult, ...]) -> str:
@@ -302,7 +322,7 @@ def judge(ev: Evidence, cfg: GateConfig | None = None) -> Verdict:
     """Compare the guarded metrics once, run every gate in the documented order, decide."""
     cfg = cfg or GateConfig()
     cmp = compare(ev, cfg) if _comparable(ev, cfg) is None else None
-    results = tuple(g(ev, cfg, cmp) for g in GATES)
+    results = tuple(g.check(ev, cfg, cmp) for g in GATES)
     verdict = decide(results)
     current = _num(ev.current_percent) if ev.current_percent is not None else None
     nxt = next_percent(verdict, ev.current_percent, cfg.ladder)

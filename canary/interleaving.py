@@ -51,6 +51,7 @@ from tooldisc.canary.gates import (
     PASS,
     ROLLBACK,
     GateResult,
+    GateSpec,
     Verdict,
     decide,
     next_percent,
@@ -59,7 +60,6 @@ from tooldisc.canary.gates import (
 from tooldisc.canary.sequential import Mixture, norm_ppf, requests_to_show
 from tooldisc.canary.stats import goodness_of_fit
 
-INTERLEAVING_GATES = ("data", "balance", "security", "preference", "kill_switch", "quarantine")
 WORSE, NOT_WORSE, INCONCLUSIVE = "worse", "non_inferior", "inconclusive"
 _V3 = Eq("schema_version", INTERLEAVED_SCHEMA_VERSION)
 # both rankers offered a tool: the first position's team is then exactly the first round's coin
@@ -375,7 +375,15 @@ def gate_quarantine(ev: InterleavingEvidence, cfg: GateConfig, pref: Any = None)
                       f"(<= {cfg.max_quarantine_share:.2%})", nums)
 
 
-GATES = (gate_data, gate_balance, gate_security, gate_preference, gate_kill_switch, gate_quarantine)
+GATES: tuple[GateSpec, ...] = (
+    GateSpec("data", gate_data),
+    GateSpec("balance", gate_balance),
+    GateSpec("security", gate_security),
+    GateSpec("preference", gate_preference),
+    GateSpec("kill_switch", gate_kill_switch),
+    GateSpec("quarantine", gate_quarantine),
+)
+INTERLEAVING_GATES: tuple[str, ...] = tuple(g.name for g in GATES)
 
 
 def judge_interleaving(ev: InterleavingEvidence, experiment: str, cfg: GateConfig | None = None) -> Verdict:
@@ -385,7 +393,7 @@ def judge_interleaving(ev: InterleavingEvidence, experiment: str, cfg: GateConfi
 
     cfg = cfg or GateConfig()
     pref = preference_numbers(ev, cfg) if ev.interleaved >= cfg.interleaving.min_requests else None
-    results = tuple(g(ev, cfg, pref) for g in GATES)
+    results = tuple(g.check(ev, cfg, pref) for g in GATES)
     verdict = decide(results)
     current = _num(ev.current_percent)
     # ROLLBACK: interleave no more (0); HOLD: keep the percent; PROMOTE: no ladder step — B is

@@ -16,7 +16,7 @@ from typing import Any
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.engine import Engine
 from tooldisc.canary.events import EVENT_SCHEMA, RowSchema
-from tooldisc.canary.gates import GATE_NAMES, Verdict
+from tooldisc.canary.gates import GateSpec, Verdict
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,13 @@ class Profile:
     # (engine, experiment, since, until, config) → frozen evidence
     evidence: Callable[[Engine, str, datetime | None, datetime | None, GateConfig], Any]
     judge: Callable[[Any, str, GateConfig], Verdict]
-    gate_names: tuple[str, ...]
+    gates: tuple[GateSpec, ...]  # in the order the verdict lists them
     scenarios: Mapping[str, Any]
     default_experiment: str
+
+    @property
+    def gate_names(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.gates)
 
 
 def _canary_evidence(engine: Engine, experiment: str, since: datetime | None,
@@ -73,19 +77,20 @@ def _interleaving_judge(ev: Any, experiment: str, cfg: GateConfig) -> Verdict:
 
 def profiles() -> dict[str, Profile]:
     """Every profile, by name (built on call: nothing happens at import)."""
-    from tooldisc.canary.interleaving import INTERLEAVING_GATES
-    from tooldisc.canary.shadow import SHADOW_GATES, SHADOW_SCHEMA
+    from tooldisc.canary.gates import GATES
+    from tooldisc.canary.interleaving import GATES as INTERLEAVING_GATE_SPECS
+    from tooldisc.canary.shadow import SHADOW_GATE_SPECS, SHADOW_SCHEMA
     from tooldisc.canary.synthetic.events import SCENARIOS
     from tooldisc.canary.synthetic.interleaving import INTERLEAVING_SCENARIOS
     from tooldisc.canary.synthetic.shadow import SHADOW_SCENARIOS
 
     return {
-        "canary": Profile("canary", EVENT_SCHEMA, _canary_evidence, _canary_judge, GATE_NAMES,
+        "canary": Profile("canary", EVENT_SCHEMA, _canary_evidence, _canary_judge, GATES,
                           SCENARIOS, "indexed-retrieval-v1"),
-        "shadow": Profile("shadow", SHADOW_SCHEMA, _shadow_evidence, _shadow_judge, SHADOW_GATES,
+        "shadow": Profile("shadow", SHADOW_SCHEMA, _shadow_evidence, _shadow_judge, SHADOW_GATE_SPECS,
                           SHADOW_SCENARIOS, "capability-planner-v1"),
         "interleaving": Profile("interleaving", EVENT_SCHEMA, _interleaving_evidence, _interleaving_judge,
-                                INTERLEAVING_GATES, INTERLEAVING_SCENARIOS, "ranking-v2"),
+                                INTERLEAVING_GATE_SPECS, INTERLEAVING_SCENARIOS, "ranking-v2"),
     }
 
 

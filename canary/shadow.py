@@ -41,7 +41,17 @@ from tooldisc.canary.conditions import Any_, Eq, Gt, IsNull, IsTrue, Not, all_of
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.engine import AggregateQuery, Engine, Measure, QuantileSpec
 from tooldisc.canary.events import Column, RowRule, RowSchema
-from tooldisc.canary.gates import FAIL, HOLD, NOT_JUDGED, PASS, GateResult, Verdict, decide, rnd
+from tooldisc.canary.gates import (
+    FAIL,
+    HOLD,
+    NOT_JUDGED,
+    PASS,
+    GateResult,
+    GateSpec,
+    Verdict,
+    decide,
+    rnd,
+)
 from tooldisc.canary.next_step import next_step
 
 SHADOW_SCHEMA = RowSchema(
@@ -77,8 +87,6 @@ SHADOW_SCHEMA = RowSchema(
     ),
 )
 
-SHADOW_GATES = ("golden", "proposals", "plans", "insufficient", "shadow_execution",
-                "divergence_review", "quarantine")
 _TURN = Eq("kind", "turn")
 _GOLDEN = Eq("kind", "golden")
 
@@ -268,16 +276,22 @@ def gate_shadow_quarantine(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
                       f"{float(share):.2%} of rows quarantined", nums)
 
 
-SHADOW_GATE_FUNCTIONS: tuple[ShadowGate, ...] = (
-    gate_golden, gate_proposals, gate_plans, gate_insufficient, gate_shadow_execution,
-    gate_divergence_review, gate_shadow_quarantine,
+SHADOW_GATE_SPECS: tuple[GateSpec, ...] = (
+    GateSpec("golden", gate_golden),
+    GateSpec("proposals", gate_proposals),
+    GateSpec("plans", gate_plans),
+    GateSpec("insufficient", gate_insufficient),
+    GateSpec("shadow_execution", gate_shadow_execution),
+    GateSpec("divergence_review", gate_divergence_review),
+    GateSpec("quarantine", gate_shadow_quarantine),
 )
+SHADOW_GATES: tuple[str, ...] = tuple(g.name for g in SHADOW_GATE_SPECS)
 
 
 def judge_shadow(s: ShadowEvidence, experiment: str, cfg: GateConfig | None = None) -> Verdict:
     """Seed 000's promotion gate: every condition holds → PROMOTE, else HOLD."""
     cfg = cfg or GateConfig()
-    results = tuple(g(s, cfg) for g in SHADOW_GATE_FUNCTIONS)
+    results = tuple(g.check(s, cfg) for g in SHADOW_GATE_SPECS)
     verdict = decide(results)
     summary = {"turns": s.turns, "golden_runs": s.golden_runs, "corrections": s.corrections,
                "latency_p95_ms": s.latency_p95, "tokens": s.tokens,

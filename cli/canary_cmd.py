@@ -27,7 +27,7 @@ from tooldisc.cli.engine_options import (
     SparkMasterOption,
     SparkRemoteOption,
     SparkTimeoutOption,
-    spark_target,
+    engine_choice,
 )
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.outputs import AppendOutput, Output, append_option, database_option, output_option
@@ -86,25 +86,14 @@ def simulate_cmd(
     """Arm shares with Wilson intervals, sample-ratio test, independence of two salts."""
     from dataclasses import asdict
 
-    from tooldisc.canary.duckdb.simulate import check_salts, simulate
     from tooldisc.errors import UsageError
 
     chosen = resolve_format(fmt, json_flag, ("table", "json"))
-    target = spark_target(engine, spark_master, spark_remote, spark_timeout, spark_conf)
+    on = engine_choice(engine, spark_master, spark_remote, spark_timeout, spark_conf)
     if (salt2 is None) != (percent2 is None):
         raise UsageError("--salt2 and --percent2 go together")
     salts = [(salt, percent)] + ([(salt2, percent2)] if salt2 is not None and percent2 is not None else [])
-    if target is None:
-        with progress_bar("hashing ids in DuckDB", counts=False):
-            result = simulate(salts, ids=ids, ids_file=ids_file)
-    else:
-        from tooldisc.canary.spark.session import session
-        from tooldisc.canary.spark.simulate import prepare, simulate_spark
-
-        check_salts(salts)
-        prepare(ids, ids_file)  # a missing local file fails before Spark starts
-        with progress_bar(f"hashing ids on {target.describe()}", counts=False), session(target) as spark:
-            result = simulate_spark(spark, salts, ids=ids, ids_file=ids_file)
+    result = on.simulate(salts, ids=ids, ids_file=ids_file, progress=_progress)
     if chosen == "json":
         print_json(asdict(result))
         return
@@ -225,6 +214,11 @@ def synth_cmd(
          f"to {out.path}")
 
 
+def _progress(label: str) -> Any:
+    """A transient bar for work of unknown length (what an engine runs a command under)."""
+    return progress_bar(label, counts=False)
+
+
 def _schema(profile: str) -> Any:
     from tooldisc.canary.profiles import profile as get_profile
 
@@ -300,44 +294,18 @@ def verdict_cmd(
         "--duckdb-temp-dir", help="Where DuckDB spills (default: the system temp folder).")] = None,
 ) -> None:
     """PROMOTE (exit 0), HOLD (10) or ROLLBACK (20), with every gate's numbers and reason."""
-    from tooldisc.canary.verdict import run_verdict
+    from tooldisc.canary.engines import VerdictInputs
     from tooldisc.errors import UsageError
 
     chosen = resolve_format(fmt, json_flag, ("table", "json", "md", "html"))
-    target = spark_target(engine, spark_master, spark_remote, spark_timeout, spark_conf)
+    on = engine_choice(engine, spark_master, spark_remote, spark_timeout, spark_conf)
     if out is not None and chosen == "table":
         raise UsageError("--out needs --format json, md or html")
     schema = _schema(profile)
-    if target is None:
-        if table is not None or events_format is not None:
-            raise UsageError("--table and --events-format need --engine spark")
-        if (db is None) == (events is None):
-            raise UsageError("give exactly one of --db or --events")
-        from tooldisc.canary.duckdb.ingest import DEFAULT_MEMORY_LIMIT, DuckDBLimits
-
-        limits = DuckDBLimits(duckdb_memory_limit or DEFAULT_MEMORY_LIMIT, duckdb_temp_dir)
-        with progress_bar("judging", counts=False):
-            verdict, report = run_verdict(schema, experiment, db=db, events=events, gates=gates,
-                                          since=since, until=until, profile_name=profile,
-                                          limits=limits)
-    else:
-        if duckdb_memory_limit is not None or duckdb_temp_dir is not None:
-            raise UsageError("--duckdb-memory-limit and --duckdb-temp-dir need --engine duckdb")
-        from tooldisc.canary.spark.engine import SparkEngine
-        from tooldisc.canary.spark.read import locate
-        from tooldisc.canary.spark.session import session
-
-        if db is not None:
-            raise UsageError("--db is a DuckDB database; with --engine spark give --events or --table")
-        location = locate(events, table, events_format)  # a local typo fails before Spark starts
-        with progress_bar(f"judging on {target.describe()}", counts=False), session(target) as spark:
-            spark_engine = SparkEngine.open(spark, location, schema)
-            try:
-                verdict, report = run_verdict(schema, experiment, events=location.label,
-                                              gates=gates, since=since, until=until,
-                                              engine=spark_engine, profile_name=profile)
-            finally:
-                spark_engine.close()
+    verdict, report = on.verdict(schema, VerdictInputs(
+        experiment, db=db, events=events, table=table, events_format=events_format, gates=gates, since=since,
+        until=until, profile=profile, duckdb_memory_limit=duckdb_memory_limit, duckdb_temp_dir=duckdb_temp_dir,
+    ), progress=_progress)
     report = {**report, "engine": engine}
     from tooldisc.cli.reporting import report_text
 

@@ -25,11 +25,13 @@ from tooldisc.cli.common import (
     resolve_format,
 )
 from tooldisc.cli.outputs import Output, output_option
+from tooldisc.discovery.catalog.importers import REGISTRY as IMPORT_FORMATS
+from tooldisc.discovery.catalog.importers import choices_text
 from tooldisc.errors import MAX_ERROR_LINE, UsageError
 from tooldisc.terminal import clip, escape
 
 MAX_ISSUE_LINE = MAX_ERROR_LINE  # one issue of `catalog validate`, as long as an error line
-POLICY_FREE_FORMATS = ("jsonl", "openai", "anthropic")
+POLICY_FREE_FORMATS = tuple(f.name for f in IMPORT_FORMATS if f.policy == "none")
 _PERSIAN = re.compile("[\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufeff]")
 
 catalog_app = typer.Typer(
@@ -42,9 +44,8 @@ catalog_app = typer.Typer(
 PathArg = Annotated[str, typer.Argument(help="Catalog file (YAML/JSON, OpenAI/Anthropic/MCP tools, tools.jsonl).")]
 FromOption = Annotated[
     str, typer.Option("--from", "--catalog-format",
-                      help="Read the file as exactly this format: auto, tooldisc, openai, anthropic, mcp or "
-                           "jsonl. auto: declared by a top-level catalog_version, else detected; a document "
-                           "mixing two formats is refused.")
+                      help=f"Read the file as exactly this format: auto, {choices_text()}. auto: declared by a "
+                           "top-level catalog_version, else detected; a document mixing two formats is refused.")
 ]
 
 
@@ -81,7 +82,7 @@ def validate_command(
     cannot be read or parsed.
     """
     from tooldisc.discovery.catalog import check_catalog
-    from tooldisc.discovery.catalog.importers import policy_note
+    from tooldisc.discovery.catalog.importers import carries_policy, policy_note
 
     out = resolve_format(fmt, json_, ("table", "json"))
     doc, detected = read_catalog_document(path, _source_format(source))
@@ -92,7 +93,7 @@ def validate_command(
     summary: dict[str, Any] = {
         "file": path,
         "format": detected,
-        "carries_policy": detected == "tooldisc",
+        "carries_policy": carries_policy(detected),
         "notes": [policy] if policy else [],
         "valid": not failed,
         "counts": {lvl: counts[lvl] for lvl in ("error", "quarantine", "warning")},
@@ -199,7 +200,7 @@ def convert_command(
     """
     from tooldisc.discovery.catalog import build_catalog, catalog_to_dict
     from tooldisc.discovery.catalog.exporters import PROVIDERS, render
-    from tooldisc.discovery.catalog.importers import policy_note
+    from tooldisc.discovery.catalog.importers import carries_policy, policy_note
     from tooldisc.discovery.catalog.names import NameMap
     from tooldisc.discovery.model import SIDE_EFFECTS
 
@@ -218,7 +219,7 @@ def convert_command(
             f"a {detected} tools list carries no policy; give --side-effect "
             f"({'|'.join(SIDE_EFFECTS)}) to say what its tools do", file=src,
         )
-    if detected == "tooldisc" and side_effect is not None:
+    if carries_policy(detected) and side_effect is not None:
         raise UsageError("--side-effect applies only to formats without policy; this is a tooldisc catalog", file=src)
     catalog = build_catalog(doc, source=src, plain=True)
     # A quarantined tool's schema is broken and it is never offered, so a provider

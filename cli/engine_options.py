@@ -3,7 +3,8 @@
 ``--engine duckdb`` (the default) needs nothing more. ``--engine spark`` needs the
 ``tooldisc[spark]`` extra and runs in local mode unless ``--spark-master`` or
 ``--spark-remote`` names a cluster; the ``--spark-*`` options are refused without it,
-so a typo never silently runs on the wrong engine.
+so a typo never silently runs on the wrong engine. The engines themselves, and the choice,
+are :mod:`tooldisc.canary.engines`: these are only their flags.
 """
 
 from __future__ import annotations
@@ -12,12 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.errors import UsageError
+from tooldisc.canary.engines import engine_help
 
-ENGINES = ("duckdb", "spark")
-
-EngineOption = Annotated[str, typer.Option(
-    "--engine", help="duckdb (default, in-process) or spark (needs tooldisc[spark]).")]
+EngineOption = Annotated[str, typer.Option("--engine", help=engine_help())]
 SparkMasterOption = Annotated[str | None, typer.Option(
     "--spark-master", help="Spark master: local[N] (default local[2]), spark://host:7077, "
                            "yarn or k8s://…; under spark-submit, its master.")]
@@ -29,18 +27,10 @@ SparkConfOption = Annotated[list[str] | None, typer.Option(
     "--spark-conf", help="Extra Spark setting KEY=VALUE (repeatable), e.g. spark.driver.memory=4g.")]
 
 
-def spark_target(engine: str, master: str | None, remote: str | None, timeout: float | None,
-                 conf: list[str] | None) -> Any:
-    """The :class:`~tooldisc.canary.spark.session.SparkTarget` for ``--engine spark``, else None."""
-    if engine not in ENGINES:
-        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
-    if engine != "spark":
-        given = [name for name, value in (("--spark-master", master), ("--spark-remote", remote),
-                                          ("--spark-timeout", timeout), ("--spark-conf", conf))
-                 if value]
-        if given:
-            raise UsageError(f"{', '.join(given)} need --engine spark")
-        return None
-    from tooldisc.canary.spark.session import target_from_options
+def engine_choice(engine: str, master: str | None, remote: str | None, timeout: float | None,
+                  conf: list[str] | None) -> Any:
+    """The :class:`~tooldisc.canary.engines.ChosenEngine` of ``--engine`` and the ``--spark-*`` options."""
+    from tooldisc.canary.engines import choose_engine
 
-    return target_from_options(master, remote, timeout, conf)
+    return choose_engine(engine, {"--spark-master": master, "--spark-remote": remote, "--spark-timeout": timeout,
+                                  "--spark-conf": conf})

@@ -11,15 +11,16 @@ from typing import Annotated, Any
 
 import typer
 
+from tooldisc.discovery.catalog.importers import choices_text
+
 CatalogOption = Annotated[
     str | None,
     typer.Option("--catalog", "-c", help="Catalog file (YAML/JSON, OpenAI/Anthropic/MCP tools, tools.jsonl). Default: the shipped catalog."),
 ]
 CatalogFormatOption = Annotated[
     str | None,
-    typer.Option("--catalog-format", help="Read the catalog as exactly this format: tooldisc, openai, anthropic, "
-                 "mcp or jsonl. Default: declared by a top-level catalog_version, else detected; a document "
-                 "mixing two formats is refused."),
+    typer.Option("--catalog-format", help=f"Read the catalog as exactly this format: {choices_text()}. Default: "
+                 "declared by a top-level catalog_version, else detected; a document mixing two formats is refused."),
 ]
 ConfigOption = Annotated[
     str | None, typer.Option("--config", help="Ranker weights YAML (overlays the shipped default); 'default' names the shipped config.")

@@ -24,15 +24,17 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from tooldisc.closed_schema import check_keys, without_extensions
+from tooldisc.discovery.rank.features import REGISTRY as FEATURE_REGISTRY
 from tooldisc.errors import ConfigError
 from tooldisc.limits import COUNTS
 from tooldisc.params import Flag, Interval, NumberMap, Options, refuse
 
 # BM25F fields a ``fields`` weight may name (what :mod:`.fields` can build a column for).
 FIELDS = ("name", "aliases", "keywords", "capability", "domains", "description", "examples", "parameters")
-# Ranking features a ``weights`` entry may name; :data:`tooldisc.discovery.rank.features.FEATURES`
-# implements exactly these (tested), in this order.
-FEATURE_NAMES = ("bm25", "ngram", "alias", "embedding", "prior", "history", "core", "expansion", "affinity")
+# Ranking features a ``weights`` entry may name, and the weight of one no file names: derived
+# from the feature registry (:data:`tooldisc.discovery.rank.features.REGISTRY`), in its order.
+FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in FEATURE_REGISTRY)
+DEFAULT_WEIGHTS: dict[str, float] = {f.name: f.default_weight for f in FEATURE_REGISTRY if f.default_weight}
 
 
 # --- constraints (data, checked in one place) ----------------------------------------
@@ -187,7 +189,7 @@ class RankerConfig:
     text: TextSection = field(default_factory=TextSection)
     bm25: Bm25Section = field(default_factory=Bm25Section)
     fields: Mapping[str, float] = key({}, NumberMap(FIELDS, RANGES["weight"]))
-    weights: Mapping[str, float] = key({}, NumberMap(FEATURE_NAMES, RANGES["weight"]))
+    weights: Mapping[str, float] = key(DEFAULT_WEIGHTS, NumberMap(FEATURE_NAMES, RANGES["weight"]))
     history: HistorySection = field(default_factory=HistorySection)
     adaptive: AdaptiveSection = field(default_factory=AdaptiveSection)
     abstain: AbstainSection = field(default_factory=AbstainSection)

@@ -9,27 +9,58 @@ A document is read as exactly one format (issue 10 item 1): declared, or detecte
 from fields only one format uses. A document mixing two formats is refused, so a
 tooldisc catalog carrying an MCP field can never lose its roles, permissions,
 tenant rules or ``enabled: false`` to a silent conversion.
+
+Each format is one :class:`ImportFormat` record in :data:`REGISTRY` (its evidence, reader,
+label and the policy it carries); detection, conversion, the notes, the loader's line-oriented
+choice and the CLI's choices all read it, so a new format is one record and its reader.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, Literal
 
 from tooldisc.errors import DataError
 
-FORMATS = ("tooldisc", "openai", "anthropic", "mcp", "jsonl")
-LABELS = {"tooldisc": "tooldisc", "openai": "OpenAI", "anthropic": "Anthropic", "mcp": "MCP",
-          "jsonl": "tools.jsonl"}
-
-# Fields that belong to one format only: wherever one appears, it is evidence of that
-# format. tooldisc's are every catalog field but the three all formats share.
+# Fields every format shares: never evidence of one.
 _SHARED_FIELDS = ("name", "description", "parameters")
-_FOREIGN_FIELDS = {
-    "mcp": ("inputSchema", "outputSchema", "annotations"),
-    "anthropic": ("input_schema", "cache_control"),
-    "openai": ("function", "strict"),
-}
+
+Reader = Callable[[Any, "str | None", "str | None"], dict[str, Any]]
+"""(parsed document, side effect for tools without one, file) → a tooldisc catalog document."""
+
+
+@dataclass(frozen=True)
+class ImportFormat:
+    """One catalog format tooldisc reads: the record detection, conversion, notes and the CLI read.
+
+    ``fields``: tool fields only this format uses (wherever one appears, it is evidence of the
+    format); ``native``: tooldisc's own, whose evidence is every catalog field but the shared three.
+    ``field_values``: a field that is evidence only with this value (OpenAI's ``type: function``).
+    ``document_fields``: top-level keys that are evidence; ``wrapper``: the key its tools list
+    sits under (MCP's ``result``). ``bare_list``: whether a bare list of tools with no
+    format-only field is this format, judged by its first tool (the first record that says yes
+    wins). ``policy``: what the format carries — ``full`` (roles, permissions, tenant rules, side
+    effects), ``side_effects`` (MCP annotations) or ``none``. ``lines``: one JSON object per
+    line, chosen by declaration or by a name ending in ``suffixes``, never detected from fields;
+    ``read_only_for_evaluation``: read without a side effect, its tools count as read-only (a
+    benchmark's tool list), with a note saying so.
+    """
+
+    name: str
+    label: str
+    read: Reader
+    policy: Literal["full", "side_effects", "none"] = "none"
+    fields: tuple[str, ...] = ()
+    native: bool = False
+    field_values: Mapping[str, Any] = field(default_factory=dict)
+    document_fields: tuple[str, ...] = ()
+    wrapper: str | None = None
+    bare_list: Callable[[Mapping[str, Any]], bool] | None = None
+    lines: bool = False
+    suffixes: tuple[str, ...] = ()
+    read_only_for_evaluation: bool = False
 
 
 def _tooldisc_fields() -> frozenset[str]:
@@ -38,12 +69,73 @@ def _tooldisc_fields() -> frozenset[str]:
     return frozenset(TOOL_FIELDS) - frozenset(_SHARED_FIELDS)
 
 
+def _as_is(data: Any, side_effect: str | None, file: str | None) -> dict[str, Any]:
+    return data
+
+
+def _read_openai(data: Any, side_effect: str | None, file: str | None) -> dict[str, Any]:
+    tools = data.get("tools") if isinstance(data, Mapping) else data
+    return {"catalog_version": None, "tools": [_from_openai(t, i, side_effect, file) for i, t in enumerate(_items(tools, file))]}
+
+
+def _read_anthropic(data: Any, side_effect: str | None, file: str | None) -> dict[str, Any]:
+    tools = data.get("tools") if isinstance(data, Mapping) else data
+    return {"catalog_version": None, "tools": [_from_anthropic(t, i, side_effect, file) for i, t in enumerate(_items(tools, file))]}
+
+
+def _read_mcp(data: Any, side_effect: str | None, file: str | None) -> dict[str, Any]:
+    body = data["result"] if isinstance(data, Mapping) and "result" in data else data
+    tools = body.get("tools") if isinstance(body, Mapping) else body
+    return {"catalog_version": None, "tools": [_from_mcp(t, i, side_effect, file) for i, t in enumerate(_items(tools, file))]}
+
+
+def _read_rows(data: Any, side_effect: str | None, file: str | None) -> dict[str, Any]:
+    return _from_rows(data, side_effect, file)
+
+
+# In this order: the order of FORMATS (the CLI's choices) and of the bare-list judgement.
+REGISTRY: tuple[ImportFormat, ...] = (
+    ImportFormat("tooldisc", "tooldisc", _as_is, policy="full", native=True, document_fields=("catalog_version",)),
+    ImportFormat("openai", "OpenAI", _read_openai, fields=("function", "strict"), field_values={"type": "function"},
+                 bare_list=lambda first: "parameters" in first),
+    ImportFormat("anthropic", "Anthropic", _read_anthropic, fields=("input_schema", "cache_control"),
+                 bare_list=lambda first: True),
+    ImportFormat("mcp", "MCP", _read_mcp, policy="side_effects", fields=("inputSchema", "outputSchema", "annotations"),
+                 wrapper="result"),
+    ImportFormat("jsonl", "tools.jsonl", _read_rows, lines=True, suffixes=(".jsonl",), read_only_for_evaluation=True),
+)
+BY_NAME: dict[str, ImportFormat] = {f.name: f for f in REGISTRY}
+FORMATS: tuple[str, ...] = tuple(BY_NAME)
+LABELS: dict[str, str] = {f.name: f.label for f in REGISTRY}
+NATIVE: str = next(f.name for f in REGISTRY if f.native)
+
+
+def choices_text() -> str:
+    """The format names as a sentence's list (``tooldisc, openai, anthropic, mcp or jsonl``), for help texts."""
+    return f"{', '.join(FORMATS[:-1])} or {FORMATS[-1]}"
+
+
+def carries_policy(fmt: str) -> bool:
+    """Whether a catalog read as ``fmt`` carries tooldisc's whole policy (roles, permissions, tenant rules)."""
+    return BY_NAME[fmt].policy == "full"
+
+
+def line_format(file: str, declared: str | None) -> ImportFormat | None:
+    """The line-oriented format ``file`` is read as: declared, or chosen by its name's ending; else None."""
+    if declared is not None:
+        found = BY_NAME.get(declared)
+        return found if found is not None and found.lines else None
+    suffix = PurePath(file).suffix.lower()
+    return next((f for f in REGISTRY if f.lines and suffix in f.suffixes), None)
+
+
 def _tool_list(data: Any) -> tuple[Any, str]:
-    """The list of tools in a parsed document and its path (``tools``, ``result.tools``, root)."""
+    """The list of tools in a parsed document and its path (``tools``, ``<wrapper>.tools``, root)."""
     if isinstance(data, Mapping):
-        result = data.get("result")
-        if isinstance(result, Mapping) and "tools" in result:
-            return result["tools"], "result.tools"
+        for fmt in REGISTRY:
+            wrapped = data.get(fmt.wrapper) if fmt.wrapper is not None else None
+            if isinstance(wrapped, Mapping) and "tools" in wrapped:
+                return wrapped["tools"], f"{fmt.wrapper}.tools"
         return data.get("tools"), "tools"
     return data, ""
 
@@ -55,32 +147,37 @@ def format_evidence(data: Any) -> list[tuple[str, str]]:
     tooldisc, ``input_schema`` is Anthropic, ``function`` or ``type: function`` is
     OpenAI); ``name``, ``description`` and ``parameters`` are everyone's.
     """
-    ours = _tooldisc_fields()
     found: dict[str, str] = {}
     if isinstance(data, Mapping):
-        if "catalog_version" in data:
-            found.setdefault("tooldisc", "catalog_version")
-        if isinstance(data.get("result"), Mapping) and "tools" in data["result"]:
-            found.setdefault("mcp", "result")
-            if "tools" in data:
-                found.setdefault("tooldisc", "tools")
+        for fmt in REGISTRY:
+            for key in fmt.document_fields:
+                if key in data:
+                    found.setdefault(fmt.name, key)
+            if fmt.wrapper is not None and isinstance(data.get(fmt.wrapper), Mapping) and "tools" in data[fmt.wrapper]:
+                found.setdefault(fmt.name, fmt.wrapper)
+                if "tools" in data:  # a tools list beside the wrapped one: tooldisc's shape
+                    found.setdefault(NATIVE, "tools")
     tools, base = _tool_list(data)
     if not isinstance(tools, list):
         return list(found.items())
-    foreign = {key: fmt for fmt, keys in _FOREIGN_FIELDS.items() for key in keys}
+    # a tooldisc field first, then a field's value, then a field only another format uses
+    ours, native = _tooldisc_fields(), NATIVE
+    foreign = {key: fmt.name for fmt in REGISTRY for key in fmt.fields}
+    values = {key: (value, fmt.name) for fmt in REGISTRY for key, value in fmt.field_values.items()}
+    detectable = sum(1 for fmt in REGISTRY if not fmt.lines)
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             continue
         for key in tool:  # the place of a format's first field only (a 100,000-tool file repeats them)
             if key in ours:
-                fmt = "tooldisc"
-            elif key == "type" and tool[key] == "function":
-                fmt = "openai"
+                owner = native
+            elif key in values and tool[key] == values[key][0]:
+                owner = values[key][1]
             else:
-                fmt = foreign.get(key)
-            if fmt is not None and fmt not in found:
-                found[fmt] = f"{base}[{i}].{key}"
-        if len(found) == len(FORMATS) - 1:
+                owner = foreign.get(key)
+            if owner is not None and owner not in found:
+                found[owner] = f"{base}[{i}].{key}"
+        if len(found) == detectable:
             break
     return list(found.items())
 
@@ -100,8 +197,10 @@ def detect_format(data: Any, declared: str | None = None, file: str | None = Non
         raise DataError(f"unknown catalog format {declared!r}; expected one of {', '.join(FORMATS)}", file=file)
     evidence = format_evidence(data)
     source = f"--catalog-format {declared}"
-    if declared is None and isinstance(data, Mapping) and "catalog_version" in data:
-        declared, source = "tooldisc", "its catalog_version"
+    if declared is None and isinstance(data, Mapping):
+        declaring = next(((f.name, key) for f in REGISTRY for key in f.document_fields if key in data), None)
+        if declaring is not None:
+            declared, source = declaring[0], f"its {declaring[1]}"
     if declared is not None:
         for fmt, where in evidence:
             if fmt != declared:
@@ -118,18 +217,19 @@ def detect_format(data: Any, declared: str | None = None, file: str | None = Non
         return evidence[0][0]
     first = next((t for t in data if isinstance(t, Mapping)), None) if isinstance(data, list) else None
     if first is None:  # not a list of tools: tooldisc's validation says what a catalog must be
-        return "tooldisc"
-    return "openai" if "parameters" in first else "anthropic"
+        return NATIVE
+    return next(f.name for f in REGISTRY if f.bare_list is not None and f.bare_list(first))
 
 
 def policy_note(fmt: str, file: str, side_effect: str | None) -> str | None:
-    """What an imported catalog lacks, for the output (None for tooldisc's own format)."""
-    if fmt == "tooldisc":
+    """What an imported catalog lacks, for the output (None for a format carrying the whole policy)."""
+    record = BY_NAME[fmt]
+    if record.policy == "full":
         return None
-    lacks = f"{file}: {LABELS[fmt]} tools carry no policy (roles, permissions, tenant rules)"
+    lacks = f"{file}: {record.label} tools carry no policy (roles, permissions, tenant rules)"
     if side_effect is not None:
         return f"{lacks}; every tool's side effect is {side_effect!r}"
-    if fmt == "mcp":
+    if record.policy == "side_effects":
         return f"{lacks}; side effects come from annotations, a tool without one is never offered"
     return f"{lacks}; with no side effect no tool is offered (convert with --side-effect)"
 
@@ -138,21 +238,10 @@ def to_catalog_document(
     data: Any, fmt: str, *, side_effect: str | None = None, file: str | None = None
 ) -> dict[str, Any]:
     """A parsed document of format ``fmt`` → a tooldisc catalog document (dict)."""
-    if fmt == "tooldisc":
-        return data
-    if fmt == "jsonl":
-        return _from_rows(data, side_effect, file)
-    if fmt == "mcp":
-        body = data["result"] if isinstance(data, Mapping) and "result" in data else data
-        tools = body.get("tools") if isinstance(body, Mapping) else body
-        return {"catalog_version": None, "tools": [_from_mcp(t, i, side_effect, file) for i, t in enumerate(_items(tools, file))]}
-    if fmt == "openai":
-        tools = data.get("tools") if isinstance(data, Mapping) else data
-        return {"catalog_version": None, "tools": [_from_openai(t, i, side_effect, file) for i, t in enumerate(_items(tools, file))]}
-    if fmt == "anthropic":
-        tools = data.get("tools") if isinstance(data, Mapping) else data
-        return {"catalog_version": None, "tools": [_from_anthropic(t, i, side_effect, file) for i, t in enumerate(_items(tools, file))]}
-    raise DataError(f"unknown catalog format {fmt!r}; expected one of {', '.join(FORMATS)}", file=file)
+    record = BY_NAME.get(fmt)
+    if record is None:
+        raise DataError(f"unknown catalog format {fmt!r}; expected one of {', '.join(FORMATS)}", file=file)
+    return record.read(data, side_effect, file)
 
 
 def _items(tools: Any, file: str | None) -> Sequence[Any]:

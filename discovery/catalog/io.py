@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooldisc.discovery.catalog import Catalog, build_catalog
-from tooldisc.discovery.catalog.importers import detect_format, policy_note, to_catalog_document
+from tooldisc.discovery.catalog.importers import (
+    detect_format,
+    line_format,
+    policy_note,
+    to_catalog_document,
+)
 from tooldisc.documents import (
     decode_text,
     file_size,
@@ -50,7 +55,7 @@ MAX_CATALOG_BYTES = 256 * 1024 * 1024
 about 130 MB as JSON). ``$TOOLDISC_MAX_CATALOG_BYTES`` sets another limit for every command."""
 ENV_MAX_BYTES = "TOOLDISC_MAX_CATALOG_BYTES"
 EVAL_SIDE_EFFECT_NOTE = (
-    "{file}: a tools.jsonl carries no policy; for evaluation its tools count as read-only "
+    "{file}: a {label} carries no policy; for evaluation its tools count as read-only "
     "(side_effect: none)"
 )
 
@@ -74,16 +79,13 @@ def read_catalog_document(
 
 
 def _catalog_document(text: str, file: str, fmt: str | None, side_effect: str | None) -> tuple[dict[str, Any], str]:
-    if _is_jsonl(file, fmt):
+    lines = line_format(file, fmt)
+    if lines is not None:
         rows = parse_jsonl(text, file)
-        return to_catalog_document(rows, "jsonl", side_effect=side_effect, file=file), "jsonl"
+        return to_catalog_document(rows, lines.name, side_effect=side_effect, file=file), lines.name
     data = parse_document(text, file)
     detected = detect_format(data, declared=fmt, file=file)
     return to_catalog_document(data, detected, side_effect=side_effect, file=file), detected
-
-
-def _is_jsonl(file: str, fmt: str | None) -> bool:
-    return fmt == "jsonl" or (fmt is None and Path(file).suffix.lower() == ".jsonl")
 
 
 def load_catalog(
@@ -107,14 +109,15 @@ def load_catalog(
     """
     file = str(path)
     notes: list[str] = []
-    if side_effect is None and _is_jsonl(file, fmt):
-        fmt, side_effect = "jsonl", "none"
-        notes.append(EVAL_SIDE_EFFECT_NOTE.format(file=file))
+    lines = line_format(file, fmt)
+    if side_effect is None and lines is not None and lines.read_only_for_evaluation:
+        fmt, side_effect = lines.name, "none"
+        notes.append(EVAL_SIDE_EFFECT_NOTE.format(file=file, label=lines.label))
     if cache is not None and not _is_index_cache(cache):
         raise UsageError("The 'cache' parameter must be an IndexCache (tooldisc.IndexCache.default()) or None. "
                          f"Got {type(cache).__name__} instead.")
     limit = catalog_max_bytes() if max_bytes is None else max_bytes
-    if not _is_jsonl(file, fmt) and Path(file).suffix.lower() == ".json" and \
+    if lines is None and Path(file).suffix.lower() == ".json" and \
             file_size(path, max_bytes=limit, what="catalog") >= LARGE:
         loaded = _load_large_json(path, fmt, side_effect, limit, cache, notes)
         if loaded is not None:

@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from tooldisc.discovery.indexes.lexical import LexicalIndex
+from tooldisc.discovery.rank.features import LEARNABLE, REGISTRY
 from tooldisc.discovery.text.fields import terms_of_tokens
 
-RANKER_FEATURES: frozenset[str] = frozenset(
-    {"bm25", "ngram", "alias", "embedding", "prior", "history", "core", "expansion", "affinity"})
+# The names a learned file's ranker may hold: every registered ranking feature.
+RANKER_FEATURES: frozenset[str] = frozenset(f.name for f in REGISTRY)
 ABSTENTION_FEATURES_ORDER: tuple[str, ...] = (
     "bm25_top", "ngram_content", "known", "idf_known", "unknown", "expansion_top")
 ABSTENTION_FEATURES: frozenset[str] = frozenset(ABSTENTION_FEATURES_ORDER)
@@ -67,21 +68,10 @@ def select(values: np.ndarray, names: Sequence[str], wanted: Sequence[str]) -> n
 
 
 def ranking_feature_names(ix: Any, expansion: bool, affinity: bool = False) -> list[str]:
-    """The ranking features a learned ranker is fitted over: those this index computes."""
-    names = ["bm25"]
-    if ix.ngram is not None:
-        names += ["ngram", "prior"]
-    if ix.alias is not None:
-        names.append("alias")
-    if ix.embedding is not None:
-        names.append("embedding")
-    if ix.config.history.turns:
-        names.append("history")
-    if expansion:
-        names.append("expansion")
-    if affinity:
-        names.append("affinity")
-    return names
+    """The ranking features a learned ranker is fitted over: those this index computes (and the
+    learned parts given), in a learned ranker's order (:data:`~.features.LEARNABLE`)."""
+    parts = frozenset(name for name, present in (("expansion", expansion), ("affinity", affinity)) if present)
+    return [f.name for f in LEARNABLE if f.learned_when is not None and f.learned_when(ix, parts)]
 
 
 CONTENT_POOL = 20

@@ -4,22 +4,32 @@ A feature is a small pure function chosen once by name; the rank step sums
 ``weight · feature`` for the features whose weight is non-zero, and keeps each
 weighted contribution so an offer can say why a tool ranked where it did. Relevance
 features are scaled to [0, 1] so their weights are comparable across catalogs.
-The names are the config's ``weights`` keys (:data:`tooldisc.discovery.config.FEATURE_NAMES`);
-a new feature is one function here, one entry in :data:`FEATURES` and its name there.
+Every feature is one :class:`RankingFeature` record in :data:`REGISTRY`; every list of
+feature names is derived from it: :data:`FEATURES` (the rank step's sum, in this order),
+:data:`TIE_BREAKERS`, the config's ``weights`` keys (:data:`tooldisc.discovery.config.FEATURE_NAMES`),
+the names a learned file's ranker may hold
+(:data:`tooldisc.discovery.learned.features.RANKER_FEATURES`) and the features ``learn`` fits a
+ranker over (:func:`tooldisc.discovery.learned.features.ranking_feature_names`). A new feature
+is one function and one record here, plus its tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
 from tooldisc.discovery.security import side_effect_code
 
 if TYPE_CHECKING:
-    from tooldisc.discovery.indexes.index import Index
     from tooldisc.discovery.stages import Retrieved
+
+# The index record (:class:`tooldisc.discovery.indexes.index.Index`), named without importing it: the index
+# module reads the ranker config, whose ``weights`` keys are derived from :data:`REGISTRY`, so an
+# import of it here, even for types, would close an import circle.
+Index: TypeAlias = Any
 
 Feature = Callable[["Index", "Retrieved"], np.ndarray]
 
@@ -125,17 +135,76 @@ def affinity_feature(ix: Index, state: Retrieved, temperature: float | None = No
     return (p * relevant).astype(np.float32)
 
 
-# Features that may only order tools another feature already found relevant.
-TIE_BREAKERS: frozenset[str] = frozenset({"core"})
+@dataclass(frozen=True)
+class RankingFeature:
+    """One ranking feature: the record every list of feature names is derived from.
 
-FEATURES: dict[str, Feature] = {
-    "bm25": bm25,
-    "ngram": ngram,
-    "alias": alias,
-    "embedding": embedding,
-    "prior": prior,
-    "history": history,
-    "core": core,
-    "expansion": expansion,
-    "affinity": affinity,
-}
+    ``learned_when``: whether ``learn`` fits a ranker weight for it, given the index and the
+    learned parts present (``"expansion"``, ``"affinity"``); None: never learned (a
+    tie-breaker keeps the config's weight). ``learn_position``: its place among the learned
+    features (learned files list a ranker's features in that order, so it is part of the
+    file's bytes). ``tie_breaker``: it only orders tools another feature found relevant.
+    ``default_weight``: the weight when no config names it (the shipped weights are data, in
+    ``discovery/data/default.yaml``).
+    """
+
+    name: str
+    compute: Feature
+    learned_when: Callable[[Any, frozenset[str]], bool] | None = None
+    learn_position: int | None = None
+    tie_breaker: bool = False
+    default_weight: float = 0.0
+
+
+def _always(ix: Any, parts: frozenset[str]) -> bool:
+    return True
+
+
+def _with_ngrams(ix: Any, parts: frozenset[str]) -> bool:
+    return ix.ngram is not None
+
+
+def _with_aliases(ix: Any, parts: frozenset[str]) -> bool:
+    return ix.alias is not None
+
+
+def _with_embeddings(ix: Any, parts: frozenset[str]) -> bool:
+    return ix.embedding is not None
+
+
+def _with_history(ix: Any, parts: frozenset[str]) -> bool:
+    return bool(ix.config.history.turns)
+
+
+def _with_expansions(ix: Any, parts: frozenset[str]) -> bool:
+    return "expansion" in parts
+
+
+def _with_affinity(ix: Any, parts: frozenset[str]) -> bool:
+    return "affinity" in parts
+
+
+# The rank step sums the weighted features in this order (float64 sums: the order is part of
+# every score's bits); ``learn_position`` orders them in a learned ranker (``prior`` follows
+# ``ngram`` there, whose retrieval it needs).
+REGISTRY: tuple[RankingFeature, ...] = (
+    RankingFeature("bm25", bm25, _always, 0),
+    RankingFeature("ngram", ngram, _with_ngrams, 1),
+    RankingFeature("alias", alias, _with_aliases, 3),
+    RankingFeature("embedding", embedding, _with_embeddings, 4),
+    RankingFeature("prior", prior, _with_ngrams, 2),
+    RankingFeature("history", history, _with_history, 5),
+    RankingFeature("core", core, tie_breaker=True),
+    RankingFeature("expansion", expansion, _with_expansions, 6),
+    RankingFeature("affinity", affinity, _with_affinity, 7),
+)
+
+# Features that may only order tools another feature already found relevant.
+TIE_BREAKERS: frozenset[str] = frozenset(f.name for f in REGISTRY if f.tie_breaker)
+
+FEATURES: dict[str, Feature] = {f.name: f.compute for f in REGISTRY}
+
+# The features ``learn`` may fit a ranker weight for, in a learned ranker's order.
+LEARNABLE: tuple[RankingFeature, ...] = tuple(sorted(
+    (f for f in REGISTRY if f.learned_when is not None and f.learn_position is not None),
+    key=lambda f: f.learn_position or 0))
