@@ -13,8 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption
-from tooldisc.cli.eval_cmd import (
+from tooldisc.cli.commands.eval import (
     ByOption,
     GoldOption,
     OutOption,
@@ -29,6 +28,7 @@ from tooldisc.cli.eval_cmd import (
     _out_format,
     _render,
 )
+from tooldisc.cli.common import FormatOption, JsonOption
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import (
     CatalogFormatOption,

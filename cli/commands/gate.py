@@ -13,11 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.common import (
-    FormatOption,
-    JsonOption,
-)
-from tooldisc.cli.eval_cmd import (
+from tooldisc.cli.commands.eval import (
     GoldOption,
     OutOption,
     ProgressOption,
@@ -27,6 +23,10 @@ from tooldisc.cli.eval_cmd import (
     _emit,
     _inputs,
     _out_format,
+)
+from tooldisc.cli.common import (
+    FormatOption,
+    JsonOption,
 )
 from tooldisc.cli.options import (
     CatalogFormatOption,

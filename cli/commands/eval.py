@@ -292,10 +292,10 @@ def sweep_command(
 
 
 def register(app: typer.Typer) -> None:
-    from tooldisc.cli import compare_cmd
-    from tooldisc.cli.gate_cmd import gate_command
+    from tooldisc.cli.commands import compare
+    from tooldisc.cli.commands.gate import gate_command
 
     app.command("eval")(eval_command)
     app.command("sweep")(sweep_command)
-    compare_cmd.register(app)  # compare, fuse
+    compare.register(app)  # compare, fuse
     app.command("gate")(gate_command)
