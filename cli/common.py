@@ -29,6 +29,7 @@ __all__ = [
     "dumps_json",
     "echo",
     "escape",
+    "formats",
     "note",
     "print_counts",
     "print_json",
@@ -43,6 +44,14 @@ FormatOption = Annotated[
     str, typer.Option("--format", "-f", help=FORMAT_HELP, show_default=True)
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Alias of --format json.")]
+
+
+def formats(kind: str) -> tuple[str, ...]:
+    """The ``--format`` values a command printing a ``kind`` document allows: derived from
+    :func:`tooldisc.reports.render.formats`, so a format or report kind is added in one place."""
+    from tooldisc.reports.render import formats as kind_formats
+
+    return kind_formats(kind)
 
 
 def resolve_format(fmt: str, json_flag: bool, allowed: Iterable[str]) -> str:

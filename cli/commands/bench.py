@@ -15,6 +15,7 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
+    formats,
     note,
     print_json,
     resolve_format,
@@ -74,7 +75,7 @@ def bench_command(
     from tooldisc.cli.common import dumps_json
     from tooldisc.evaluation.bench import BenchOptions
 
-    chosen = resolve_format(fmt, json_, ("table", "json"))
+    chosen = resolve_format(fmt, json_, formats("bench"))
     sizes = parse_sizes(tools)
     # a bad catalog is one line and exit 2 here, not a traceback from a worker process
     base = load_catalog_option(catalog, catalog_format) if catalog or learned else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, echo, print_json, resolve_format
+from tooldisc.cli.common import FormatOption, JsonOption, echo, formats, print_json, resolve_format
 
 cache_app = typer.Typer(name="cache", help="The on-disk index cache of warm one-shots: its size (without a "
                         "command: the status), and emptying it.",
@@ -31,7 +31,7 @@ def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> No
     """
     from tooldisc.discovery.index_cache import IndexCache
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("cache-status"))
     found = IndexCache.default().status()
     if out == "json":
         print_json(found.to_dict())
@@ -46,7 +46,7 @@ def clear_command(fmt: FormatOption = "table", json_: JsonOption = False) -> Non
     """Remove every cached index (the next command that builds one builds it fresh)."""
     from tooldisc.discovery.index_cache import IndexCache
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("cache-clear"))
     cache = IndexCache.default()
     removed = cache.clear()
     if out == "json":

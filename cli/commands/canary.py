@@ -17,6 +17,7 @@ from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
     echo,
+    formats,
     note,
     print_json,
     resolve_format,
@@ -57,7 +58,7 @@ def assign_cmd(
     """Bucket (0-9999) and arm of one (tenant, user) pair."""
     from tooldisc.canary.assignment import assign
 
-    chosen = resolve_format(fmt, json_flag, ("table", "json"))
+    chosen = resolve_format(fmt, json_flag, formats("canary-assign"))
     a = assign(salt, tenant, user, percent)
     if chosen == "json":
         print_json({"salt": a.salt, "percent": percent, "bucket": a.bucket, "arm": a.arm})
@@ -89,7 +90,7 @@ def simulate_cmd(
     from tooldisc.canary.simulate import check_salts, simulate
     from tooldisc.errors import UsageError
 
-    chosen = resolve_format(fmt, json_flag, ("table", "json"))
+    chosen = resolve_format(fmt, json_flag, formats("canary-simulate"))
     target = spark_target(engine, spark_master, spark_remote, spark_timeout, spark_conf)
     if (salt2 is None) != (percent2 is None):
         raise UsageError("--salt2 and --percent2 go together")
@@ -159,7 +160,7 @@ def synth_cmd(
     from tooldisc.canary.synth import check_out
     from tooldisc.errors import UsageError
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json"))
+    out_fmt = resolve_format(fmt, json_, formats("canary-synth"))
     get_profile(profile)  # refuses an unknown profile
     check_out(out.path)  # the extension, before any row is generated
     if out.tmp is None:  # a device or a pipe: the writers need a file they can seek in
@@ -249,7 +250,7 @@ def ingest_cmd(
 
     if not (math.isfinite(lock_timeout) and 0 <= lock_timeout <= 86_400):
         raise UsageError(f"--lock-timeout must be between 0 and 86400 seconds; got {lock_timeout:g}")
-    chosen = resolve_format(fmt, json_flag, ("table", "json"))
+    chosen = resolve_format(fmt, json_flag, formats("canary-ingest"))
     schema = _schema(profile)
     with progress_bar("ingesting", len(expand(pattern)), counts=False) as bar:
         res = ingest(db, pattern, schema, on_file=(lambda _p: bar.advance()) if bar else None,
@@ -301,7 +302,7 @@ def verdict_cmd(
     from tooldisc.canary.verdict import run_verdict
     from tooldisc.errors import UsageError
 
-    chosen = resolve_format(fmt, json_flag, ("table", "json", "md", "html"))
+    chosen = resolve_format(fmt, json_flag, formats("verdict"))
     target = spark_target(engine, spark_master, spark_remote, spark_timeout, spark_conf)
     if out is not None and chosen == "table":
         raise UsageError("--out needs --format json, md or html")

@@ -19,6 +19,7 @@ from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
     echo,
+    formats,
     note,
     print_counts,
     print_json,
@@ -83,7 +84,7 @@ def validate_command(
     from tooldisc.discovery.catalog import check_catalog
     from tooldisc.discovery.importers import policy_note
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("catalog-validate"))
     doc, detected = read_catalog_document(path, _source_format(source))
     policy = policy_note(detected, path, None)
     issues, catalog = check_catalog(doc, source=path, plain=True)  # validated once: the issues, and the catalog
@@ -168,7 +169,7 @@ def stats_command(
     """Tool counts by side effect, domain, namespace and capability prefix, and the catalog hash."""
     from tooldisc.cli.options import load_catalog_option
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("catalog-stats"))
     stats = catalog_stats(load_catalog_option(path, source))
     if out == "json":
         print_json(stats)
@@ -203,7 +204,7 @@ def convert_command(
     from tooldisc.discovery.model import SIDE_EFFECTS
     from tooldisc.discovery.names import NameMap
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("catalog-convert"))
     if to not in ("tooldisc", *PROVIDERS):
         raise UsageError(f"--to must be one of tooldisc, {', '.join(PROVIDERS)}; got {to!r}")
     if side_effect is not None and side_effect not in SIDE_EFFECTS:
@@ -279,7 +280,7 @@ def diff_command(
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.discovery.catalog_diff import diff_catalogs
 
-    out = resolve_format(fmt, json_, ("table", "json", "md", "html"))
+    out = resolve_format(fmt, json_, formats("catalog-diff"))
     diff = diff_catalogs(load_catalog_option(old, source), load_catalog_option(new, source))
     document = {"old": old, "new": new, **diff.to_dict()}
     if out == "json":

@@ -28,7 +28,7 @@ from tooldisc.cli.commands.eval import (
     _out_format,
     _render,
 )
-from tooldisc.cli.common import FormatOption, JsonOption
+from tooldisc.cli.common import FormatOption, JsonOption, formats
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import (
     CatalogFormatOption,
@@ -137,7 +137,7 @@ def compare_command(
     from tooldisc.evaluation.inputs import learned_notes, load_config_input, load_learned_input
     from tooldisc.evaluation.run_file import load_run_file
 
-    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
+    out_fmt = _out_format(fmt, json_, out, formats("compare"))
     by_fields = _by(by)
     specs = _arms(arms, run, learned, learned_a, learned_b)
     configs = [s for s in specs if not s.is_run]
@@ -228,7 +228,7 @@ def fuse_command(
     from tooldisc.evaluation.fuse import fuse
     from tooldisc.gold.trec import read_scored_run, run_text
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json"))
+    out_fmt = resolve_format(fmt, json_, formats("fuse"))
     tag = run_tag or method
     read = [read_scored_run(path) for path in runs]
     fused = fuse(read, method, k=rrf_k, depth=depth)

@@ -6,7 +6,14 @@ from typing import Annotated
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
+from tooldisc.cli.common import (
+    FormatOption,
+    JsonOption,
+    formats,
+    print_json,
+    resolve_format,
+    stdout_console,
+)
 from tooldisc.cli.options import (
     CatalogFormatOption,
     CatalogOption,
@@ -53,7 +60,7 @@ def discover_command(
     """Rank the tools a request may see: security filter first, then BM25F ranking, then top-K."""
     from tooldisc.discovery.config import load_config
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("discover"))
     cache = index_cache(no_cache)
     cat = load_catalog_option(catalog, catalog_format, cache)
     # The table always prints the effective context itself; JSON carries it under "context".

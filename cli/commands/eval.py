@@ -17,6 +17,7 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
+    formats,
     resolve_format,
 )
 from tooldisc.cli.limits import count_option
@@ -194,7 +195,7 @@ def eval_command(
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.api import score_eval
 
-    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
+    out_fmt = _out_format(fmt, json_, out, formats("eval"))
     by_fields = _by(by)
     kk = parse_k(k)
     pq_fmt = _per_query_format(per_query_out)
@@ -281,7 +282,7 @@ def sweep_command(
     """
     from tooldisc.evaluation.sweep import parse_ks, sweep_document
 
-    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
+    out_fmt = _out_format(fmt, json_, out, formats("sweep"))
     k_values = parse_ks(ks)
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     cache = index_cache(no_cache)

@@ -27,6 +27,7 @@ from tooldisc.cli.commands.eval import (
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
+    formats,
 )
 from tooldisc.cli.options import (
     CatalogFormatOption,
@@ -99,7 +100,7 @@ def gate_command(
         parse_thresholds,
     )
 
-    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
+    out_fmt = _out_format(fmt, json_, out, formats("gate"))
     drops = [parse_max_drop(text) for text in max_drop or ()]
     if drops and not baseline:
         raise UsageError("--max-drop needs --baseline BASE.json (an earlier 'tooldisc eval --format json')")

@@ -24,6 +24,7 @@ from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
     echo,
+    formats,
     note,
     print_counts,
     print_json,
@@ -81,7 +82,7 @@ def validate_command(
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.gold.validate import validate_gold
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("gold-validate"))
     gold = _load(path, check=False)
     external = _is_external(gold)
     if external and catalog is None:
@@ -146,7 +147,7 @@ def stats_command(
     json_: JsonOption = False,
 ) -> None:
     """Query counts by intent, category, difficulty, hard case and language; matched/no-match; label facts."""
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("gold-stats"))
     stats = gold_summary(_load(path))
     if out == "json":
         print_json(stats)
@@ -206,7 +207,7 @@ def split_command(
     """
     from tooldisc.gold.stats import split
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("gold-split"))
     stem = Path(path).stem
     outputs = {part: out_dir.reserve(f"{stem}.{part}.json") for part in ("tune", "test")}  # before any work
     files = {part: Path(o.path) for part, o in outputs.items()}
@@ -266,7 +267,7 @@ def qrels_command(
 
     from tooldisc.gold.trec import qrels_text, topics_text
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("gold-qrels"))
     gold = _load(path)
     text = qrels_text(gold)
     topics = topics_text(gold) if topics_out else None

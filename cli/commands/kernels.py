@@ -13,7 +13,15 @@ from typing import Annotated
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, echo, note, print_json, resolve_format
+from tooldisc.cli.common import (
+    FormatOption,
+    JsonOption,
+    echo,
+    formats,
+    note,
+    print_json,
+    resolve_format,
+)
 
 kernels_app = typer.Typer(name="kernels", help="The compiled query loops: which form runs (without a command: "
                           "the status), and building the ahead-of-time module (no numba at run time).",
@@ -32,7 +40,7 @@ def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> No
     """Say which form of the compiled query loops a catalog large enough for them will run, and why."""
     from tooldisc.discovery.kernels_aot import status
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("kernels-status"))
     found = status()
     if out == "json":
         print_json(found.to_dict())
@@ -58,7 +66,7 @@ def build_command(
     from tooldisc.discovery.kernels_aot import key, signature_count
     from tooldisc.discovery.kernels_build import build
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("kernels-build"))
     start = time.perf_counter()
     path, compiled = build(force=force,
                            progress=lambda what: note(f"kernels: {what}"))

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+from tooldisc.cli.common import FormatOption, JsonOption, formats, resolve_format
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogOption, ConfigOption
 from tooldisc.cli.outputs import Output, output_option
@@ -68,7 +68,7 @@ def learn_command(
     from tooldisc.evaluation.learn import LearnOptions, learn
     from tooldisc.evaluation.learn_data import load_examples
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json"))
+    out_fmt = resolve_format(fmt, json_, formats("learn"))
     if not out:
         raise UsageError("learn needs --out LEARNED (where to write the learned file)")
     opts = LearnOptions(expansions=expansions, affinity=affinity, ranker=ranker, clauses=clauses, abstention=abstention,

@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
+from tooldisc.cli.common import (
+    FormatOption,
+    JsonOption,
+    formats,
+    print_json,
+    resolve_format,
+    stdout_console,
+)
 from tooldisc.cli.options import CatalogFormatOption, CatalogOption, load_catalog_option
 
 plan_app = typer.Typer(name="plan", help="Validate agent plans (read-only actions with $from references).",
@@ -28,7 +35,7 @@ def validate_command(
     """Report every finding in check order, each with a stable code."""
     from tooldisc.agent.plan import load_plan, validate_plan
 
-    out = resolve_format(fmt, json_, ("table", "json"))
+    out = resolve_format(fmt, json_, formats("plan"))
     cat = load_catalog_option(catalog, catalog_format)
     parsed = load_plan(plan)
     routed_names = tuple(n.strip() for n in (routed or "").split(",") if n.strip())

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+from tooldisc.cli.common import FormatOption, JsonOption, formats, resolve_format
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogFormatOption
 from tooldisc.cli.outputs import Output, output_option
@@ -62,7 +62,7 @@ def tune_command(
     from tooldisc.evaluation.tune import WeightTuner, load_space, parse_objective
     from tooldisc.evaluation.tune_report import tune_document, weights_yaml
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json", "md", "html"))
+    out_fmt = resolve_format(fmt, json_, formats("tune"))
     catalogs, golds = list(catalog or ()), list(gold or ())
     if len(catalogs) != len(golds):
         raise UsageError(f"--catalog and --gold come in pairs; got {len(catalogs)} --catalog and {len(golds)} --gold")
