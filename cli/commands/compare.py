@@ -13,21 +13,6 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.commands.eval import (
-    ByOption,
-    GoldOption,
-    OutOption,
-    ProgressOption,
-    QrelsOption,
-    TopicsOption,
-    _by,
-    _check_by,
-    _discover,
-    _emit,
-    _inputs,
-    _out_format,
-    _render,
-)
 from tooldisc.cli.common import FormatOption, JsonOption, formats
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import (
@@ -46,6 +31,21 @@ from tooldisc.cli.options import (
     index_cache,
 )
 from tooldisc.cli.outputs import Output, output_option
+from tooldisc.cli.runs import (
+    ByOption,
+    GoldOption,
+    OutOption,
+    ProgressOption,
+    QrelsOption,
+    TopicsOption,
+    check_by,
+    discover_all,
+    emit,
+    load_inputs,
+    out_format,
+    parse_by,
+    render,
+)
 
 MIN_PERMUTATIONS = 10_000
 
@@ -137,17 +137,17 @@ def compare_command(
     from tooldisc.evaluation.inputs import learned_notes, load_config_input, load_learned_input
     from tooldisc.evaluation.run_file import load_run_file
 
-    out_fmt = _out_format(fmt, json_, out, formats("compare"))
-    by_fields = _by(by)
+    out_fmt = out_format(fmt, json_, out, formats("compare"))
+    by_fields = parse_by(by)
     specs = _arms(arms, run, learned, learned_a, learned_b)
     configs = [s for s in specs if not s.is_run]
     flags = context_flags(tenant, role, permission, mode, forced, context_file)
     first = configs[0] if configs else None
     cache = index_cache(no_cache)
-    inputs = _inputs(catalog, gold, first.config if first else None, flags, qrels=qrels, topics=topics,
+    inputs = load_inputs(catalog, gold, first.config if first else None, flags, qrels=qrels, topics=topics,
                      quiet_context=out_fmt == "table", catalog_format=catalog_format,
                      learned=first.learned if first else None, cache=cache)
-    _check_by(inputs.gold, by_fields)
+    check_by(inputs.gold, by_fields)
     arm_inputs: dict[str, Any] = {}
     for spec in configs:
         if spec is first:
@@ -165,13 +165,13 @@ def compare_command(
             for line in result.run_file.notes:
                 note(line)
         else:
-            result = _discover(arm_inputs[spec.name], kk, progress, label=f"discovering ({spec.name})",
+            result = discover_all(arm_inputs[spec.name], kk, progress, label=f"discovering ({spec.name})",
                                cache=cache)
         runs.append(score_eval(result))
     comparison = compare(*runs, names=[s.name for s in specs], permutations=permutations, seed=seed, alpha=alpha,
                          resamples=resamples)
     doc = comparison.document(max_changed=changed, max_moves=moves, by=by_fields)
-    _render(doc, out_fmt, out, "compare")
+    render(doc, out_fmt, out, "compare")
     _report_failures(comparison, doc, fail_if_worse)
 
 
@@ -240,7 +240,7 @@ def fuse_command(
     if out_fmt == "json":
         print_json(summary)
     else:
-        _emit(f"fused {len(runs)} runs with {method}{f' (k={rrf_k})' if method == 'rrf' else ''}: "
+        emit(f"fused {len(runs)} runs with {method}{f' (k={rrf_k})' if method == 'rrf' else ''}: "
               f"{summary['queries']} queries, {summary['lines']} lines -> {out}\n", None)
 
 

@@ -13,17 +13,6 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.commands.eval import (
-    GoldOption,
-    OutOption,
-    ProgressOption,
-    QrelsOption,
-    TopicsOption,
-    _discover,
-    _emit,
-    _inputs,
-    _out_format,
-)
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
@@ -44,6 +33,17 @@ from tooldisc.cli.options import (
     context_flags,
 )
 from tooldisc.cli.outputs import AppendOutput, Output, append_option, output_option
+from tooldisc.cli.runs import (
+    GoldOption,
+    OutOption,
+    ProgressOption,
+    QrelsOption,
+    TopicsOption,
+    discover_all,
+    emit,
+    load_inputs,
+    out_format,
+)
 
 
 def gate_command(
@@ -88,77 +88,29 @@ def gate_command(
     the --baseline eval JSON; a baseline on another gold set, catalog or K is bad input.
     """
     from tooldisc.cli.common import note
-    from tooldisc.errors import UsageError
-    from tooldisc.evaluation.gate import (
-        baseline_thresholds,
-        check,
-        check_baseline,
-        gate_document,
-        junit_xml,
-        load_eval_document,
-        parse_max_drop,
-        parse_thresholds,
-    )
+    from tooldisc.cli.reporting import report_text
+    from tooldisc.evaluation.gate import GateRequest, junit_xml, run_gate
 
-    out_fmt = _out_format(fmt, json_, out, formats("gate"))
-    drops = [parse_max_drop(text) for text in max_drop or ()]
-    if drops and not baseline:
-        raise UsageError("--max-drop needs --baseline BASE.json (an earlier 'tooldisc eval --format json')")
-    if baseline and not drops:
-        raise UsageError("--baseline needs at least one --max-drop MEASURE=DROP")
-    thresholds = parse_thresholds(min_ or (), max_ or (), required=not drops)
-    base_doc = load_eval_document(baseline) if baseline else None
-    relative = baseline_thresholds(drops, base_doc["metrics"], source=baseline) if base_doc else ()
-    thresholds = (*thresholds, *relative)
+    out_fmt = out_format(fmt, json_, out, formats("gate"))
     eval_flags = {"--catalog": catalog, "--gold": gold, "--k": k, "--config": config, "--mode": mode,
                   "--role": role, "--permission": permission, "--tenant": tenant, "--forced": forced,
                   "--context-file": context_file, "--qrels": qrels, "--topics": topics, "--learned": learned}
-    if from_:
-        given = [name for name, value in eval_flags.items() if value]
-        if given:
-            raise UsageError(f"--from reads finished eval results; it cannot be combined with {', '.join(given)}")
-        current, source = load_eval_document(from_), from_
-    else:
+    request = GateRequest(tuple(min_ or ()), tuple(max_ or ()), tuple(max_drop or ()), baseline, from_,
+                          tuple(name for name, value in eval_flags.items() if value))
+
+    def load() -> tuple[Any, int | str | None]:
         from tooldisc.cli.options import parse_k
-        from tooldisc.evaluation.summary import check_measurable, eval_document
 
-        check_measurable([t.measure for t in thresholds])
         flags = context_flags(tenant, role, permission, mode, forced, context_file)
-        inputs = _inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, catalog_format=catalog_format,
-                         learned=learned)
-        kk = parse_k(k)
-        if base_doc is not None and baseline:  # refuse an incomparable baseline before the run, not after
-            check_baseline(base_doc, _identity(inputs, kk), source=baseline, context=False)
-        result = _discover(inputs, kk, progress)
-        deep = [t for t in thresholds if t.measure.cutoff is not None and t.measure.cutoff > result.cutoff]
-        if deep:
-            raise UsageError(f"{deep[0].measure} looks deeper than the run's offers (K={result.k}, at most "
-                             f"{result.cutoff} tools); run with --k {deep[0].measure.cutoff} or more")
-        current = eval_document(result, by=(), max_misses=0, extra=[t.measure for t in thresholds])
-        source = None
-    base_info = None
-    if base_doc is not None and baseline:
-        notes = check_baseline(base_doc, current, source=baseline)
-        for line in notes:
-            note(f"note: {line}")
-        base_info = {"source": baseline, "config": base_doc.get("config"), "notes": notes}
-    checks = check(thresholds, current["metrics"], source=source)
-    gate_doc = gate_document(checks, source=source, baseline=base_info)
-    from tooldisc.cli.reporting import report_text
+        inputs = load_inputs(catalog, gold, config, flags, qrels=qrels, topics=topics,
+                             catalog_format=catalog_format, learned=learned)
+        return inputs, parse_k(k)
 
+    result = run_gate(request, load=load, discover=lambda inputs, kk: discover_all(inputs, kk, progress), note=note)
     if junit:
-        junit.write(junit_xml(checks))
+        junit.write(junit_xml(result.checks))
     if summary:
-        summary.write(report_text(gate_doc, "gate", "md"))
-    _emit(report_text(gate_doc, "gate", out_fmt), out)
-    if not gate_doc["passed"]:
+        summary.write(report_text(result.document, "gate", "md"))
+    emit(report_text(result.document, "gate", out_fmt), out)
+    if not result.passed:
         raise typer.Exit(1)
-
-
-def _identity(inputs: Any, k: int | str | None) -> dict[str, Any]:
-    """The parts of an eval document a baseline must share, known before discovery runs."""
-    from tooldisc.evaluation.run import cutoff_for
-
-    kk = inputs.config.k if k is None else k
-    return {"gold": {"hash": inputs.gold.hash}, "catalog": {"hash": inputs.catalog.hash}, "k": kk,
-            "cutoff": cutoff_for(inputs.config, kk)}
