@@ -18,16 +18,11 @@ from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import (
     CatalogFormatOption,
     CatalogOption,
-    ContextFileOption,
-    ForcedOption,
+    ContextFlags,
     KOption,
     LearnedOption,
-    ModeOption,
     NoCacheOption,
-    PermissionOption,
-    RoleOption,
-    TenantOption,
-    context_flags,
+    context_options,
     index_cache,
 )
 from tooldisc.cli.outputs import Output, output_option
@@ -72,6 +67,7 @@ def _arms(positional: list[str] | None, runs: list[str] | None, learned: str | N
     return unique_labels(with_learned(specs, every=learned, first=learned_a, second=learned_b))
 
 
+@context_options
 def compare_command(
     arms: Annotated[list[str] | None, typer.Argument(
         metavar="ARM...", help="Two or more arms, the first the baseline: 'default' (the shipped config), a config "
@@ -84,12 +80,7 @@ def compare_command(
     catalog_format: CatalogFormatOption = None,
     gold: GoldOption = None,
     k: KOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
+    context: ContextFlags = ContextFlags(),
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
     learned: LearnedOption = None,
@@ -141,10 +132,9 @@ def compare_command(
     by_fields = parse_by(by)
     specs = _arms(arms, run, learned, learned_a, learned_b)
     configs = [s for s in specs if not s.is_run]
-    flags = context_flags(tenant, role, permission, mode, forced, context_file)
     first = configs[0] if configs else None
     cache = index_cache(no_cache)
-    inputs = load_inputs(catalog, gold, first.config if first else None, flags, qrels=qrels, topics=topics,
+    inputs = load_inputs(catalog, gold, first.config if first else None, context, qrels=qrels, topics=topics,
                      quiet_context=out_fmt == "table", catalog_format=catalog_format,
                      learned=first.learned if first else None, cache=cache)
     check_by(inputs.gold, by_fields)

@@ -18,18 +18,13 @@ from tooldisc.cli.options import (
     CatalogFormatOption,
     CatalogOption,
     ConfigOption,
-    ContextFileOption,
-    ForcedOption,
+    ContextFlags,
     KOption,
     LearnedOption,
-    ModeOption,
     NoCacheOption,
-    PermissionOption,
-    RoleOption,
-    TenantOption,
     build_context_from,
     build_engine,
-    context_flags,
+    context_options,
     index_cache,
     load_catalog_option,
     load_learned_option,
@@ -37,17 +32,13 @@ from tooldisc.cli.options import (
 )
 
 
+@context_options
 def discover_command(
     query: Annotated[str, typer.Argument(help="The user's request.")],
     catalog: CatalogOption = None,
     catalog_format: CatalogFormatOption = None,
     k: KOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
+    context: ContextFlags = ContextFlags(),
     config: ConfigOption = None,
     learned: LearnedOption = None,
     history: Annotated[list[str] | None, typer.Option("--history", help="An earlier user turn, oldest first (repeatable).")] = None,
@@ -64,7 +55,7 @@ def discover_command(
     cache = index_cache(no_cache)
     cat = load_catalog_option(catalog, catalog_format, cache)
     # The table always prints the effective context itself; JSON carries it under "context".
-    ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
+    ctx = build_context_from(cat, context,
                              quiet=out == "table")
     engine = build_engine(cat, load_config(config), load_learned_option(learned), cache)
     kk = parse_k(k)

@@ -22,16 +22,11 @@ from tooldisc.cli.options import (
     CatalogFormatOption,
     CatalogOption,
     ConfigOption,
-    ContextFileOption,
-    ForcedOption,
+    ContextFlags,
     KOption,
     LearnedOption,
-    ModeOption,
     NoCacheOption,
-    PermissionOption,
-    RoleOption,
-    TenantOption,
-    context_flags,
+    context_options,
     index_cache,
 )
 from tooldisc.cli.outputs import Output, output_option
@@ -57,6 +52,7 @@ MissesOption = Annotated[int, count_option("listed", "--misses", help="How many 
 # --- eval ------------------------------------------------------------------------
 
 
+@context_options
 def eval_command(
     catalog: CatalogOption = None,
     catalog_format: CatalogFormatOption = None,
@@ -64,12 +60,7 @@ def eval_command(
     k: KOption = None,
     config: ConfigOption = None,
     learned: LearnedOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
+    context: ContextFlags = ContextFlags(),
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
     by: ByOption = None,
@@ -108,9 +99,8 @@ def eval_command(
     pq_fmt = _per_query_format(per_query_out)
     if run_out:
         _check_run_tag(run_tag)
-    flags = context_flags(tenant, role, permission, mode, forced, context_file)
     cache = index_cache(no_cache)
-    inputs = load_inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
+    inputs = load_inputs(catalog, gold, config, context, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
                      catalog_format=catalog_format, learned=learned, cache=cache)
     check_by(inputs.gold, by_fields)
     engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned, cache=cache)
@@ -154,6 +144,7 @@ def _render_eval(doc: dict[str, Any], fmt: str, out: Output | None) -> None:
 # --- sweep -----------------------------------------------------------------------
 
 
+@context_options
 def sweep_command(
     ks: Annotated[str, typer.Option("--k", help="The K values to read off one ranking, comma-separated.")] = "3,5,10,15,20,48",
     catalog: CatalogOption = None,
@@ -161,12 +152,7 @@ def sweep_command(
     gold: GoldOption = None,
     config: ConfigOption = None,
     learned: LearnedOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
+    context: ContextFlags = ContextFlags(),
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
     out: OutOption = None,
@@ -184,9 +170,8 @@ def sweep_command(
 
     out_fmt = out_format(fmt, json_, out, formats("sweep"))
     k_values = parse_ks(ks)
-    flags = context_flags(tenant, role, permission, mode, forced, context_file)
     cache = index_cache(no_cache)
-    inputs = load_inputs(catalog, gold, config, flags, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
+    inputs = load_inputs(catalog, gold, config, context, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
                      catalog_format=catalog_format, learned=learned, cache=cache)
     render(sweep_document(discover_all(inputs, max(k_values), progress, cache=cache), k_values),
             out_fmt, out, "sweep")

@@ -22,15 +22,10 @@ from tooldisc.cli.options import (
     CatalogFormatOption,
     CatalogOption,
     ConfigOption,
-    ContextFileOption,
-    ForcedOption,
+    ContextFlags,
     KOption,
     LearnedOption,
-    ModeOption,
-    PermissionOption,
-    RoleOption,
-    TenantOption,
-    context_flags,
+    context_options,
 )
 from tooldisc.cli.outputs import AppendOutput, Output, append_option, output_option
 from tooldisc.cli.runs import (
@@ -46,6 +41,7 @@ from tooldisc.cli.runs import (
 )
 
 
+@context_options
 def gate_command(
     min_: Annotated[list[str] | None, typer.Option("--min", help="MEASURE=VALUE that must be at least VALUE (repeatable).")] = None,
     max_: Annotated[list[str] | None, typer.Option("--max", help="MEASURE=VALUE that must be at most VALUE (repeatable).")] = None,
@@ -62,12 +58,7 @@ def gate_command(
     k: KOption = None,
     config: ConfigOption = None,
     learned: LearnedOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
+    context: ContextFlags = ContextFlags(),
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
     junit: Annotated[Output | None, output_option("--junit", help="Write a JUnit XML report to PATH.")] = None,
@@ -92,17 +83,15 @@ def gate_command(
     from tooldisc.evaluation.gate import GateRequest, junit_xml, run_gate
 
     out_fmt = out_format(fmt, json_, out, formats("gate"))
-    eval_flags = {"--catalog": catalog, "--gold": gold, "--k": k, "--config": config, "--mode": mode,
-                  "--role": role, "--permission": permission, "--tenant": tenant, "--forced": forced,
-                  "--context-file": context_file, "--qrels": qrels, "--topics": topics, "--learned": learned}
-    request = GateRequest(tuple(min_ or ()), tuple(max_ or ()), tuple(max_drop or ()), baseline, from_,
-                          tuple(name for name, value in eval_flags.items() if value))
+    run_flags = (*(name for name, value in {"--catalog": catalog, "--gold": gold, "--k": k, "--config": config}.items()
+                   if value), *context.given(),
+                 *(name for name, value in {"--qrels": qrels, "--topics": topics, "--learned": learned}.items() if value))
+    request = GateRequest(tuple(min_ or ()), tuple(max_ or ()), tuple(max_drop or ()), baseline, from_, run_flags)
 
     def load() -> tuple[Any, int | str | None]:
         from tooldisc.cli.options import parse_k
 
-        flags = context_flags(tenant, role, permission, mode, forced, context_file)
-        inputs = load_inputs(catalog, gold, config, flags, qrels=qrels, topics=topics,
+        inputs = load_inputs(catalog, gold, config, context, qrels=qrels, topics=topics,
                              catalog_format=catalog_format, learned=learned)
         return inputs, parse_k(k)
 

@@ -47,3 +47,11 @@ def test_canary_synth_json_summary(tmp_path) -> None:
     doc = json.loads(res.stdout)
     assert doc["events"] == 1000 and doc["scenario"] == "slow" and doc["expected_verdict"] == "HOLD"
     assert out.exists()
+
+
+@pytest.mark.parametrize("command", ["discover", "eval", "sweep", "compare", "gate", "serve"])
+def test_the_context_bundle_declares_the_six_flags(command: str) -> None:
+    """One declaration (cli.options.context_options) gives every discovering command the same six flags."""
+    result = CliRunner().invoke(app, [command, "--help"])
+    for flag in ("--mode", "--role", "--permission", "--tenant", "--forced", "--context-file"):
+        assert flag in result.output, (command, flag)
