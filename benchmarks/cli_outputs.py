@@ -12,7 +12,8 @@ and compares two such records::
     python benchmarks/cli_outputs.py compare before.json after.json
 
 ``compare`` prints every differing invocation (a unified diff of the differing stream)
-and exits 1 when there is one.
+and exits 1 when there is one. Output that differs only in where lines wrap is listed but
+not counted: the two trees' paths differ in length, and rich wraps before the paths are scrubbed.
 """
 
 from __future__ import annotations
@@ -182,9 +183,22 @@ def _scrub(text: str, tmp: str, numbers: bool) -> str:
     text = text.replace(str(Path.home()), "<HOME>")
     text = re.sub(r"/work/[A-Za-z0-9_.-]+", "<REPO>", text)  # another worktree's path (record vs compare)
     text = re.sub(r"_tooldisc_kernels_[0-9a-f]+", "_tooldisc_kernels_<KEY>", text)
-    if numbers:
-        text = re.sub(r"\d+", "N", text)
-    return text
+    return _shape(text) if numbers else text
+
+
+def _shape(text: str) -> str:
+    """Timings and memory: only the shape is compared (column widths follow the numbers; bench names the
+    commit it ran on)."""
+    text = re.sub(r'("commit": )"[0-9a-fN]+"', r'\1"<SHA>"', text)
+    text = re.sub(r'("dirty": )(true|false)', r"\1<DIRTY>", text)
+    text = re.sub(r"commit [0-9a-fN]+( \(dirty\))?", "commit <SHA>", text)
+    text = re.sub(r"\d+", "N", text)
+    text = re.sub(r" +", " ", text)
+    return re.sub(r"([─━┈-╿])\1+", r"\1", text)
+
+
+def _words(text: object) -> list[str]:
+    return str(text).split()
 
 
 def record(venv: Path, repo: Path) -> dict[str, dict[str, object]]:
@@ -212,10 +226,19 @@ def record(venv: Path, repo: Path) -> dict[str, dict[str, object]]:
 
 def compare(before: dict[str, dict[str, object]], after: dict[str, dict[str, object]]) -> int:
     """Print every difference; the number of differing calls."""
-    differ = 0
+    differ = wrapped = 0
+    shaped = {" ".join(c.args) for c in calls() if c.numbers}
+    for key in shaped & set(before) & set(after):
+        for doc in (before[key], after[key]):
+            doc["stdout"], doc["stderr"] = _shape(str(doc["stdout"])), _shape(str(doc["stderr"]))
     for key in sorted(set(before) | set(after)):
         a, b = before.get(key), after.get(key)
         if a == b:
+            continue
+        if a is not None and b is not None and a["code"] == b["code"] and all(
+                _words(a[part]) == _words(b[part]) for part in ("stdout", "stderr")):
+            wrapped += 1  # the same words, wrapped elsewhere: a scrubbed path of another length
+            print(f"### {key}: the same words, wrapped at other places (a path of another length)")
             continue
         differ += 1
         print(f"### {key}")
@@ -230,7 +253,7 @@ def compare(before: dict[str, dict[str, object]], after: dict[str, dict[str, obj
                     sys.stdout.writelines(difflib.unified_diff(
                         str(a[part]).splitlines(True), str(b[part]).splitlines(True), f"before {part}",
                         f"after {part}"))
-    print(f"{len(before)} calls before, {len(after)} after, {differ} differ")
+    print(f"{len(before)} calls before, {len(after)} after, {differ} differ, {wrapped} only in line wrapping")
     return differ
 
 
