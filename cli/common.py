@@ -9,12 +9,14 @@ for JSON — so a tool name or query cannot repaint the terminal or fake a row.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -31,6 +33,7 @@ __all__ = [
     "escape",
     "formats",
     "note",
+    "output_options",
     "print_counts",
     "print_json",
     "resolve_format",
@@ -52,6 +55,49 @@ def formats(kind: str) -> tuple[str, ...]:
     from tooldisc.reports.render import formats as kind_formats
 
     return kind_formats(kind)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def output_options(kind: str, *, out: str | None = None) -> Callable[[F], F]:
+    """``--format/-f`` and ``--json`` declared once: the command's ``fmt`` parameter stands where both appear
+    in its help and arrives resolved — ``--json`` wins, a value outside :func:`formats` of ``kind`` is exit 2.
+
+    ``out``: the command's ``--out`` parameter, whose extension picks the format when none is given
+    (:func:`tooldisc.cli.runs.out_format`). Why a decorator: typer reads options from the signature, so the
+    bundle rewrites it, as sqlite-utils' ``output_options`` stacks click options.
+    """
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for param in signature.parameters.values():
+            params.append(param.replace(annotation=FormatOption, default="table") if param.name == "fmt" else param)
+            if param.name == "fmt":
+                params.append(inspect.Parameter("json_", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=False,
+                                                annotation=JsonOption))
+        visible = signature.replace(parameters=params)
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            bound = visible.bind(*args, **kwargs)
+            bound.apply_defaults()
+            values = dict(bound.arguments)
+            json_flag = values.pop("json_")
+            if out is not None:
+                from tooldisc.cli.runs import out_format
+
+                values["fmt"] = out_format(values["fmt"], json_flag, values[out], formats(kind))
+            else:
+                values["fmt"] = resolve_format(values["fmt"], json_flag, formats(kind))
+            return command(**values)
+
+        wrapper.__signature__ = visible  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def resolve_format(fmt: str, json_flag: bool, allowed: Iterable[str]) -> str:

@@ -17,13 +17,11 @@ import typer
 
 from tooldisc.cli.common import (
     FormatOption,
-    JsonOption,
     echo,
-    formats,
     note,
+    output_options,
     print_counts,
     print_json,
-    resolve_format,
 )
 from tooldisc.cli.outputs import Output, output_option
 from tooldisc.errors import MAX_ERROR_LINE, UsageError
@@ -70,11 +68,11 @@ def read_catalog_document(path: str, fmt: str | None, side_effect: str | None = 
 # --------------------------------------------------------------------------- validate
 
 @catalog_app.command("validate")
+@output_options("catalog-validate")
 def validate_command(
     path: PathArg,
     source: FromOption = "auto",
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """List every issue (errors, quarantined tools, warnings) with its file and JSON path.
 
@@ -84,7 +82,6 @@ def validate_command(
     from tooldisc.discovery.catalog import check_catalog
     from tooldisc.discovery.importers import policy_note
 
-    out = resolve_format(fmt, json_, formats("catalog-validate"))
     doc, detected = read_catalog_document(path, _source_format(source))
     policy = policy_note(detected, path, None)
     issues, catalog = check_catalog(doc, source=path, plain=True)  # validated once: the issues, and the catalog
@@ -106,7 +103,7 @@ def validate_command(
         summary["tools"] = len(catalog)
         summary["unknown_side_effect"] = sum(1 for t in catalog.tools if t.side_effect is None)
         summary["catalog_hash"] = catalog.hash
-    if out == "json":
+    if fmt == "json":
         print_json(summary)
     else:
         for i in issues:
@@ -160,18 +157,17 @@ def catalog_stats(catalog: Any) -> dict[str, Any]:
 
 
 @catalog_app.command("stats")
+@output_options("catalog-stats")
 def stats_command(
     path: PathArg,
     source: FromOption = "auto",
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Tool counts by side effect, domain, namespace and capability prefix, and the catalog hash."""
     from tooldisc.cli.options import load_catalog_option
 
-    out = resolve_format(fmt, json_, formats("catalog-stats"))
     stats = catalog_stats(load_catalog_option(path, source))
-    if out == "json":
+    if fmt == "json":
         print_json(stats)
         return
     print_counts(stats)
@@ -180,6 +176,7 @@ def stats_command(
 # --------------------------------------------------------------------------- convert
 
 @catalog_app.command("convert")
+@output_options("catalog-convert")
 def convert_command(
     src: Annotated[str, typer.Argument(help="Source file in any supported format.")],
     to: Annotated[str, typer.Option("--to", help="Target format: tooldisc, openai, anthropic or mcp.")],
@@ -191,7 +188,6 @@ def convert_command(
              "un-annotated MCP tools). Required for the policy-free formats.")] = None,
     compact: Annotated[bool, typer.Option("--compact", help="Provider formats: use compact_parameters where present.")] = False,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Convert a catalog between tooldisc, OpenAI, Anthropic and MCP formats.
 
@@ -204,7 +200,6 @@ def convert_command(
     from tooldisc.discovery.model import SIDE_EFFECTS
     from tooldisc.discovery.names import NameMap
 
-    out = resolve_format(fmt, json_, formats("catalog-convert"))
     if to not in ("tooldisc", *PROVIDERS):
         raise UsageError(f"--to must be one of tooldisc, {', '.join(PROVIDERS)}; got {to!r}")
     if side_effect is not None and side_effect not in SIDE_EFFECTS:
@@ -246,7 +241,7 @@ def convert_command(
              "NameMap(catalog tool names) rebuilds the same mapping to map calls back")
     result = {"source": src, "from": detected, "to": to, "out": out_path.path, "tools": exported,
               "renamed": renamed, "catalog_hash": catalog.hash}
-    if out == "json":
+    if fmt == "json":
         print_json(result)
     else:
         echo(f"wrote {out_path}: {exported} tools, {detected} → {to}" + (f", {len(renamed)} renamed" if renamed else ""))
@@ -265,12 +260,12 @@ def _serialize(body: Any, suffix: str) -> str:
 # --------------------------------------------------------------------------- diff
 
 @catalog_app.command("diff")
+@output_options("catalog-diff")
 def diff_command(
     old: Annotated[str, typer.Argument(help="The catalog before the change.")],
     new: Annotated[str, typer.Argument(help="The catalog after the change.")],
     source: FromOption = "auto",
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Added, removed and changed tools; exit 1 when a change loosens policy (for CI review).
 
@@ -280,15 +275,14 @@ def diff_command(
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.discovery.catalog_diff import diff_catalogs
 
-    out = resolve_format(fmt, json_, formats("catalog-diff"))
     diff = diff_catalogs(load_catalog_option(old, source), load_catalog_option(new, source))
     document = {"old": old, "new": new, **diff.to_dict()}
-    if out == "json":
+    if fmt == "json":
         print_json(document)
-    elif out in ("md", "html"):
+    elif fmt in ("md", "html"):
         from tooldisc.reports.render import render
 
-        sys.stdout.write(render(document, "catalog-diff", out))
+        sys.stdout.write(render(document, "catalog-diff", fmt))
     else:
         for line in _diff_text(diff, old, new):
             echo(line)

@@ -14,8 +14,7 @@ import typer
 
 from tooldisc.cli.common import (
     FormatOption,
-    JsonOption,
-    formats,
+    output_options,
 )
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import (
@@ -40,7 +39,6 @@ from tooldisc.cli.runs import (
     check_by,
     discover_all,
     load_inputs,
-    out_format,
     parse_by,
     render,
 )
@@ -53,6 +51,7 @@ MissesOption = Annotated[int, count_option("listed", "--misses", help="How many 
 
 
 @context_options
+@output_options("eval", out="out")
 def eval_command(
     catalog: CatalogOption = None,
     catalog_format: CatalogFormatOption = None,
@@ -80,7 +79,6 @@ def eval_command(
                           "(initial, incremental and wire tokens, and the wire saving).")] = False,
     no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Run discovery over a gold set and report every measure, per-slice tables and the worst misses.
 
@@ -93,14 +91,13 @@ def eval_command(
     from tooldisc.discovery.pipeline import Discoverer
     from tooldisc.evaluation.api import score_eval
 
-    out_fmt = out_format(fmt, json_, out, formats("eval"))
     by_fields = parse_by(by)
     kk = parse_k(k)
     pq_fmt = _per_query_format(per_query_out)
     if run_out:
         _check_run_tag(run_tag)
     cache = index_cache(no_cache)
-    inputs = load_inputs(catalog, gold, config, context, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
+    inputs = load_inputs(catalog, gold, config, context, qrels=qrels, topics=topics, quiet_context=fmt == "table",
                      catalog_format=catalog_format, learned=learned, cache=cache)
     check_by(inputs.gold, by_fields)
     engine = Discoverer(inputs.catalog, inputs.config, learned=inputs.learned, cache=cache)
@@ -118,7 +115,7 @@ def eval_command(
         from tooldisc.evaluation.per_query import per_query_bytes
 
         per_query_out.write(per_query_bytes(run.per_query, pq_fmt))
-    _render_eval(doc, out_fmt, out)
+    _render_eval(doc, fmt, out)
 
 
 def _per_query_format(out: Output | None) -> str | None:
@@ -145,6 +142,7 @@ def _render_eval(doc: dict[str, Any], fmt: str, out: Output | None) -> None:
 
 
 @context_options
+@output_options("sweep", out="out")
 def sweep_command(
     ks: Annotated[str, typer.Option("--k", help="The K values to read off one ranking, comma-separated.")] = "3,5,10,15,20,48",
     catalog: CatalogOption = None,
@@ -159,7 +157,6 @@ def sweep_command(
     progress: ProgressOption = None,
     no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Measure every K from one ranking as deep as the largest K (discovery runs once).
 
@@ -168,13 +165,12 @@ def sweep_command(
     """
     from tooldisc.evaluation.sweep import parse_ks, sweep_document
 
-    out_fmt = out_format(fmt, json_, out, formats("sweep"))
     k_values = parse_ks(ks)
     cache = index_cache(no_cache)
-    inputs = load_inputs(catalog, gold, config, context, qrels=qrels, topics=topics, quiet_context=out_fmt == "table",
+    inputs = load_inputs(catalog, gold, config, context, qrels=qrels, topics=topics, quiet_context=fmt == "table",
                      catalog_format=catalog_format, learned=learned, cache=cache)
     render(sweep_document(discover_all(inputs, max(k_values), progress, cache=cache), k_values),
-            out_fmt, out, "sweep")
+            fmt, out, "sweep")
 
 
 def register(app: typer.Typer) -> None:

@@ -15,8 +15,7 @@ import typer
 
 from tooldisc.cli.common import (
     FormatOption,
-    JsonOption,
-    formats,
+    output_options,
 )
 from tooldisc.cli.options import (
     CatalogFormatOption,
@@ -37,11 +36,11 @@ from tooldisc.cli.runs import (
     discover_all,
     emit,
     load_inputs,
-    out_format,
 )
 
 
 @context_options
+@output_options("gate", out="out")
 def gate_command(
     min_: Annotated[list[str] | None, typer.Option("--min", help="MEASURE=VALUE that must be at least VALUE (repeatable).")] = None,
     max_: Annotated[list[str] | None, typer.Option("--max", help="MEASURE=VALUE that must be at most VALUE (repeatable).")] = None,
@@ -67,7 +66,6 @@ def gate_command(
     out: OutOption = None,
     progress: ProgressOption = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Check eval measures against thresholds: exit 0 when all hold, 1 when any fails, 2 on bad input.
 
@@ -82,7 +80,6 @@ def gate_command(
     from tooldisc.cli.reporting import report_text
     from tooldisc.evaluation.gate import GateRequest, junit_xml, run_gate
 
-    out_fmt = out_format(fmt, json_, out, formats("gate"))
     run_flags = (*(name for name, value in {"--catalog": catalog, "--gold": gold, "--k": k, "--config": config}.items()
                    if value), *context.given(),
                  *(name for name, value in {"--qrels": qrels, "--topics": topics, "--learned": learned}.items() if value))
@@ -100,6 +97,6 @@ def gate_command(
         junit.write(junit_xml(result.checks))
     if summary:
         summary.write(report_text(result.document, "gate", "md"))
-    emit(report_text(result.document, "gate", out_fmt), out)
+    emit(report_text(result.document, "gate", fmt), out)
     if not result.passed:
         raise typer.Exit(1)
