@@ -6,6 +6,9 @@ format to the function that writes it. ``json`` writes the document itself, the
 form every other format is derived from. A new format is one entry in ``FORMATS``
 and works for every kind; a new kind is one entry in ``KINDS`` and gets every format.
 Builders are imported when first used, so importing this module stays cheap.
+
+``formats(kind)`` is where every command's allowed ``--format`` values come from: a kind in ``KINDS``
+offers every format, a kind in ``PLAIN_KINDS`` (a command's own table, or its JSON) ``table`` and ``json``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tooldisc.cli import app as app_module
 from tooldisc.cli.app import app
 
@@ -42,7 +42,7 @@ def test_serve_has_help() -> None:
 
 def test_canary_synth_json_summary(tmp_path) -> None:
     out = tmp_path / "events.jsonl"
-    res = run_cli("canary", "synth", "--events", "1000", "--scenario", "slow", "--out", str(out), "--json")
+    res = invoke_cli("canary", "synth", "--events", "1000", "--scenario", "slow", "--out", str(out), "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["events"] == 1000 and doc["scenario"] == "slow" and doc["expected_verdict"] == "HOLD"
@@ -55,3 +55,11 @@ def test_the_context_bundle_declares_the_six_flags(command: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"])
     for flag in ("--mode", "--role", "--permission", "--tenant", "--forced", "--context-file"):
         assert flag in result.output, (command, flag)
+
+
+@pytest.mark.parametrize("args", [("discover", "unpaid invoices", "--json"), ("discover", "x", "--k", "0"),
+                                  ("catalog", "stats", "nosuch.yaml"), ("gold", "stats", "--help")])
+def test_the_in_process_runner_prints_what_the_real_command_prints(args: tuple[str, ...]) -> None:
+    """invoke_cli (tests that check output) and run_cli (the real process) agree on streams and exit code."""
+    real, here = run_cli(*args), invoke_cli(*args)
+    assert (here.returncode, here.stdout, here.stderr) == (real.returncode, real.stdout, real.stderr)
