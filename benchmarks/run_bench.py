@@ -48,7 +48,7 @@ def check_targets(result: dict) -> list[tuple[str, float, float, bool]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run every size, write the JSON to the given path; 0 on success."""
-    from tooldisc.cli.bench_cmd import parse_sizes
+    from tooldisc.cli.commands.bench import parse_sizes
     from tooldisc.evaluation.bench import BenchOptions, run_bench
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 
 import typer
 
@@ -47,17 +48,30 @@ def _root(
     """
 
 
-MODULES: tuple[str, ...] = ("discover_cmd", "catalog_cmd", "gold_cmd", "eval_cmd", "tune_cmd", "learn_cmd",
-                            "bench_cmd", "kernels_cmd", "cache_cmd", "canary_cmd", "plan_cmd", "serve_cmd")
-# The top-level names each module registers, so that a run of one command registers (and typer builds,
-# parameter by parameter) that module's commands only: building all thirty was a tenth of a one-shot.
-# tests/cli/test_startup.py checks this table against what the modules register.
-COMMANDS: dict[str, str] = {
-    "discover": "discover_cmd", "catalog": "catalog_cmd", "gold": "gold_cmd", "eval": "eval_cmd",
-    "sweep": "eval_cmd", "compare": "eval_cmd", "fuse": "eval_cmd", "gate": "eval_cmd", "tune": "tune_cmd",
-    "learn": "learn_cmd", "bench": "bench_cmd", "kernels": "kernels_cmd", "cache": "cache_cmd",
-    "canary": "canary_cmd", "plan": "plan_cmd", "serve": "serve_cmd",
-}
+@dataclass(frozen=True)
+class Command:
+    """One top-level command: its name and the module under ``tooldisc.cli.commands`` that registers it.
+
+    Its help is the command function's docstring, kept in one place.
+    """
+
+    name: str
+    module: str
+
+
+# The one list of top-level commands, in the order ``tooldisc --help`` shows them (commands, then groups, each
+# in the order their modules register). A one-shot builds (and typer builds, parameter by parameter) the
+# invoked command's module only: building all thirty was a tenth of a one-shot. MODULES and the tests derive
+# from it; tests/cli/test_startup.py checks it against what the modules register.
+COMMAND_LIST: tuple[Command, ...] = (
+    Command("discover", "discover"), Command("catalog", "catalog"), Command("gold", "gold"),
+    Command("eval", "eval"), Command("sweep", "eval"), Command("compare", "eval"), Command("fuse", "eval"),
+    Command("gate", "eval"), Command("tune", "tune"), Command("learn", "learn"), Command("bench", "bench"),
+    Command("kernels", "kernels"), Command("cache", "cache"), Command("canary", "canary"),
+    Command("plan", "plan"), Command("serve", "serve"),
+)
+COMMANDS: dict[str, str] = {c.name: c.module for c in COMMAND_LIST}
+MODULES: tuple[str, ...] = tuple(dict.fromkeys(c.module for c in COMMAND_LIST))
 
 
 def build_app(modules: tuple[str, ...] = MODULES) -> typer.Typer:
@@ -69,7 +83,7 @@ def build_app(modules: tuple[str, ...] = MODULES) -> typer.Typer:
 
     root = _new_app()
     for module in modules:
-        importlib.import_module(f"tooldisc.cli.{module}").register(root)
+        importlib.import_module(f"tooldisc.cli.commands.{module}").register(root)
     return root
 
 

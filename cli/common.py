@@ -9,12 +9,15 @@ for JSON — so a tool name or query cannot repaint the terminal or fake a row.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -29,7 +32,9 @@ __all__ = [
     "dumps_json",
     "echo",
     "escape",
+    "formats",
     "note",
+    "output_options",
     "print_counts",
     "print_json",
     "resolve_format",
@@ -43,6 +48,55 @@ FormatOption = Annotated[
     str, typer.Option("--format", "-f", help=FORMAT_HELP, show_default=True)
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Alias of --format json.")]
+
+
+def formats(kind: str) -> tuple[str, ...]:
+    """The ``--format`` values a command printing a ``kind`` document allows: derived from
+    :func:`tooldisc.reports.render.formats`, so a format or report kind is added in one place."""
+    from tooldisc.reports.render import formats as kind_formats
+
+    return kind_formats(kind)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def output_options(kind: str, *, out: str | None = None) -> Callable[[F], F]:
+    """``--format/-f`` and ``--json`` declared once: the command's ``fmt`` parameter stands where both appear
+    in its help and arrives resolved — ``--json`` wins, a value outside :func:`formats` of ``kind`` is exit 2.
+
+    ``out``: the command's ``--out`` parameter, whose extension picks the format when none is given
+    (:func:`out_format`). Why a decorator: typer reads options from the signature, so the
+    bundle rewrites it, as sqlite-utils' ``output_options`` stacks click options.
+    """
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for param in signature.parameters.values():
+            params.append(param.replace(annotation=FormatOption, default="table") if param.name == "fmt" else param)
+            if param.name == "fmt":
+                params.append(inspect.Parameter("json_", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=False,
+                                                annotation=JsonOption))
+        visible = signature.replace(parameters=params)
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            bound = visible.bind(*args, **kwargs)
+            bound.apply_defaults()
+            values = dict(bound.arguments)
+            json_flag = values.pop("json_")
+            if out is not None:
+                values["fmt"] = out_format(values["fmt"], json_flag, values[out], formats(kind))
+            else:
+                values["fmt"] = resolve_format(values["fmt"], json_flag, formats(kind))
+            return command(**values)
+
+        wrapper.__signature__ = visible  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def resolve_format(fmt: str, json_flag: bool, allowed: Iterable[str]) -> str:
@@ -117,3 +171,18 @@ def print_counts(stats: dict[str, Any]) -> None:
                 echo(f"  {escape(k):<32} {v:>6}")
         else:
             echo(f"{escape(key):<34} {'n/a' if value is None else escape(value)}")
+
+
+_SUFFIX_FORMAT = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+
+def out_format(fmt: str, json_: bool, out: Any, allowed: tuple[str, ...]) -> str:
+    """``--format``/``--json``; with ``--out`` and no explicit format, the file extension decides."""
+    if out and not json_ and fmt == "table":
+        fmt = _SUFFIX_FORMAT.get(Path(out.path).suffix.lower(), "table")
+        if fmt == "table":
+            from tooldisc.errors import UsageError
+
+            raise UsageError(f"--out {out}: say --format ({', '.join(a for a in allowed if a != 'table')}) "
+                             "or use a .json/.md/.html name")
+    return resolve_format(fmt, json_, allowed)

@@ -6,8 +6,11 @@ flags (DESIGN §5), and builds its engine the same way.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -40,6 +43,48 @@ NoCacheOption = Annotated[bool, typer.Option(
                        "('tooldisc cache status'). The security filter always runs on the live catalog.")]
 
 
+# The six context flags, in the order a command's help lists them (DESIGN §5).
+CONTEXT_OPTIONS: tuple[tuple[str, Any], ...] = (
+    ("mode", ModeOption), ("role", RoleOption), ("permission", PermissionOption), ("tenant", TenantOption),
+    ("forced", ForcedOption), ("context_file", ContextFileOption),
+)
+# The command-line spelling of each, for messages that name the flags given.
+CONTEXT_FLAG_NAMES: dict[str, str] = {"mode": "--mode", "role": "--role", "permission": "--permission",
+                                      "tenant": "--tenant", "forced": "--forced", "context_file": "--context-file"}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def context_options(command: F) -> F:
+    """Declare the six context flags once: ``command`` takes ``context: ContextFlags`` instead, and the flags
+    stand where that parameter stands (help order unchanged).
+
+    A flag the command declares itself (serve lists ``--context-file`` first) keeps its own place and
+    still reaches ``context``. Why a decorator: typer reads options from the signature, so the bundle rewrites
+    the signature, as sqlite-utils' ``output_options`` stacks click options.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    own = set(signature.parameters)
+    params: list[inspect.Parameter] = []
+    for param in signature.parameters.values():
+        if param.name != "context":
+            params.append(param)
+            continue
+        params += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=hint)
+                   for name, hint in CONTEXT_OPTIONS if name not in own]
+    added = {p.name for p in params} - own
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        values = {name: (kwargs.pop(name) if name in added else kwargs.get(name)) for name, _ in CONTEXT_OPTIONS}
+        return command(context=context_flags(values["tenant"], values["role"], values["permission"],
+                                             values["mode"], values["forced"], values["context_file"]), **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": signature.return_annotation}
+    return wrapper  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class ContextFlags:
     tenant: str | None = None
@@ -48,6 +93,12 @@ class ContextFlags:
     mode: str | None = None
     forced: tuple[str, ...] = ()
     context_file: str | None = None
+
+    def given(self) -> tuple[str, ...]:
+        """The flags given on the command line, spelled as typed, in help order."""
+        values = {"mode": self.mode, "role": self.roles, "permission": self.permissions, "tenant": self.tenant,
+                  "forced": self.forced, "context_file": self.context_file}
+        return tuple(CONTEXT_FLAG_NAMES[name] for name, _ in CONTEXT_OPTIONS if values[name])
 
 
 def context_flags(tenant: str | None, role: list[str] | None, permission: list[str] | None,

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooldisc.errors import DataError, UsageError
 
 if TYPE_CHECKING:
+    from tooldisc.evaluation.inputs import RunInputs
+    from tooldisc.evaluation.run import RunResult
     from tooldisc.metrics.measures import Measure
 
 # Metrics are stored rounded to 6 digits; a threshold equal to the value must pass.
@@ -288,3 +290,92 @@ def gate_document(checks: Sequence[Check], *, source: str | None = None,
     if baseline is not None:
         doc["baseline"] = dict(baseline)
     return doc
+
+
+# --- the gate as one step: a request in, a result out -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """What a gate is asked: thresholds as typed (``MEASURE=VALUE``), an optional baseline eval JSON that
+    ``max_drops`` are measured from, and either a finished eval JSON (``source``) or a run.
+
+    ``run_flags`` names the run options given (``--catalog``, ``--k``…): a finished eval cannot be combined
+    with them.
+    """
+
+    mins: tuple[str, ...] = ()
+    maxs: tuple[str, ...] = ()
+    max_drops: tuple[str, ...] = ()
+    baseline: str | None = None
+    source: str | None = None
+    run_flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The checks and the gate's JSON document (``document["passed"]``: every threshold holds)."""
+
+    checks: tuple[Check, ...]
+    document: dict[str, Any]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.document["passed"])
+
+
+def run_gate(request: GateRequest, *, load: Callable[[], tuple[RunInputs, int | str | None]],
+             discover: Callable[[RunInputs, int | str | None], RunResult],
+             note: Callable[[str], None] = lambda _line: None) -> GateResult:
+    """Parse and check every threshold and the baseline before any work, measure (``discover`` over the
+    inputs ``load`` gives, with their K) unless ``request.source`` names a finished eval, and check.
+
+    ``load`` and ``discover`` are the caller's (the command line's show notes and a progress bar); ``note``
+    receives what differs from the baseline beyond the ranker config. Bad input raises
+    :class:`~tooldisc.errors.UsageError` or :class:`~tooldisc.errors.DataError`.
+    """
+    drops = [parse_max_drop(text) for text in request.max_drops]
+    if drops and not request.baseline:
+        raise UsageError("--max-drop needs --baseline BASE.json (an earlier 'tooldisc eval --format json')")
+    if request.baseline and not drops:
+        raise UsageError("--baseline needs at least one --max-drop MEASURE=DROP")
+    thresholds = parse_thresholds(request.mins, request.maxs, required=not drops)
+    base_doc = load_eval_document(request.baseline) if request.baseline else None
+    relative = baseline_thresholds(drops, base_doc["metrics"], source=request.baseline) if base_doc else ()
+    thresholds = (*thresholds, *relative)
+    if request.source:
+        if request.run_flags:
+            raise UsageError(f"--from reads finished eval results; it cannot be combined with "
+                             f"{', '.join(request.run_flags)}")
+        current, source = load_eval_document(request.source), request.source
+    else:
+        from tooldisc.evaluation.summary import check_measurable, eval_document
+
+        check_measurable([t.measure for t in thresholds])
+        inputs, k = load()
+        if base_doc is not None and request.baseline:  # refuse an incomparable baseline before the run, not after
+            check_baseline(base_doc, run_identity(inputs, k), source=request.baseline, context=False)
+        result = discover(inputs, k)
+        deep = [t for t in thresholds if t.measure.cutoff is not None and t.measure.cutoff > result.cutoff]
+        if deep:
+            raise UsageError(f"{deep[0].measure} looks deeper than the run's offers (K={result.k}, at most "
+                             f"{result.cutoff} tools); run with --k {deep[0].measure.cutoff} or more")
+        current = eval_document(result, by=(), max_misses=0, extra=[t.measure for t in thresholds])
+        source = None
+    base_info = None
+    if base_doc is not None and request.baseline:
+        notes = check_baseline(base_doc, current, source=request.baseline)
+        for line in notes:
+            note(f"note: {line}")
+        base_info = {"source": request.baseline, "config": base_doc.get("config"), "notes": notes}
+    checks = check(thresholds, current["metrics"], source=source)
+    return GateResult(tuple(checks), gate_document(checks, source=source, baseline=base_info))
+
+
+def run_identity(inputs: RunInputs, k: int | str | None) -> dict[str, Any]:
+    """The parts of an eval document a baseline must share, known before discovery runs."""
+    from tooldisc.evaluation.run import cutoff_for
+
+    kk = inputs.config.k if k is None else k
+    return {"gold": {"hash": inputs.gold.hash}, "catalog": {"hash": inputs.catalog.hash}, "k": kk,
+            "cutoff": cutoff_for(inputs.config, kk)}

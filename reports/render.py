@@ -6,6 +6,9 @@ format to the function that writes it. ``json`` writes the document itself, the
 form every other format is derived from. A new format is one entry in ``FORMATS``
 and works for every kind; a new kind is one entry in ``KINDS`` and gets every format.
 Builders are imported when first used, so importing this module stays cheap.
+
+``formats(kind)`` is where every command's allowed ``--format`` values come from: a kind in ``KINDS``
+offers every format, a kind in ``PLAIN_KINDS`` (a command's own table, or its JSON) ``table`` and ``json``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,13 @@ KINDS: Mapping[str, tuple[str, str]] = {
     "tune": ("tune_report", "tune_report"),
     "catalog-diff": ("catalog_diff_report", "catalog_diff_report"),
 }
+# What a command prints that has no report builder (yet): its own table, or the document as JSON. A kind
+# moved into KINDS gets every format; one listed here offers ``table`` and ``json`` only.
+PLAIN_KINDS: tuple[str, ...] = (
+    "discover", "learn", "bench", "fuse", "plan", "catalog-validate", "catalog-stats", "catalog-convert",
+    "gold-validate", "gold-stats", "gold-split", "gold-qrels", "kernels-status", "kernels-build", "cache-status",
+    "cache-clear", "canary-assign", "canary-simulate", "canary-synth", "canary-ingest",
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,18 @@ FORMATS: Mapping[str, Callable[[Mapping[str, Any], Callable[[], Report], TextOpt
     "html": _html,
     "table": _table,
 }
+
+
+def formats(kind: str) -> tuple[str, ...]:
+    """The formats a ``kind`` document prints in, as the command line lists them (``table`` first).
+
+    The one source of every command's allowed ``--format`` values.
+    """
+    if kind in KINDS:
+        return ("table", *(f for f in FORMATS if f != "table"))
+    if kind in PLAIN_KINDS:
+        return ("table", "json")
+    raise ValueError(f"unknown report kind {kind!r}; known: {', '.join((*KINDS, *PLAIN_KINDS))}")
 
 
 def builder(kind: str) -> Callable[[Mapping[str, Any]], Report]:

@@ -75,6 +75,49 @@ def run_cli(*args: str, input: str | None = None, cwd: Path | None = None, env: 
     )
 
 
+def invoke_cli(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None,
+               timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``tooldisc`` in this process, through the same entry point (:func:`tooldisc.cli.app.main`), with
+    stdin, stdout, stderr, the environment, the working folder and the SIGTERM handler isolated and restored.
+
+    The drop-in for :func:`run_cli` where a test checks what a command prints or writes, not the real
+    process: exit codes of the process, bad input through the real command, signals, isolation and startup
+    stay in a subprocess (``run_cli``). ``timeout`` is accepted for the same signature and not enforced.
+    """
+    import io
+    import signal
+
+    from tooldisc.cli.app import main
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_term = signal.getsignal(signal.SIGTERM)
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    code: int | str | None = 0
+    try:
+        os.environ.update(env or {})
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin = io.StringIO(input or "")
+        sys.stdout, sys.stderr = out, err
+        main(list(args))
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        signal.signal(signal.SIGTERM, saved_term)
+    out.flush()
+    err.flush()
+    returncode = code if isinstance(code, int) else (0 if code is None else 1)
+    return subprocess.CompletedProcess(["tooldisc", *args], returncode,
+                                       out.buffer.getvalue().decode("utf-8"),  # type: ignore[attr-defined]
+                                       err.buffer.getvalue().decode("utf-8"))  # type: ignore[attr-defined]
+
+
 @pytest.fixture()
 def cli():
     return run_cli

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 
 
 def test_bench_json_has_every_figure(tmp_path) -> None:
     out = tmp_path / "bench.json"
-    proc = run_cli("bench", "--tools", "50,200", "--queries", "10", "--repeats", "1", "--no-baselines",
+    proc = invoke_cli("bench", "--tools", "50,200", "--queries", "10", "--repeats", "1", "--no-baselines",
                    "--json", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -49,7 +49,7 @@ def test_bench_json_has_every_figure(tmp_path) -> None:
 
 def test_bench_table_and_baselines_compare_like_with_like(tmp_path) -> None:
     out = tmp_path / "bench.json"
-    proc = run_cli("bench", "--tools", "60", "--queries", "12", "--repeats", "1", "--no-from-file", "--out", str(out))
+    proc = invoke_cli("bench", "--tools", "60", "--queries", "12", "--repeats", "1", "--no-from-file", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "tooldisc discover" in proc.stdout
     assert "rank_bm25" in proc.stdout and "bm25s" in proc.stdout

@@ -26,10 +26,6 @@ MAX_MODULES = 20  # per folder, directly (``__init__.py`` not counted)
 # Edges the parts of issue 26 that own them remove; nothing else may be listed here.
 # (importer, imported module): who removes it.
 ALLOWED_EDGES: dict[tuple[str, str], str] = {
-    # cli eval ↔ gate, eval ↔ compare (gate and compare take eval's private _discover, _inputs; eval
-    # registers them): gate orchestration moves into evaluation, commands into one registry (part thincli)
-    ("tooldisc.cli.eval_cmd", "tooldisc.cli.gate_cmd"): "thincli",
-    ("tooldisc.cli.eval_cmd", "tooldisc.cli.compare_cmd"): "thincli",
 }
 # (importer, "module:name"): who removes it.
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
@@ -37,7 +33,6 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
 }
 # Folders (relative to the repository) that may hold more than MAX_MODULES until their part splits them.
 ALLOWED_CROWDED: dict[str, str] = {
-    "cli": "thincli",  # command modules into a folder of their own
 }
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tooldisc.canary.synthetic.events import synthesize
 
 EXP = "indexed-retrieval-v1"
@@ -31,30 +31,30 @@ def one_line_error(res) -> str:
 
 
 def test_assign_json_and_text() -> None:
-    res = run_cli("canary", "assign", "--salt", "s1", "--percent", "88.17", "--tenant", "t1",
+    res = invoke_cli("canary", "assign", "--salt", "s1", "--percent", "88.17", "--tenant", "t1",
                   "--user", "u1", "--format", "json")
     assert res.returncode == 0
     assert json.loads(res.stdout) == {"arm": "control", "bucket": 8817, "percent": 88.17, "salt": "s1"}
-    res = run_cli("canary", "assign", "--salt", "indexed-retrieval-v1", "--percent", "82.35",
+    res = invoke_cli("canary", "assign", "--salt", "indexed-retrieval-v1", "--percent", "82.35",
                   "--tenant", "biz-42", "--user", "user-7")
     assert res.stdout == "bucket 8234\narm experiment\n"
 
 
 def test_assign_accepts_colons_in_ids() -> None:
-    res = run_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "a:b", "--user", "c",
+    res = invoke_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "a:b", "--user", "c",
                   "--json")
-    other = run_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "a", "--user",
+    other = invoke_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "a", "--user",
                     "b:c", "--json")
     assert res.returncode == other.returncode == 0, res.stderr
     assert json.loads(res.stdout)["bucket"] == json.loads(other.stdout)["bucket"]
     assert "must be a non-empty" in one_line_error(
-        run_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "", "--user", "u"))
+        invoke_cli("canary", "assign", "--salt", "s", "--percent", "5", "--tenant", "", "--user", "u"))
 
 
 @pytest.mark.parametrize(("scenario", "code", "verdict"),
                          [("healthy", 0, "PROMOTE"), ("slow", 10, "HOLD"), ("security_leak", 20, "ROLLBACK")])
 def test_verdict_exit_codes_and_json(files: dict[str, Path], scenario: str, code: int, verdict: str) -> None:
-    res = run_cli("canary", "verdict", "--events", str(files[scenario]), "--experiment", EXP, "--json")
+    res = invoke_cli("canary", "verdict", "--events", str(files[scenario]), "--experiment", EXP, "--json")
     assert res.returncode == code, res.stderr
     d = json.loads(res.stdout)
     assert d["verdict"] == verdict
@@ -68,7 +68,7 @@ def test_reports_are_byte_identical_and_self_contained(files: dict[str, Path], t
     outs = []
     for fmt in ("html", "html", "md", "json"):
         out = tmp_path / f"r{len(outs)}.{fmt}"
-        res = run_cli("canary", "verdict", "--events", str(files["slow"]), "--experiment", EXP,
+        res = invoke_cli("canary", "verdict", "--events", str(files["slow"]), "--experiment", EXP,
                       "--format", fmt, "--out", str(out))
         assert res.returncode == 10, res.stderr
         outs.append(out.read_bytes())
@@ -82,12 +82,12 @@ def test_reports_are_byte_identical_and_self_contained(files: dict[str, Path], t
 
 def test_ingest_then_verdict_from_db(files: dict[str, Path], tmp_path: Path) -> None:
     db = tmp_path / "c.duckdb"
-    res = run_cli("canary", "ingest", str(files["healthy"]), "--db", str(db), "--json")
+    res = invoke_cli("canary", "ingest", str(files["healthy"]), "--db", str(db), "--json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["rows"] == 40_000
-    res = run_cli("canary", "ingest", str(files["healthy"]), "--db", str(db), "--json")
+    res = invoke_cli("canary", "ingest", str(files["healthy"]), "--db", str(db), "--json")
     assert json.loads(res.stdout)["skipped_duplicates"] == 1
-    res = run_cli("canary", "verdict", "--db", str(db), "--experiment", EXP, "--format", "md")
+    res = invoke_cli("canary", "verdict", "--db", str(db), "--experiment", EXP, "--format", "md")
     assert res.returncode == 0 and "| data | pass |" in res.stdout
 
 
@@ -131,7 +131,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
 
 def test_synth_cli_writes_jsonl(tmp_path: Path) -> None:
     out = tmp_path / "s.jsonl"
-    res = run_cli("canary", "synth", "--events", "1000", "--scenario", "kill_switch", "--out", str(out))
+    res = invoke_cli("canary", "synth", "--events", "1000", "--scenario", "kill_switch", "--out", str(out))
     assert res.returncode == 0, res.stderr
     assert len(out.read_text().splitlines()) == 1000
     assert "unknown" not in res.stderr
@@ -218,10 +218,10 @@ def test_duckdb_memory_limit_and_spill_folder(files: dict[str, Path], tmp_path: 
     _, small = run_verdict(EVENT_SCHEMA, EXP, events=events,
                            limits=DuckDBLimits("64MB", str(tmp_path)))
     assert small == run_verdict(EVENT_SCHEMA, EXP, events=events)[1]
-    line = one_line_error(run_cli("canary", "verdict", "--events", events, "--experiment", EXP,
+    line = one_line_error(invoke_cli("canary", "verdict", "--events", events, "--experiment", EXP,
                                   "--duckdb-memory-limit", "lots"))
     assert "--duckdb-memory-limit must be a size" in line
     # a limit too small to judge at all: one line naming the limit, exit 2, no traceback
-    line = one_line_error(run_cli("canary", "verdict", "--events", events, "--experiment", EXP,
+    line = one_line_error(invoke_cli("canary", "verdict", "--events", events, "--experiment", EXP,
                                   "--duckdb-memory-limit", "4MB"))
     assert "ran out of memory within its limit" in line and "--duckdb-memory-limit" in line

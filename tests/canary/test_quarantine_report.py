@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.canary.helpers import arm, evidence, healthy
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 from tooldisc.canary.document import verdict_dict
 from tooldisc.canary.events import EVENT_SCHEMA
 from tooldisc.canary.gates import judge
@@ -49,7 +49,7 @@ def test_reports_with_reasons_are_byte_identical_and_carry_no_paths(tmp_path: Pa
     outs = []
     for i, fmt in enumerate(("md", "md", "html", "html", "json", "json")):
         out = tmp_path / f"r{i}.{fmt}"
-        res = run_cli("canary", "verdict", "--profile", "shadow", "--events", str(data),
+        res = invoke_cli("canary", "verdict", "--profile", "shadow", "--events", str(data),
                       "--experiment", "capability-planner-v1", "--format", fmt, "--out", str(out))
         assert res.returncode == 10, res.stderr
         outs.append(out.read_text())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 from tooldisc.canary.synthetic.shadow import SHADOW_SCENARIOS, synthesize_shadow
 
 EXP = "capability-planner-v1"
@@ -39,7 +39,7 @@ def test_every_scenario_is_listed() -> None:
 def test_scenario_verdict_through_the_command(tmp_path: Path, scenario: str) -> None:
     out = tmp_path / f"{scenario}.jsonl"
     synthesize_shadow(out, 400, scenario, seed=7)
-    res = run_cli("canary", "verdict", "--profile", "shadow", "--events", str(out),
+    res = invoke_cli("canary", "verdict", "--profile", "shadow", "--events", str(out),
                   "--experiment", EXP, "--json")
     verdict, code, gate = EXPECTED[scenario]
     assert res.returncode == code, res.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tooldisc.canary.events import load_json_schema
 from tooldisc.canary.shadow import SHADOW_SCHEMA
 
@@ -60,8 +60,8 @@ def test_bad_options_are_one_line_exit_2(tmp_path: Path) -> None:
         synth(out, "healthy", "200", "0", "--percent", "5"))
     assert "--out must end in .parquet, .jsonl or .csv" in one_line_error(synth(tmp_path / "s.txt"))
     assert "--profile must be one of canary, shadow" in one_line_error(
-        run_cli("canary", "synth", "--profile", "x", "--scenario", "healthy", "--rows", "200",
+        invoke_cli("canary", "synth", "--profile", "x", "--scenario", "healthy", "--rows", "200",
                 "--out", str(out)))
     assert not out.exists()
-    res = run_cli("canary", "synth", "--help")
+    res = invoke_cli("canary", "synth", "--help")
     assert res.returncode == 0 and "--profile" in res.stdout and "--rows" in res.stdout

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, invoke_cli, run_cli
 from tooldisc.discovery.catalog.io import load_catalog
 
 OK = str(ROOT / "tests" / "cli" / "data" / "ok_catalog.yaml")
@@ -30,13 +30,13 @@ def _one_line_error(proc) -> str:
 
 @pytest.mark.parametrize("sub", ["validate", "stats", "convert", "diff"])
 def test_help(sub: str) -> None:
-    proc = run_cli("catalog", sub, "--help")
+    proc = invoke_cli("catalog", sub, "--help")
     assert proc.returncode == 0
     assert "--json" in proc.stdout and "--format" in proc.stdout
 
 
 def test_validate_clean_catalog_exit_0() -> None:
-    proc = run_cli("catalog", "validate", OK)
+    proc = invoke_cli("catalog", "validate", OK)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].startswith(f"OK: {OK} (tooldisc): 0 error(s), 0 quarantined, 0 warning(s), 2 tools")
 
@@ -95,7 +95,7 @@ def test_stats_json() -> None:
 
 
 def test_stats_table() -> None:
-    proc = run_cli("catalog", "stats", OK)
+    proc = invoke_cli("catalog", "stats", OK)
     assert proc.returncode == 0
     assert "side_effect:" in proc.stdout and load_catalog(OK).hash in proc.stdout
 
@@ -118,7 +118,7 @@ def test_convert_policy_free_source_requires_side_effect(jsonl: str, tmp_path: P
 
 def test_convert_jsonl_to_tooldisc_yaml(jsonl: str, tmp_path: Path) -> None:
     out = tmp_path / "c.yaml"
-    proc = run_cli("catalog", "convert", jsonl, "--to", "tooldisc", "--side-effect", "write", "--out", str(out), "--json")
+    proc = invoke_cli("catalog", "convert", jsonl, "--to", "tooldisc", "--side-effect", "write", "--out", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     body = json.loads(proc.stdout)
     assert (body["from"], body["to"], body["tools"]) == ("jsonl", "tooldisc", 2)
@@ -131,14 +131,14 @@ def test_convert_jsonl_to_tooldisc_yaml(jsonl: str, tmp_path: Path) -> None:
 
 def test_convert_tooldisc_round_trip_keeps_hash(tmp_path: Path) -> None:
     out = tmp_path / "again.json"
-    proc = run_cli("catalog", "convert", OK, "--to", "tooldisc", "--out", str(out))
+    proc = invoke_cli("catalog", "convert", OK, "--to", "tooldisc", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert load_catalog(out).hash == load_catalog(OK).hash
 
 
 def test_convert_to_openai_maps_names_reversibly(jsonl: str, tmp_path: Path) -> None:
     out = tmp_path / "openai.json"
-    proc = run_cli("catalog", "convert", jsonl, "--to", "openai", "--side-effect", "none", "--out", str(out), "--json")
+    proc = invoke_cli("catalog", "convert", jsonl, "--to", "openai", "--side-effect", "none", "--out", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["renamed"] == {"math.factorial": "math_factorial"}
     tools = json.loads(out.read_text(encoding="utf-8"))
@@ -152,7 +152,7 @@ def test_convert_mcp_to_anthropic_needs_no_side_effect(tmp_path: Path) -> None:
     src.write_text(json.dumps({"tools": [{"name": "read", "inputSchema": {"type": "object"},
                                           "annotations": {"readOnlyHint": True}}]}), encoding="utf-8")
     out = tmp_path / "anthropic.yaml"
-    proc = run_cli("catalog", "convert", str(src), "--to", "anthropic", "--out", str(out))
+    proc = invoke_cli("catalog", "convert", str(src), "--to", "anthropic", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert yaml.safe_load(out.read_text(encoding="utf-8")) == [
         {"name": "read", "description": "", "input_schema": {"type": "object"}}]
@@ -169,7 +169,7 @@ def test_convert_usage_errors(args: list[str], fragment: str, tmp_path: Path) ->
 
 
 def test_diff_identical_is_exit_0() -> None:
-    proc = run_cli("catalog", "diff", OK, OK, "--json")
+    proc = invoke_cli("catalog", "diff", OK, OK, "--json")
     assert proc.returncode == 0, proc.stderr
     body = json.loads(proc.stdout)
     assert body["loosens_policy"] is False and body["changed"] == []
@@ -181,22 +181,22 @@ def test_diff_loosening_is_exit_1_in_every_format(tmp_path: Path) -> None:
     doc["tools"][1]["side_effect"] = "none"
     doc["tools"].append({"name": "new_tool", "side_effect": "none", "roles": ["owner"], "permissions": ["x.read"]})
     new = _write(tmp_path / "new.yaml", doc)
-    js = run_cli("catalog", "diff", OK, new, "--format", "json")
+    js = invoke_cli("catalog", "diff", OK, new, "--format", "json")
     assert js.returncode == 1, js.stderr
     body = json.loads(js.stdout)
     assert body["added"] == ["new_tool"]
     assert body["changed"][0]["fields"] == ["side_effect", "roles"]
     assert [f["code"] for f in body["findings"]] == ["roles_emptied", "side_effect_downgraded"]
-    md = run_cli("catalog", "diff", OK, new, "--format", "md")
+    md = invoke_cli("catalog", "diff", OK, new, "--format", "md")
     assert md.returncode == 1
     assert "### Policy loosened" in md.stdout and "| create_invoice | roles |" in md.stdout
-    table = run_cli("catalog", "diff", OK, new)
+    table = invoke_cli("catalog", "diff", OK, new)
     assert table.returncode == 1
     assert "POLICY LOOSENED (2 finding(s)):" in table.stdout
     assert "+ new_tool" in table.stdout
     assert md.stdout.split("\n")[2].startswith("**POLICY LOOSENED** — 1 added, 0 removed, 1 changed; 2 changes "
                                                 "loosen policy: create_invoice (roles), create_invoice (side_effect)")
-    page = run_cli("catalog", "diff", OK, new, "--format", "html")
+    page = invoke_cli("catalog", "diff", OK, new, "--format", "html")
     assert page.returncode == 1
     assert '<section class="banner bad" id="decision">\n<p class="word" dir="auto">POLICY LOOSENED</p>' in page.stdout
     assert '<td class="flag" dir="auto">roles</td>' in page.stdout  # the loosened field, marked
@@ -210,7 +210,7 @@ def test_diff_an_added_open_delete_tool_is_a_loosening(tmp_path: Path) -> None:
     doc = yaml.safe_load(Path(OK).read_text(encoding="utf-8"))
     doc["tools"].append({"name": "drop_database", "side_effect": "delete"})
     new = _write(tmp_path / "new.yaml", doc)
-    table = run_cli("catalog", "diff", OK, new)
+    table = invoke_cli("catalog", "diff", OK, new)
     assert table.returncode == 1, table.stdout + table.stderr
     assert "policy: no loosening" not in table.stdout
     assert "! drop_database: side_effect: an added tool that is not read-only (side effect delete)" in table.stdout
@@ -234,7 +234,7 @@ def test_convert_leaves_quarantined_tools_out_of_provider_exports(tmp_path: Path
         {"name": "broken", "side_effect": "none", "parameters": {"type": "object", "required": "x"}},
     ]})
     out = tmp_path / "mcp.json"
-    proc = run_cli("catalog", "convert", src, "--to", "mcp", "--out", str(out))
+    proc = invoke_cli("catalog", "convert", src, "--to", "mcp", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert [t["name"] for t in json.loads(out.read_text(encoding="utf-8"))["tools"]] == ["ok"]
     assert "'broken' is quarantined (left out of the export)" in proc.stderr
@@ -250,7 +250,7 @@ def test_diff_a_side_effect_moving_up_or_out_of_unknown_is_exit_1(tmp_path: Path
     tool = {"name": "purge", "roles": ["owner"], "permissions": ["invoices.purge"], "parameters": {"type": "object"}}
     a = _write(tmp_path / "a.yaml", {"catalog_version": "1", "tools": [{**tool, "side_effect": old}]})
     b = _write(tmp_path / "b.yaml", {"catalog_version": "1", "tools": [{**tool, "side_effect": new}]})
-    proc = run_cli("catalog", "diff", a, b, "--json")
+    proc = invoke_cli("catalog", "diff", a, b, "--json")
     assert proc.returncode == 1, proc.stderr
     assert [f["code"] for f in json.loads(proc.stdout)["findings"]] == [code]
-    assert run_cli("catalog", "diff", b, a).returncode == (1 if old is not None else 0)
+    assert invoke_cli("catalog", "diff", b, a).returncode == (1 if old is not None else 0)

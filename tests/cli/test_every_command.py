@@ -7,16 +7,25 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
+from tooldisc.cli import app as app_module
 from tooldisc.cli.app import app
 
+
+def _leaves() -> list[str]:
+    """Every command that runs (groups expanded), derived from the app that the command table builds."""
+    names = [c.name for c in app.registered_commands]
+    for group in app.registered_groups:
+        names += [f"{group.name} {c.name}" for c in group.typer_instance.registered_commands]
+    return names
+
+
 # `serve` speaks MCP over stdio: its output is the protocol itself, so it has no --format.
-COMMANDS = [
-    "discover", "eval", "sweep", "compare", "fuse", "gate", "tune", "bench",
-    "catalog validate", "catalog stats", "catalog convert", "catalog diff",
-    "canary assign", "canary simulate", "canary synth", "canary ingest", "canary verdict",
-    "plan validate", "gold validate", "gold stats", "gold split", "gold qrels", "kernels status", "kernels build",
-]
+COMMANDS = [name for name in _leaves() if name != "serve"]
+
+
+def test_the_list_covers_every_registered_command() -> None:
+    assert len(COMMANDS) == 27 and {c.split()[0] for c in COMMANDS} | {"serve"} == set(app_module.COMMANDS)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -33,8 +42,24 @@ def test_serve_has_help() -> None:
 
 def test_canary_synth_json_summary(tmp_path) -> None:
     out = tmp_path / "events.jsonl"
-    res = run_cli("canary", "synth", "--events", "1000", "--scenario", "slow", "--out", str(out), "--json")
+    res = invoke_cli("canary", "synth", "--events", "1000", "--scenario", "slow", "--out", str(out), "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["events"] == 1000 and doc["scenario"] == "slow" and doc["expected_verdict"] == "HOLD"
     assert out.exists()
+
+
+@pytest.mark.parametrize("command", ["discover", "eval", "sweep", "compare", "gate", "serve"])
+def test_the_context_bundle_declares_the_six_flags(command: str) -> None:
+    """One declaration (cli.options.context_options) gives every discovering command the same six flags."""
+    result = CliRunner().invoke(app, [command, "--help"])
+    for flag in ("--mode", "--role", "--permission", "--tenant", "--forced", "--context-file"):
+        assert flag in result.output, (command, flag)
+
+
+@pytest.mark.parametrize("args", [("discover", "unpaid invoices", "--json"), ("discover", "x", "--k", "0"),
+                                  ("catalog", "stats", "nosuch.yaml"), ("gold", "stats", "--help")])
+def test_the_in_process_runner_prints_what_the_real_command_prints(args: tuple[str, ...]) -> None:
+    """invoke_cli (tests that check output) and run_cli (the real process) agree on streams and exit code."""
+    real, here = run_cli(*args), invoke_cli(*args)
+    assert (here.returncode, here.stdout, here.stderr) == (real.returncode, real.stdout, real.stderr)

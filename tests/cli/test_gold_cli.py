@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, invoke_cli, run_cli
 from tooldisc.gold.loader import load_gold
 
 OK_CATALOG = str(ROOT / "tests" / "cli" / "data" / "ok_catalog.yaml")
@@ -52,16 +52,16 @@ def gold_doc() -> dict[str, Any]:
 
 
 def test_help_lists_the_commands_and_shared_options() -> None:
-    top = run_cli("gold", "--help")
+    top = invoke_cli("gold", "--help")
     assert top.returncode == 0, top.stderr
     assert all(sub in top.stdout for sub in ("validate", "stats", "split", "qrels"))
-    proc = run_cli("gold", "split", "--help")
+    proc = invoke_cli("gold", "split", "--help")
     assert proc.returncode == 0, proc.stderr
     assert "--json" in proc.stdout and "--format" in proc.stdout and "--test-fraction" in proc.stdout
 
 
 def test_shipped_gold_validates_against_shipped_catalog() -> None:
-    proc = run_cli("gold", "validate", SHIPPED_GOLD)
+    proc = invoke_cli("gold", "validate", SHIPPED_GOLD)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1].startswith(f"OK: {SHIPPED_GOLD} (tooldisc): 0 error(s), 0 warning(s), 473 queries")
 
@@ -122,7 +122,7 @@ def test_external_format_needs_catalog(tmp_path: Path) -> None:
 
 def test_stats_json_and_table(tmp_path: Path, gold_doc: dict[str, Any]) -> None:
     path = _write(tmp_path / "g.json", gold_doc)
-    proc = run_cli("gold", "stats", path, "--json")
+    proc = invoke_cli("gold", "stats", path, "--json")
     assert proc.returncode == 0, proc.stderr
     body = json.loads(proc.stdout)
     assert body["total"] == 20 and body["matched"] == 16 and body["no_match"] == 4
@@ -133,7 +133,7 @@ def test_stats_json_and_table(tmp_path: Path, gold_doc: dict[str, Any]) -> None:
     assert body["by_language"] == {"en": 14, "fa": 6}
     assert body["with_history"] == 1 and body["require_all_primary"] == 0 and body["with_forbidden"] == 6
     assert body["avg_primary_tools"] == 1.0
-    table = run_cli("gold", "stats", path, "--format", "table")
+    table = invoke_cli("gold", "stats", path, "--format", "table")
     assert table.returncode == 0
     assert "by_language:" in table.stdout and "  fa" in table.stdout
     assert "avg_primary_tools                  1.0" in table.stdout
@@ -144,7 +144,7 @@ def test_split_is_deterministic_stratified_and_loadable(tmp_path: Path, gold_doc
     runs = []
     for name in ("a", "b"):
         out = tmp_path / name
-        proc = run_cli("gold", "split", path, "--test-fraction", "0.3", "--seed", "7", "--out-dir", str(out),
+        proc = invoke_cli("gold", "split", path, "--test-fraction", "0.3", "--seed", "7", "--out-dir", str(out),
                        *(["--json"] if name == "a" else []))
         assert proc.returncode == 0, proc.stderr
         runs.append((proc.stdout, (out / "g.tune.json").read_bytes(), (out / "g.test.json").read_bytes()))
@@ -163,7 +163,7 @@ def test_split_is_deterministic_stratified_and_loadable(tmp_path: Path, gold_doc
     ids = [q["id"] for q in gold_doc["queries"]]
     assert sorted([q.id for q in tune] + [q.id for q in test]) == sorted(ids)
     assert [q.id for q in tune] == [i for i in ids if i in {q.id for q in tune}]  # file order kept
-    other = run_cli("gold", "split", path, "--seed", "8", "--out-dir", str(tmp_path / "c"))
+    other = invoke_cli("gold", "split", path, "--seed", "8", "--out-dir", str(tmp_path / "c"))
     assert other.returncode == 0
     assert (tmp_path / "c" / "g.test.json").read_bytes() != test_a
 
@@ -180,7 +180,7 @@ def test_qrels_export(tmp_path: Path, gold_doc: dict[str, Any]) -> None:
                                    _q("b", "y", [], intent="none", no_match=True)]}
     path = _write(tmp_path / "g.json", doc)
     out = tmp_path / "q.txt"
-    proc = run_cli("gold", "qrels", path, "--out", str(out), "--json")
+    proc = invoke_cli("gold", "qrels", path, "--out", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     assert out.read_text(encoding="utf-8") == "a 0 list_invoices 2\na 0 create_invoice 1\n"
     assert json.loads(proc.stdout) == {"source": path, "out": str(out), "lines": 2, "queries": 2, "judged_queries": 1}

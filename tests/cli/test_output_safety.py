@@ -181,7 +181,7 @@ def test_a_new_file_under_a_strict_umask_is_not_world_readable(run_cli: Cli, tmp
 def test_the_effective_context_line_is_escaped_whatever_prints_it() -> None:
     """Tenant, roles and permissions come from a context file: the line itself is escaped,
     not only the console that prints it today."""
-    from tooldisc.cli.discover_cmd import context_line
+    from tooldisc.cli.commands.discover import context_line
     from tooldisc.discovery.model import Context
 
     ctx = Context(tenant="t\x1b[31m\u202e", roles=frozenset({"ro\x1b]0;x\x07X", "[bold]y"}),
@@ -200,8 +200,8 @@ def test_plan_and_bench_tables_print_strings_as_written(capsys: pytest.CaptureFi
     """Every stdout table is built on ``stdout_console``: no markup, every string escaped."""
     from types import SimpleNamespace
 
-    from tooldisc.cli.bench_cmd import render_table
-    from tooldisc.cli.plan_cmd import _render_table
+    from tooldisc.cli.commands.bench import render_table
+    from tooldisc.cli.commands.plan import _render_table
 
     finding = SimpleNamespace(code="unknown_tool", action=HOSTILE, where="steps[0]", message=HOSTILE)
     _render_table(SimpleNamespace(valid=False, findings=[finding]))

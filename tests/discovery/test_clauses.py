@@ -117,7 +117,7 @@ def test_clauses_weight_one_with_an_abstention_threshold_of_one_does_not_divide_
     import dataclasses
     import json
 
-    from tests.conftest import run_cli
+    from tests.conftest import invoke_cli
     from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
     from tooldisc.discovery.context import default_context
     from tooldisc.discovery.learned import Learned, dumps_learned
@@ -133,6 +133,6 @@ def test_clauses_weight_one_with_an_abstention_threshold_of_one_does_not_divide_
     assert [c.score for c in with_step.candidates] == [c.score for c in without.candidates]
     path = tmp_path / "learned.json"
     path.write_text(dumps_learned(learned), encoding="utf-8")
-    proc = run_cli("discover", query, "--learned", str(path), "--json")
+    proc = invoke_cli("discover", query, "--learned", str(path), "--json")
     assert proc.returncode == 0, proc.stderr
     assert list(json.loads(proc.stdout)["candidates"])

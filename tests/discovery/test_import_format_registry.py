@@ -18,7 +18,7 @@ import tooldisc.discovery.catalog.importers as importers
 
 
 def test_every_format_list_is_the_registry() -> None:
-    from tooldisc.cli.catalog_cmd import POLICY_FREE_FORMATS
+    from tooldisc.cli.commands.catalog import POLICY_FREE_FORMATS
 
     names = tuple(f.name for f in importers.REGISTRY)
     assert importers.FORMATS == names == ("tooldisc", "openai", "anthropic", "mcp", "jsonl")

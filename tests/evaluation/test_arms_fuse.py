@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import tooldisc
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, invoke_cli, run_cli
 from tests.oracles import oracle
 from tooldisc.errors import UsageError
 from tooldisc.evaluation.arms import (
@@ -83,10 +83,10 @@ def test_default_names_the_shipped_config_everywhere(tiny_files) -> None:
     assert tooldisc.load_config("default") == tooldisc.load_config()
     named = tooldisc.evaluate(cat, gold, config="default", k=3)
     assert named.metrics == tooldisc.evaluate(cat, gold, k=3).metrics
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--config", "default", "--k", "3", "--json")
+    r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--config", "default", "--k", "3", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["metrics"] == named.metrics
-    r = run_cli("compare", str(ROOT / "configs/bm25.yaml"), "default", "--catalog", str(cat), "--gold", str(gold),
+    r = invoke_cli("compare", str(ROOT / "configs/bm25.yaml"), "default", "--catalog", str(cat), "--gold", str(gold),
                 "--json")
     assert r.returncode == 0, r.stderr  # was "config not found"
     assert [a["name"] for a in json.loads(r.stdout)["arms"]] == ["bm25", "default"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 
 EVAL_KEYS = {"hit@15", "complete@15", "recall@15", "MRR", "P@15", "nDCG@15", "forbidden@15",
              "no_match_success", "false_abstention", "avg_k"}
@@ -23,7 +23,7 @@ def _schema() -> dict:
 @pytest.fixture(scope="module")
 def shipped_json() -> tuple[str, str]:
     """Two separate runs of ``tooldisc eval --format json`` on the shipped data."""
-    runs = [run_cli("eval", "--format", "json") for _ in range(2)]
+    runs = [run_cli("eval", "--format", "json") for _ in range(2)]  # two processes: byte-identical across them
     for r in runs:
         assert r.returncode == 0, r.stderr
     return runs[0].stdout, runs[1].stdout
@@ -47,7 +47,7 @@ def test_eval_json_is_byte_identical_across_runs(shipped_json: tuple[str, str]) 
 
 def test_eval_table_says_which_context(tiny_files) -> None:
     cat, gold = tiny_files
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3")
+    r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3")
     assert r.returncode == 0, r.stderr
     assert "context: default" in r.stdout
     for heading in ("Measures", "By category", "By difficulty", "Worst misses"):
@@ -60,7 +60,7 @@ def test_eval_html_is_standalone_deterministic_and_url_free(tiny_files, tmp_path
     outs = []
     for i in range(2):
         out = tmp_path / f"r{i}.html"
-        r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--out", str(out))
+        r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--out", str(out))
         assert r.returncode == 0, r.stderr
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
@@ -73,7 +73,7 @@ def test_eval_html_is_standalone_deterministic_and_url_free(tiny_files, tmp_path
 def test_eval_markdown_and_trec_run(tiny_files, tmp_path: Path) -> None:
     cat, gold = tiny_files
     run_path = tmp_path / "run.trec"
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--format", "md",
+    r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--format", "md",
                 "--run-out", str(run_path), "--by", "difficulty")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("# tooldisc eval") and "## By difficulty" in r.stdout
@@ -96,7 +96,7 @@ def test_eval_run_out_round_trips_to_the_same_metrics(tiny_files, tmp_path: Path
 
     cat, gold = tiny_files
     run_path = tmp_path / "run.trec"
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--json", "--run-out", str(run_path))
+    r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--json", "--run-out", str(run_path))
     doc = json.loads(r.stdout)
     catalog, gold_set = load_catalog(cat), load_gold(gold)
     effects = {t.name: t.side_effect for t in catalog.tools}
@@ -138,7 +138,7 @@ def test_missing_gold_and_bad_options_exit_2(tiny_files, tmp_path: Path) -> None
 
 @pytest.mark.parametrize("command", ["eval", "sweep", "compare", "gate"])
 def test_help(command: str) -> None:
-    r = run_cli(command, "--help")
+    r = invoke_cli(command, "--help")
     assert r.returncode == 0 and "--format" in r.stdout and "--json" in r.stdout
 
 
@@ -163,7 +163,7 @@ def test_compare_two_configs(tiny_files, tmp_path: Path) -> None:
     a.write_text("k: 3\n")
     b = tmp_path / "b.yaml"
     b.write_text("k: 3\nweights: {bm25: 0.0}\nabstain: {min_bm25: 0.0, min_ngram: 0.0}\n")
-    r = run_cli("compare", str(a), str(b), "--catalog", str(cat), "--gold", str(gold), "--json")
+    r = invoke_cli("compare", str(a), str(b), "--catalog", str(cat), "--gold", str(gold), "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["k"] == 3 and doc["a"]["source"] == str(a) and doc["b"]["source"] == str(b)
@@ -174,7 +174,7 @@ def test_compare_two_configs(tiny_files, tmp_path: Path) -> None:
         moved = row["wins"] + row["losses"]
         assert row["verdict"] == ("too small to tell" if moved else "no significant difference"), row
     assert doc["too_small"] and "forbidden@3" not in doc["too_small"]
-    r = run_cli("compare", str(a), str(b), "--catalog", str(cat), "--gold", str(gold), "--fail-if-worse")
+    r = invoke_cli("compare", str(a), str(b), "--catalog", str(cat), "--gold", str(gold), "--fail-if-worse")
     assert r.returncode == 0 and "too small to tell" in r.stdout and "Queries that changed" in r.stdout
     assert "--fail-if-worse cannot judge" in r.stderr  # a sample too small never passes silently
 
@@ -198,19 +198,19 @@ def test_compare_fail_if_worse(tmp_path: Path) -> None:
     good.write_text("k: 3\n")
     blind.write_text("k: 3\nfields: {description: 0.0}\nweights: {ngram: 0.0}\nabstain: {min_bm25: 0.0, min_ngram: 0.0}\n")
     common = ["--catalog", str(cat), "--gold", str(gold), "--fail-if-worse"]
-    r = run_cli("compare", str(good), str(blind), *common, "--json")
+    r = invoke_cli("compare", str(good), str(blind), *common, "--json")
     assert r.returncode == 1, r.stderr
     doc = json.loads(r.stdout)
     assert "hit@3" in doc["worse"] and "MRR" in doc["worse"] and "avg_k" not in doc["worse"]
     assert "significantly worse than A on hit@3" in r.stderr
-    r = run_cli("compare", str(blind), str(good), *common)
+    r = invoke_cli("compare", str(blind), str(good), *common)
     assert r.returncode == 0, r.stderr
     assert "B better" in r.stdout
 
 
 def test_eval_reports_an_explicit_context(tiny_files) -> None:
     cat, gold = tiny_files
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--json",
+    r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--json",
                 "--tenant", "t1", "--role", "viewer", "--mode", "analyzer")
     assert r.returncode == 0, r.stderr
     ctx = json.loads(r.stdout)["context"]

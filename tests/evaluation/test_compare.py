@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 import tooldisc
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tooldisc.errors import UsageError
 from tooldisc.reports import render
 
@@ -217,19 +217,19 @@ def test_names_must_tell_the_arms_apart(runs: dict[str, tooldisc.EvalRun]) -> No
 
 def test_cli_arms_run_files_and_fail_if_worse(files: dict[str, Path]) -> None:
     common = ["--catalog", str(files["catalog"]), "--gold", str(files["gold"]), "--k", str(K)]
-    r = run_cli("compare", str(files["base"]), f"forb={files['forb']}", *common, "--json")
+    r = invoke_cli("compare", str(files["base"]), f"forb={files['forb']}", *common, "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert [a["name"] for a in doc["arms"]] == ["base", "forb"] and doc["b"]["source"] == str(files["forb"])
     assert "note: too small to tell:" in r.stderr and "'ghost tool'" in r.stderr
-    r = run_cli("compare", str(files["base"]), "--run", f"forb={files['forb']}", *common, "--fail-if-worse",
+    r = invoke_cli("compare", str(files["base"]), "--run", f"forb={files['forb']}", *common, "--fail-if-worse",
                 "--format", "md")
     assert r.returncode == 1
     assert "B made forbidden@5 worse on some queries and better on none (one-way: 4 queries" in r.stderr
     assert "| forbidden@5 |" in r.stdout
     assert "## B's worst losses on forbidden@5 (4 of 4)" in r.stdout  # wins and losses, with counts
     assert "| q003 |" in r.stdout and "\\[forbidden: ghost tool\\]" in r.stdout  # Markdown-escaped
-    r = run_cli("compare", str(files["base"]), str(files["abst"]), str(files["forb"]), *common, "--fail-if-worse",
+    r = invoke_cli("compare", str(files["base"]), str(files["abst"]), str(files["forb"]), *common, "--fail-if-worse",
                 "--format", "json", "--by", "subset,colour")
     assert r.returncode == 1 and "abst is significantly worse than base on false_abstention" in r.stderr
     assert "forb made forbidden@5 worse" in r.stderr
@@ -320,7 +320,7 @@ def test_cli_reports_are_byte_identical_across_runs(files: dict[str, Path], tmp_
     outs = []
     for i in range(2):
         out = tmp_path / f"c{i}.html"
-        r = run_cli("compare", str(files["base"]), str(files["abst"]), f"forb={files['forb']}", *common,
+        r = invoke_cli("compare", str(files["base"]), str(files["abst"]), f"forb={files['forb']}", *common,
                     "--resamples", "2000", "--format", "html", "--out", str(out))
         assert r.returncode == 0, r.stderr
         outs.append(out.read_bytes())

@@ -16,7 +16,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import tooldisc
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tests.oracles import oracle
 from tooldisc.evaluation.per_query import PER_QUERY_SCHEMA, per_query_bytes, read_per_query
 
@@ -43,7 +43,7 @@ def test_per_query_files_in_every_format_hold_the_same_table(tiny_files, exporte
     cat, gold = tiny_files
     d = exported["dir"]
     for name in ("pq.parquet", "pq.jsonl"):
-        r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--format", "md",
+        r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--format", "md",
                     "--per-query-out", str(d / name))
         assert r.returncode == 0, r.stderr
     frames = [read_per_query(d / name) for name in ("pq.csv", "pq.parquet", "pq.jsonl")]
@@ -151,7 +151,7 @@ def test_per_query_jsonl_reads_with_polars_default_inference(tmp_path: Path) -> 
     """The shipped set's first no-match query is row 444: polars infers from 100 rows, so the file
     leads with the rows that show each column's type (it used to fail: a NULL-typed column)."""
     out = tmp_path / "pq.jsonl"
-    r = run_cli("eval", "--per-query-out", str(out), "--format", "json")
+    r = invoke_cli("eval", "--per-query-out", str(out), "--format", "json")
     assert r.returncode == 0, r.stderr
     plain = pl.read_ndjson(out)  # default inference, no schema
     library = tooldisc.evaluate(None, None).per_query
@@ -199,20 +199,20 @@ def test_sealtools_names_with_spaces_round_trip_through_every_trec_file(shared: 
     gold = tmp_path / "gold.jsonl"
     gold.write_text("".join(json.dumps(r) + "\n" for r in picked), encoding="utf-8")
     d = tmp_path
-    r = run_cli("eval", "--catalog", str(catalog), "--gold", str(gold), "--k", "15", "--json",
+    r = invoke_cli("eval", "--catalog", str(catalog), "--gold", str(gold), "--k", "15", "--json",
                 "--run-out", str(d / "run.trec"), "--per-query-out", str(d / "pq.parquet"), "--by", "difficulty")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert set(doc["by"]["difficulty"]) == {"easy", "difficult"}  # read from the benchmark rows
     run_text = (d / "run.trec").read_text("utf-8")
     assert "requestFirst%20Aid%20Assistance" in run_text and "first%20aid%201 Q0" in run_text
-    q = run_cli("gold", "qrels", str(gold), "--out", str(d / "qrels.txt"), "--topics-out", str(d / "topics.tsv"))
+    q = invoke_cli("gold", "qrels", str(gold), "--out", str(d / "qrels.txt"), "--topics-out", str(d / "topics.tsv"))
     assert q.returncode == 0, q.stderr
     assert "first%20aid%201 0 requestFirst%20Aid%20Assistance 2" in (d / "qrels.txt").read_text("utf-8")
     _assert_ir_measures_agree(doc, d / "qrels.txt", d / "run.trec",
                               read_per_query(d / "pq.parquet").with_columns(
                                   pl.col("id").str.replace_all(" ", "%20")))
-    back = run_cli("compare", "default", "--run", f"earlier={d / 'run.trec'}", "--catalog", str(catalog),
+    back = invoke_cli("compare", "default", "--run", f"earlier={d / 'run.trec'}", "--catalog", str(catalog),
                    "--gold", str(gold), "--k", "15", "--json")
     assert back.returncode == 0, back.stderr
     table = json.loads(back.stdout)["table"]

@@ -8,7 +8,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tooldisc.errors import DataError, UsageError
 from tooldisc.evaluation.gate import (
     baseline_thresholds,
@@ -90,7 +90,7 @@ def eval_json(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_gate_from_passes_exit_0(eval_json: Path, tmp_path: Path) -> None:
     junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
-    r = run_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.95", "--max", "forbidden@15=0",
+    r = invoke_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.95", "--max", "forbidden@15=0",
                 "--junit", str(junit), "--summary", str(summary))
     assert r.returncode == 0, r.stderr
     assert ET.fromstring(junit.read_text()).find("testsuite").get("failures") == "0"
@@ -100,7 +100,7 @@ def test_gate_from_passes_exit_0(eval_json: Path, tmp_path: Path) -> None:
 def test_gate_from_fails_exit_1(eval_json: Path, tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
-    r = run_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.99", "--max", "forbidden@15=0",
+    r = invoke_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.99", "--max", "forbidden@15=0",
                 "--summary", str(summary), "--json")
     assert r.returncode == 1, r.stderr
     doc = json.loads(r.stdout)
@@ -108,7 +108,7 @@ def test_gate_from_fails_exit_1(eval_json: Path, tmp_path: Path) -> None:
     text = summary.read_text()
     assert text.startswith("earlier step\n") and "FAILED" in text  # appended, as CI step summaries are
     assert text.split("\n")[3].startswith("**FAILED** — 1 of 2 thresholds fail: hit@15 is ")  # decision first
-    page = run_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.99", "--format", "html")
+    page = invoke_cli("gate", "--from", str(eval_json), "--min", "hit@15=0.99", "--format", "html")
     assert page.returncode == 1
     assert '<p class="word" dir="auto">FAILED</p>' in page.stdout and page.stdout.startswith("<!DOCTYPE html>")
 
@@ -250,7 +250,7 @@ def test_gate_against_a_baseline_fails_exit_1(baseline: Path, tmp_path: Path) ->
     better = tmp_path / "better.json"
     better.write_text(json.dumps({**base, "metrics": {**base["metrics"], "MRR": base["metrics"]["MRR"] + 0.1}}))
     summary = tmp_path / "summary.md"
-    r = run_cli("gate", "--from", str(baseline), "--baseline", str(better), "--max-drop", "MRR=0.05",
+    r = invoke_cli("gate", "--from", str(baseline), "--baseline", str(better), "--max-drop", "MRR=0.05",
                 "--min", "hit@3=0", "--summary", str(summary), "--format", "md")
     assert r.returncode == 1, r.stderr
     assert "FAILED" in r.stdout and "| FAIL | MRR |" in r.stdout and "| pass | hit@3 |" in r.stdout

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tests.evaluation.test_learn import TOOLS, _traffic
 
 
@@ -42,7 +42,7 @@ def test_learn_writes_a_verified_file_and_reports_each_part(files) -> None:
 
 
 def test_discover_with_the_learned_file_finds_what_traffic_taught(files) -> None:
-    proc = run_cli("discover", "show receivables quickly", "--catalog", str(files["catalog"]), "--tenant", "t",
+    proc = invoke_cli("discover", "show receivables quickly", "--catalog", str(files["catalog"]), "--tenant", "t",
                    "--json", "--learned", str(files["learned"]))
     assert proc.returncode == 0, proc.stderr
     taught = json.loads(proc.stdout)
@@ -53,7 +53,7 @@ def test_discover_with_the_learned_file_finds_what_traffic_taught(files) -> None
 
 def test_compare_without_and_with_the_learned_file(files) -> None:
     default = str(Path(__file__).resolve().parents[2] / "discovery" / "data" / "default.yaml")
-    proc = run_cli("compare", default, default, "--catalog", str(files["catalog"]), "--gold", str(files["traffic"]),
+    proc = invoke_cli("compare", default, default, "--catalog", str(files["catalog"]), "--gold", str(files["traffic"]),
                    "--k", "5", "--learned-b", str(files["learned"]), "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -68,7 +68,7 @@ def test_learned_arms_by_name_by_content_and_by_flag_agree(files) -> None:
     docs = []
     for args in (["default", f"default+{files['learned']}"], ["default", f"mine={files['learned']}"],
                  ["--learned-b", str(files["learned"])]):
-        proc = run_cli("compare", *args, *common)
+        proc = invoke_cli("compare", *args, *common)
         assert proc.returncode == 0, proc.stderr
         docs.append(json.loads(proc.stdout))
     assert [a["name"] for a in docs[0]["arms"]] == ["default", "default+learned"]
@@ -93,7 +93,7 @@ def test_a_learned_file_for_another_catalog_warns_and_drops_stale_expansions(tmp
     other = tmp_path / "tools.jsonl"
     lines = files["catalog"].read_text().splitlines()
     other.write_text("\n".join([lines[0].replace("List sales invoices", "List all invoices"), *lines[1:]]) + "\n")
-    proc = run_cli("discover", "show receivables", "--catalog", str(other), "--tenant", "t",
+    proc = invoke_cli("discover", "show receivables", "--catalog", str(other), "--tenant", "t",
                    "--learned", str(files["learned"]), "--json")
     assert proc.returncode == 0
     assert "ignored as stale" in proc.stderr and "1 changed since learning" in proc.stderr
@@ -110,7 +110,7 @@ def test_one_request_repeated_with_a_number_or_an_email_changed_stores_nothing(t
     traffic.write_text(files["traffic"].read_text() + "".join(
         json.dumps({"id": f"x{i}", **row}) + "\n" for i, row in enumerate(extra)))
     out = tmp_path / "learned.json"
-    proc = run_cli("learn", "--catalog", str(files["catalog"]), "--from", str(traffic), "--out", str(out),
+    proc = invoke_cli("learn", "--catalog", str(files["catalog"]), "--from", str(traffic), "--out", str(out),
                    "--folds", "3", "--no-mutation", "--no-ranker", "--no-abstention", "--no-clauses")
     assert proc.returncode == 0, proc.stderr
     body = out.read_text()

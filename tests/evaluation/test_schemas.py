@@ -8,7 +8,7 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 
 
 def _schema() -> dict:
@@ -18,7 +18,7 @@ def _schema() -> dict:
 @pytest.fixture(scope="module")
 def shipped_runs() -> tuple[str, str]:
     """``eval --json`` with and without ``--schemas`` on the shipped data."""
-    runs = [run_cli("eval", "--schemas", "--json"), run_cli("eval", "--json")]
+    runs = [invoke_cli("eval", "--schemas", "--json"), invoke_cli("eval", "--json")]
     for r in runs:
         assert r.returncode == 0, r.stderr
     return runs[0].stdout, runs[1].stdout
@@ -57,15 +57,15 @@ def test_default_output_is_unchanged_without_schemas(shipped_runs: tuple[str, st
 
 def test_schemas_in_markdown_and_table(tiny_files) -> None:
     cat, gold = tiny_files
-    md = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--schemas", "--format", "md")
+    md = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--schemas", "--format", "md")
     assert md.returncode == 0, md.stderr
     assert "## Schema tokens per request (full K=48 vs progressive K=15)" in md.stdout
     assert "| per request | full_k48 | progressive_k15 |" in md.stdout
     assert "| wire tokens vs full_k48 | baseline |" in md.stdout
-    table = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--schemas")
+    table = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--schemas")
     assert table.returncode == 0, table.stderr
     assert "Schema tokens per request" in table.stdout and "progressive_k15" in table.stdout
-    plain = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--format", "md")
+    plain = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--format", "md")
     assert "Schema tokens" not in plain.stdout
 
 

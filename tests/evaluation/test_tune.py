@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 
 TOOLS = [
     {"name": "list_invoices", "description": "List sales invoices", "side_effect": "none",
@@ -271,7 +271,7 @@ def test_cli_on_the_shipped_data_writes_a_loadable_deterministic_weights_file(tm
     from tooldisc.discovery.config import load_config
 
     out = tmp_path / "weights.yaml"
-    res = run_cli("tune", "--folds", "2", "--n-iter", "1", "--seed", "3", "--out", str(out), "--json")
+    res = invoke_cli("tune", "--folds", "2", "--n-iter", "1", "--seed", "3", "--out", str(out), "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert (doc["folds"], doc["seed"], doc["candidates"], doc["objective"]) == (2, 3, 2, "nDCG@10")
@@ -334,7 +334,7 @@ def test_cli_table_on_a_given_pair_and_the_file_is_byte_identical_to_the_library
 
     cat, gold, _, (cat_path, gold_path) = synthetic
     out = tmp_path / "w.yaml"
-    res = run_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--folds", "2", "--n-iter", "2",
+    res = invoke_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--folds", "2", "--n-iter", "2",
                   "--k", "3", "--out", str(out))
     assert res.returncode == 0, res.stderr
     assert "held-out" in res.stdout and "weights.bm25" in res.stdout and "mean" in res.stdout

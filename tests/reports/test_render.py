@@ -99,3 +99,16 @@ def test_unknown_kind_and_format() -> None:
         render({}, "x", "json")
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         render(TUNE, "tune", "pdf")
+
+
+def test_formats_derive_from_the_registry() -> None:
+    """A report kind offers every format (table first, as the CLI lists them); a plain kind table and json."""
+    from tooldisc.reports.render import FORMATS, KINDS, PLAIN_KINDS, formats
+
+    assert not set(KINDS) & set(PLAIN_KINDS)
+    for kind in KINDS:
+        assert formats(kind)[0] == "table" and set(formats(kind)) == set(FORMATS)
+    for kind in PLAIN_KINDS:
+        assert formats(kind) == ("table", "json")
+    with pytest.raises(ValueError, match="unknown report kind"):
+        formats("nosuch")

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, invoke_cli
 from tooldisc.reports.html import external_references
 
 TOOLS = [
@@ -57,7 +57,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 def _ok(*args: str) -> str:
-    res = run_cli(*args)
+    res = invoke_cli(*args)
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
     return res.stdout
@@ -178,7 +178,7 @@ def test_canary_experiment_named_like_a_url_renders(tmp_path: Path) -> None:
     events = tmp_path / "e.parquet"
     synthesize(events, 40_000, "healthy", percent=50, seed=5, experiment="http-cache-v2")
     out = tmp_path / "v.html"
-    res = run_cli("canary", "verdict", "--events", str(events), "--experiment", "http-cache-v2",
+    res = invoke_cli("canary", "verdict", "--events", str(events), "--experiment", "http-cache-v2",
                   "--format", "html", "--out", str(out))
     assert res.returncode == 0, res.stderr  # PROMOTE; an AssertionError exited 1 before
     # Markdown in process: tests/canary/test_cli.py runs it (and reruns the HTML) through the CLI
@@ -197,7 +197,7 @@ def test_canary_experiment_named_like_a_url_renders(tmp_path: Path) -> None:
 
 
 def test_version_exits_0() -> None:
-    res = run_cli("--version")
+    res = invoke_cli("--version")
     assert res.returncode == 0, res.stderr
     from tooldisc import __version__
 

@@ -14,10 +14,9 @@ import typer
 
 from tooldisc.cli.common import (
     FormatOption,
-    JsonOption,
     note,
+    output_options,
     print_json,
-    resolve_format,
     stdout_console,
 )
 from tooldisc.cli.limits import count_option
@@ -46,6 +45,7 @@ def parse_sizes(value: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+@output_options("bench")
 def bench_command(
     tools: Annotated[str, typer.Option("--tools", help="Catalog sizes, comma-separated (10k = 10000).")] = "180,10000,100000",
     queries: Annotated[int, count_option("bench_queries", "--queries",
@@ -64,7 +64,6 @@ def bench_command(
     from_file: Annotated[bool, typer.Option("--from-file/--no-from-file", help="Also write each catalog to a file (JSON; YAML at 10k) and time loading it in-process, and the whole-process discover (cold and warm index cache) and catalog validate.")] = True,
     out: Annotated[Output | None, output_option("--out", "-o", help="Also write the run's JSON document here.")] = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Time index build, per-query discover latency and memory at catalog sizes, next to rank-bm25 and bm25s.
 
@@ -74,7 +73,6 @@ def bench_command(
     from tooldisc.cli.common import dumps_json
     from tooldisc.evaluation.bench import BenchOptions
 
-    chosen = resolve_format(fmt, json_, ("table", "json"))
     sizes = parse_sizes(tools)
     # a bad catalog is one line and exit 2 here, not a traceback from a worker process
     base = load_catalog_option(catalog, catalog_format) if catalog or learned else None
@@ -95,7 +93,7 @@ def bench_command(
     if out:
         out.write(dumps_json(result))
         note(f"wrote {out}")
-    if chosen == "json":
+    if fmt == "json":
         print_json(result)
     else:
         render_table(result)

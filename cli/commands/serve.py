@@ -22,16 +22,12 @@ from tooldisc.cli.options import (
     CatalogOption,
     ConfigOption,
     ContextFileOption,
-    ForcedOption,
+    ContextFlags,
     KOption,
     LearnedOption,
-    ModeOption,
     NoCacheOption,
-    PermissionOption,
-    RoleOption,
-    TenantOption,
     build_context_from,
-    context_flags,
+    context_options,
     index_cache,
     load_catalog_option,
     load_learned_option,
@@ -40,6 +36,7 @@ from tooldisc.cli.options import (
 from tooldisc.cli.outputs import AppendOutput, append_option
 
 
+@context_options
 def serve_command(
     catalog: CatalogOption = None,
     catalog_format: CatalogFormatOption = None,
@@ -48,11 +45,7 @@ def serve_command(
         "--events", help="Append a DESIGN §7 telemetry event per list and call to this JSONL file.")] = None,
     handler: Annotated[str | None, typer.Option("--handler", help="module:function called as f(name, arguments) for calls that pass the guard. Default: a no-op echo.")] = None,
     k: KOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
+    context: ContextFlags = ContextFlags(),
     config: ConfigOption = None,
     allow_default_context: Annotated[bool, typer.Option(
         "--allow-default-context",
@@ -81,7 +74,7 @@ def serve_command(
         import mcp  # noqa: F401
     except ImportError:
         raise MissingExtraError("tooldisc serve", "mcp", "mcp") from None
-    given = any((tenant, role, permission, mode, forced, context_file))
+    given = bool(context.given())
     if not given and not allow_default_context:
         raise UsageError("tooldisc serve needs a context: pass --context-file FILE or context flags (--tenant, "
                          "--role, --permission, --mode), or --allow-default-context to serve every role and "
@@ -122,8 +115,7 @@ def serve_command(
     except OSError:
         stamp = None
     cat = load_catalog_option(catalog, catalog_format, cache)  # fail fast (exit 2) on a bad catalog
-    flags = context_flags(tenant, role, permission, mode, forced, context_file)
-    ctx = build_context_from(cat, flags)  # the default one says so on stderr
+    ctx = build_context_from(cat, context)  # the default one says so on stderr
     declared = None if catalog_format in (None, "auto") else catalog_format  # checked by load_catalog_option
     # the catalog just read is the one served (read once), unless the file could not be stamped
     source = CatalogSource(path, load_config(config), fmt=declared, learned=load_learned_option(learned),

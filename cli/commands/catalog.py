@@ -17,12 +17,11 @@ import typer
 
 from tooldisc.cli.common import (
     FormatOption,
-    JsonOption,
     echo,
     note,
+    output_options,
     print_counts,
     print_json,
-    resolve_format,
 )
 from tooldisc.cli.outputs import Output, output_option
 from tooldisc.discovery.catalog.importers import REGISTRY as IMPORT_FORMATS
@@ -70,11 +69,11 @@ def read_catalog_document(path: str, fmt: str | None, side_effect: str | None = 
 # --------------------------------------------------------------------------- validate
 
 @catalog_app.command("validate")
+@output_options("catalog-validate")
 def validate_command(
     path: PathArg,
     source: FromOption = "auto",
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """List every issue (errors, quarantined tools, warnings) with its file and JSON path.
 
@@ -84,7 +83,6 @@ def validate_command(
     from tooldisc.discovery.catalog import check_catalog
     from tooldisc.discovery.catalog.importers import carries_policy, policy_note
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     doc, detected = read_catalog_document(path, _source_format(source))
     policy = policy_note(detected, path, None)
     issues, catalog = check_catalog(doc, source=path, plain=True)  # validated once: the issues, and the catalog
@@ -106,7 +104,7 @@ def validate_command(
         summary["tools"] = len(catalog)
         summary["unknown_side_effect"] = sum(1 for t in catalog.tools if t.side_effect is None)
         summary["catalog_hash"] = catalog.hash
-    if out == "json":
+    if fmt == "json":
         print_json(summary)
     else:
         for i in issues:
@@ -160,18 +158,17 @@ def catalog_stats(catalog: Any) -> dict[str, Any]:
 
 
 @catalog_app.command("stats")
+@output_options("catalog-stats")
 def stats_command(
     path: PathArg,
     source: FromOption = "auto",
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Tool counts by side effect, domain, namespace and capability prefix, and the catalog hash."""
     from tooldisc.cli.options import load_catalog_option
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     stats = catalog_stats(load_catalog_option(path, source))
-    if out == "json":
+    if fmt == "json":
         print_json(stats)
         return
     print_counts(stats)
@@ -180,6 +177,7 @@ def stats_command(
 # --------------------------------------------------------------------------- convert
 
 @catalog_app.command("convert")
+@output_options("catalog-convert")
 def convert_command(
     src: Annotated[str, typer.Argument(help="Source file in any supported format.")],
     to: Annotated[str, typer.Option("--to", help="Target format: tooldisc, openai, anthropic or mcp.")],
@@ -191,7 +189,6 @@ def convert_command(
              "un-annotated MCP tools). Required for the policy-free formats.")] = None,
     compact: Annotated[bool, typer.Option("--compact", help="Provider formats: use compact_parameters where present.")] = False,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Convert a catalog between tooldisc, OpenAI, Anthropic and MCP formats.
 
@@ -203,8 +200,6 @@ def convert_command(
     from tooldisc.discovery.catalog.importers import carries_policy, policy_note
     from tooldisc.discovery.catalog.names import NameMap
     from tooldisc.discovery.model import SIDE_EFFECTS
-
-    out = resolve_format(fmt, json_, ("table", "json"))
     from tooldisc.params import Options, checked
 
     checked(Options(("tooldisc", *PROVIDERS)), to, "--to", UsageError)
@@ -247,7 +242,7 @@ def convert_command(
              "NameMap(catalog tool names) rebuilds the same mapping to map calls back")
     result = {"source": src, "from": detected, "to": to, "out": out_path.path, "tools": exported,
               "renamed": renamed, "catalog_hash": catalog.hash}
-    if out == "json":
+    if fmt == "json":
         print_json(result)
     else:
         echo(f"wrote {out_path}: {exported} tools, {detected} → {to}" + (f", {len(renamed)} renamed" if renamed else ""))
@@ -266,12 +261,12 @@ def _serialize(body: Any, suffix: str) -> str:
 # --------------------------------------------------------------------------- diff
 
 @catalog_app.command("diff")
+@output_options("catalog-diff")
 def diff_command(
     old: Annotated[str, typer.Argument(help="The catalog before the change.")],
     new: Annotated[str, typer.Argument(help="The catalog after the change.")],
     source: FromOption = "auto",
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Added, removed and changed tools; exit 1 when a change loosens policy (for CI review).
 
@@ -281,15 +276,14 @@ def diff_command(
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.discovery.catalog.diff import diff_catalogs
 
-    out = resolve_format(fmt, json_, ("table", "json", "md", "html"))
     diff = diff_catalogs(load_catalog_option(old, source), load_catalog_option(new, source))
     document = {"old": old, "new": new, **diff.to_dict()}
-    if out == "json":
+    if fmt == "json":
         print_json(document)
-    elif out in ("md", "html"):
+    elif fmt in ("md", "html"):
         from tooldisc.reports.render import render
 
-        sys.stdout.write(render(document, "catalog-diff", out))
+        sys.stdout.write(render(document, "catalog-diff", fmt))
     else:
         for line in _diff_text(diff, old, new):
             echo(line)

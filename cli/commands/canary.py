@@ -17,7 +17,9 @@ from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
     echo,
+    formats,
     note,
+    output_options,
     print_json,
     resolve_format,
 )
@@ -46,26 +48,26 @@ def register(app: typer.Typer) -> None:
 
 
 @canary_app.command("assign")
+@output_options("canary-assign")
 def assign_cmd(
     salt: Annotated[str, typer.Option("--salt", help="Experiment salt (its name).")],
     percent: Annotated[float, typer.Option("--percent", help="Rollout percent, 0-100 in 0.01 steps.")],
     tenant: Annotated[str, typer.Option("--tenant", help="Tenant id (raw UTF-8; ':' allowed).")],
     user: Annotated[str, typer.Option("--user", help="User id (raw UTF-8; ':' allowed).")],
     fmt: FormatOption = "table",
-    json_flag: JsonOption = False,
 ) -> None:
     """Bucket (0-9999) and arm of one (tenant, user) pair."""
     from tooldisc.canary.assignment import assign
 
-    chosen = resolve_format(fmt, json_flag, ("table", "json"))
     a = assign(salt, tenant, user, percent)
-    if chosen == "json":
+    if fmt == "json":
         print_json({"salt": a.salt, "percent": percent, "bucket": a.bucket, "arm": a.arm})
     else:
         sys.stdout.write(f"bucket {a.bucket}\narm {a.arm}\n")
 
 
 @canary_app.command("simulate")
+@output_options("canary-simulate")
 def simulate_cmd(
     salt: Annotated[str, typer.Option("--salt", help="Salt of the first experiment.")],
     percent: Annotated[float, typer.Option("--percent", help="Its rollout percent.")],
@@ -81,20 +83,18 @@ def simulate_cmd(
     spark_timeout: SparkTimeoutOption = None,
     spark_conf: SparkConfOption = None,
     fmt: FormatOption = "table",
-    json_flag: JsonOption = False,
 ) -> None:
     """Arm shares with Wilson intervals, sample-ratio test, independence of two salts."""
     from dataclasses import asdict
 
     from tooldisc.errors import UsageError
 
-    chosen = resolve_format(fmt, json_flag, ("table", "json"))
     on = engine_choice(engine, spark_master, spark_remote, spark_timeout, spark_conf)
     if (salt2 is None) != (percent2 is None):
         raise UsageError("--salt2 and --percent2 go together")
     salts = [(salt, percent)] + ([(salt2, percent2)] if salt2 is not None and percent2 is not None else [])
     result = on.simulate(salts, ids=ids, ids_file=ids_file, progress=_progress)
-    if chosen == "json":
+    if fmt == "json":
         print_json(asdict(result))
         return
     out = [f"{result.ids} ids ({result.source})"]
@@ -116,6 +116,7 @@ def simulate_cmd(
 
 
 @canary_app.command("synth")
+@output_options("canary-synth")
 def synth_cmd(
     events: Annotated[int, count_option("events", "--events", "--rows",
                                         help="Number of rows: events, or shadow-report rows "
@@ -141,14 +142,12 @@ def synth_cmd(
                                                    "indexed-retrieval-v1, capability-planner-v1 "
                                                    "for shadow, ranking-v2 for interleaving).")] = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Write seeded synthetic telemetry or shadow-report rows whose verdict is known."""
     from tooldisc.canary.profiles import profile as get_profile
     from tooldisc.canary.synthetic.events import check_out
     from tooldisc.errors import UsageError
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json"))
     get_profile(profile)  # refuses an unknown profile
     check_out(out.path)  # the extension, before any row is generated
     if out.tmp is None:  # a device or a pipe: the writers need a file they can seek in
@@ -161,7 +160,7 @@ def synth_cmd(
         experiment = experiment if experiment is not None else "capability-planner-v1"
         sh = synthesize_shadow(out.tmp, events, scenario, seed=seed, experiment=experiment)
         out.commit()
-        if out_fmt == "json":
+        if fmt == "json":
             print_json({"profile": "shadow", "rows": sh.rows, "bad_rows": sh.bad_rows,
                         "scenario": sh.scenario, "expected_verdict": sh.expected_verdict,
                         "failing_gate": sh.failing_gate, "path": out.path, "seed": seed,
@@ -182,7 +181,7 @@ def synth_cmd(
             il = synthesize_interleaving(out.tmp, events, scenario, percent=percent, seed=seed,
                                          experiment=experiment, on_chunk=bar.advance if bar else None)
         out.commit()
-        if out_fmt == "json":
+        if fmt == "json":
             from tooldisc.canary.synthetic.interleaving import INTERLEAVING_SCENARIOS
 
             print_json({"profile": "interleaving", "events": il.events, "interleaved": il.interleaved,
@@ -202,7 +201,7 @@ def synth_cmd(
         res = synthesize(out.tmp, events, scenario, percent=percent, seed=seed, experiment=experiment,
                          on_chunk=bar.advance if bar else None)
     out.commit()
-    if out_fmt == "json":
+    if fmt == "json":
         from tooldisc.canary.synthetic.events import SCENARIOS
 
         sc = SCENARIOS[res.scenario]
@@ -245,7 +244,7 @@ def ingest_cmd(
     from tooldisc.params import Interval, checked
 
     checked(Interval(float, 0, 86_400, why="seconds"), lock_timeout, "--lock-timeout", UsageError)
-    chosen = resolve_format(fmt, json_flag, ("table", "json"))
+    chosen = resolve_format(fmt, json_flag, formats("canary-ingest"))
     schema = _schema(profile)
     with progress_bar("ingesting", len(expand(pattern)), counts=False) as bar:
         res = ingest(db, pattern, schema, on_file=(lambda _p: bar.advance()) if bar else None,
@@ -262,6 +261,7 @@ def ingest_cmd(
 
 
 @canary_app.command("verdict")
+@output_options("verdict")
 def verdict_cmd(
     experiment: Annotated[str, typer.Option("--experiment", help="Experiment name to judge.")],
     db: Annotated[str | None, typer.Option("--db", help="DuckDB database from `canary ingest`.")] = None,
@@ -272,7 +272,6 @@ def verdict_cmd(
     profile: Annotated[str, typer.Option("--profile", help="canary (A/B), interleaving (ranker B vs A "
                                          "on interleaved requests), or shadow for a shadow planner.")] = "canary",
     fmt: FormatOption = "table",
-    json_flag: JsonOption = False,
     out: Annotated[Output | None, output_option("--out", help="Write the report here instead of stdout.")] = None,
     summary: Annotated[AppendOutput | None, append_option(
         "--summary", help="Append a compact Markdown summary to this file (e.g. "
@@ -297,9 +296,8 @@ def verdict_cmd(
     from tooldisc.canary.engines import VerdictInputs
     from tooldisc.errors import UsageError
 
-    chosen = resolve_format(fmt, json_flag, ("table", "json", "md", "html"))
     on = engine_choice(engine, spark_master, spark_remote, spark_timeout, spark_conf)
-    if out is not None and chosen == "table":
+    if out is not None and fmt == "table":
         raise UsageError("--out needs --format json, md or html")
     schema = _schema(profile)
     verdict, report = on.verdict(schema, VerdictInputs(
@@ -313,7 +311,7 @@ def verdict_cmd(
         from tooldisc.reports.canary_report import summary_markdown
 
         summary.write(summary_markdown(report))
-    text = report_text(report, "verdict", chosen)
+    text = report_text(report, "verdict", fmt)
     if out is not None:
         out.write(text)
         note(f"{verdict.verdict}: report written to {out}")

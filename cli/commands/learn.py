@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+from tooldisc.cli.common import FormatOption, output_options
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogOption, ConfigOption
 from tooldisc.cli.outputs import Output, output_option
@@ -21,6 +21,7 @@ FromOption = Annotated[list[str] | None, typer.Option(
                    "fits) and optional intent (repeatable).")]
 
 
+@output_options("learn")
 def learn_command(
     from_: FromOption = None,
     out: Annotated[Output | None, output_option("--out", "-o", help="Write the learned file here (JSON).")] = None,
@@ -52,7 +53,6 @@ def learn_command(
     progress: Annotated[bool | None, typer.Option(
         "--progress/--no-progress", help="Progress bar on stderr. Default: on when stderr is a terminal.")] = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Learn expansions, phrase weights, ranking weights, a no-match model and a mutation check from labelled requests.
 
@@ -68,7 +68,6 @@ def learn_command(
     from tooldisc.evaluation.learn import LearnOptions, learn
     from tooldisc.evaluation.learn.data import load_examples
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json"))
     if not out:
         raise UsageError("learn needs --out LEARNED (where to write the learned file)")
     opts = LearnOptions(expansions=expansions, affinity=affinity, ranker=ranker, clauses=clauses, abstention=abstention,
@@ -84,7 +83,7 @@ def learn_command(
                         progress=(lambda stage, done, total: bar.set(done, total)) if bar else None)
     out.write(dumps_learned(learned))
     note(f"wrote {out} ({', '.join(learned.parts) or 'no part kept'})")
-    if out_fmt == "json":
+    if fmt == "json":
         from tooldisc.cli.common import print_json
 
         print_json({"out": out.path, "parts": list(learned.parts), "report": learned.report})

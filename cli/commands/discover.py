@@ -6,23 +6,23 @@ from typing import Annotated
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
+from tooldisc.cli.common import (
+    FormatOption,
+    output_options,
+    print_json,
+    stdout_console,
+)
 from tooldisc.cli.options import (
     CatalogFormatOption,
     CatalogOption,
     ConfigOption,
-    ContextFileOption,
-    ForcedOption,
+    ContextFlags,
     KOption,
     LearnedOption,
-    ModeOption,
     NoCacheOption,
-    PermissionOption,
-    RoleOption,
-    TenantOption,
     build_context_from,
     build_engine,
-    context_flags,
+    context_options,
     index_cache,
     load_catalog_option,
     load_learned_option,
@@ -30,17 +30,14 @@ from tooldisc.cli.options import (
 )
 
 
+@context_options
+@output_options("discover")
 def discover_command(
     query: Annotated[str, typer.Argument(help="The user's request.")],
     catalog: CatalogOption = None,
     catalog_format: CatalogFormatOption = None,
     k: KOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
+    context: ContextFlags = ContextFlags(),
     config: ConfigOption = None,
     learned: LearnedOption = None,
     history: Annotated[list[str] | None, typer.Option("--history", help="An earlier user turn, oldest first (repeatable).")] = None,
@@ -48,22 +45,20 @@ def discover_command(
     timings: Annotated[bool, typer.Option("--timings", help="Include per-step timings (never part of the offer hash).")] = False,
     no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Rank the tools a request may see: security filter first, then BM25F ranking, then top-K."""
     from tooldisc.discovery.config import load_config
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     cache = index_cache(no_cache)
     cat = load_catalog_option(catalog, catalog_format, cache)
     # The table always prints the effective context itself; JSON carries it under "context".
-    ctx = build_context_from(cat, context_flags(tenant, role, permission, mode, forced, context_file),
-                             quiet=out == "table")
+    ctx = build_context_from(cat, context,
+                             quiet=fmt == "table")
     engine = build_engine(cat, load_config(config), load_learned_option(learned), cache)
     kk = parse_k(k)
     offer = engine.discover(query, ctx, kk, tuple(history or ()))
     explanation = engine.explain(query, explain, ctx, kk, tuple(history or ())) if explain else None
-    if out == "json":
+    if fmt == "json":
         body = offer.to_dict(timings=timings)
         if explanation is not None:
             body["explain"] = explanation

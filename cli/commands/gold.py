@@ -22,12 +22,11 @@ import typer
 
 from tooldisc.cli.common import (
     FormatOption,
-    JsonOption,
     echo,
     note,
+    output_options,
     print_counts,
     print_json,
-    resolve_format,
 )
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogFormatOption
@@ -61,6 +60,7 @@ def _is_external(gold: Any) -> bool:
 # --------------------------------------------------------------------------- validate
 
 @gold_app.command("validate")
+@output_options("gold-validate")
 def validate_command(
     path: GoldArg,
     catalog: Annotated[str | None, typer.Option(
@@ -69,7 +69,6 @@ def validate_command(
              "required for the external benchmark format (give its tools.jsonl).")] = None,
     catalog_format: CatalogFormatOption = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """List every issue (errors, then warnings) with its file and place.
 
@@ -81,7 +80,6 @@ def validate_command(
     from tooldisc.cli.options import load_catalog_option
     from tooldisc.gold.validate import validate_gold
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     gold = _load(path, check=False)
     external = _is_external(gold)
     if external and catalog is None:
@@ -101,7 +99,7 @@ def validate_command(
         "counts": {lvl: counts[lvl] for lvl in ("error", "warning")},
         "issues": [{"level": i.level, "file": path, "where": i.where, "message": i.message} for i in issues],
     }
-    if out == "json":
+    if fmt == "json":
         print_json(summary)
     else:
         for i in issues:
@@ -140,15 +138,14 @@ def gold_summary(gold: Any) -> dict[str, Any]:
 
 
 @gold_app.command("stats")
+@output_options("gold-stats")
 def stats_command(
     path: GoldArg,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Query counts by intent, category, difficulty, hard case and language; matched/no-match; label facts."""
-    out = resolve_format(fmt, json_, ("table", "json"))
     stats = gold_summary(_load(path))
-    if out == "json":
+    if fmt == "json":
         print_json(stats)
         return
     print_counts(stats)
@@ -190,13 +187,13 @@ def _split_text(meta: dict[str, Any], part: str, queries: Any) -> str:
 
 
 @gold_app.command("split")
+@output_options("gold-split")
 def split_command(
     path: GoldArg,
     out_dir: Annotated[Folder, folder_option("--out-dir", "-o", help="Directory for <stem>.tune.json and <stem>.test.json.")],
     test_fraction: Annotated[float, typer.Option("--test-fraction", help="Share of each stratum that goes to test.")] = 0.3,
     seed: Annotated[int, count_option("seed", "--seed", help="Seed of the split (same seed, same split, on any machine).")] = 0,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Split a gold set into tune and test parts, stratified by (intent, no_match).
 
@@ -206,7 +203,6 @@ def split_command(
     """
     from tooldisc.gold.stats import split
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     stem = Path(path).stem
     outputs = {part: out_dir.reserve(f"{stem}.{part}.json") for part in ("tune", "test")}  # before any work
     files = {part: Path(o.path) for part, o in outputs.items()}
@@ -224,7 +220,7 @@ def split_command(
         "test": {"file": str(files["test"]), "queries": len(test)},
         "strata": strata,
     }
-    if out == "json":
+    if fmt == "json":
         print_json(result)
         return
     echo(f"{'stratum':<24} {'queries':>8} {'tune':>6} {'test':>6}")
@@ -247,6 +243,7 @@ def _strata(tune: Any, test: Any) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- qrels
 
 @gold_app.command("qrels")
+@output_options("gold-qrels")
 def qrels_command(
     path: GoldArg,
     out_path: Annotated[Any, output_option("--out", "-o", help="Qrels file to write; '-' writes to stdout.",
@@ -255,7 +252,6 @@ def qrels_command(
         "--topics-out", help="Also write the topics file (one 'qid<TAB>query' line per query, no header): "
                              "with the qrels it reads back as a gold set (tooldisc eval --qrels --topics).")] = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Export TREC qrels (``qid 0 tool grade``; primary 2, acceptable 1) for trec_eval and ir_measures.
 
@@ -266,7 +262,6 @@ def qrels_command(
 
     from tooldisc.gold.trec import qrels_text, topics_text
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     gold = _load(path)
     text = qrels_text(gold)
     topics = topics_text(gold) if topics_out else None
@@ -286,7 +281,7 @@ def qrels_command(
                               "judged_queries": judged}
     if topics_out:
         result["topics"] = str(topics_out)
-    if out == "json":
+    if fmt == "json":
         print_json(result)
     else:
         also = f" and {topics_out}: {len(gold)} topics" if topics_out else ""

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, resolve_format
+from tooldisc.cli.common import FormatOption, output_options
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogFormatOption
 from tooldisc.cli.outputs import Output, output_option
@@ -25,6 +25,7 @@ GoldsOption = Annotated[list[str] | None, typer.Option(
     "--gold", "-g", help="Gold set of one dataset (repeatable; pairs with --catalog in order).")]
 
 
+@output_options("tune")
 def tune_command(
     catalog: CatalogsOption = None,
     gold: GoldsOption = None,
@@ -47,7 +48,6 @@ def tune_command(
     progress: Annotated[bool | None, typer.Option(
         "--progress/--no-progress", help="Progress bar on stderr. Default: on when stderr is a terminal.")] = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Search ranker weights with k-fold cross-validation over one or more datasets.
 
@@ -62,7 +62,6 @@ def tune_command(
     from tooldisc.evaluation.tune import WeightTuner, load_space, parse_objective
     from tooldisc.evaluation.tune.report import tune_document, weights_yaml
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json", "md", "html"))
     catalogs, golds = list(catalog or ()), list(gold or ())
     if len(catalogs) != len(golds):
         raise UsageError(f"--catalog and --gold come in pairs; got {len(catalogs)} --catalog and {len(golds)} --gold")
@@ -86,7 +85,7 @@ def tune_command(
     if out:
         out.write(weights_yaml(tuner, datasets))
         note(f"wrote {out}")
-    sys.stdout.write(report_text(doc, "tune", out_fmt))
+    sys.stdout.write(report_text(doc, "tune", fmt))
 
 
 def _datasets(catalogs: list[str], golds: list[str], catalog_format: str | None = None) -> list[tuple[Any, Any]]:

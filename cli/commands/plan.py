@@ -9,7 +9,12 @@ from typing import Annotated
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, print_json, resolve_format, stdout_console
+from tooldisc.cli.common import (
+    FormatOption,
+    output_options,
+    print_json,
+    stdout_console,
+)
 from tooldisc.cli.options import CatalogFormatOption, CatalogOption, load_catalog_option
 
 plan_app = typer.Typer(name="plan", help="Validate agent plans (read-only actions with $from references).",
@@ -17,23 +22,22 @@ plan_app = typer.Typer(name="plan", help="Validate agent plans (read-only action
 
 
 @plan_app.command("validate")
+@output_options("plan")
 def validate_command(
     plan: Annotated[str, typer.Argument(help="Plan file (JSON or YAML): decision and 1–8 actions.")],
     catalog: CatalogOption = None,
     catalog_format: CatalogFormatOption = None,
     routed: Annotated[str | None, typer.Option("--routed", help="Comma-separated tools the router chose (for premature 'insufficient').")] = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Report every finding in check order, each with a stable code."""
     from tooldisc.agent.plan import load_plan, validate_plan
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     cat = load_catalog_option(catalog, catalog_format)
     parsed = load_plan(plan)
     routed_names = tuple(n.strip() for n in (routed or "").split(",") if n.strip())
     report = validate_plan(parsed, cat, routed_names)
-    if out == "json":
+    if fmt == "json":
         print_json(report.to_dict())
     else:
         _render_table(report)

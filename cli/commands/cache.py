@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, echo, print_json, resolve_format
+from tooldisc.cli.common import (
+    FormatOption,
+    echo,
+    output_options,
+    print_json,
+)
 
 cache_app = typer.Typer(name="cache", help="The on-disk index cache of warm one-shots: its size (without a "
                         "command: the status), and emptying it.",
@@ -24,16 +29,16 @@ def _default(ctx: typer.Context) -> None:
 
 
 @cache_app.command("status")
-def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> None:
+@output_options("cache-status")
+def status_command(fmt: FormatOption = "table") -> None:
     """Where the index cache is, how many entries it holds and their size, and its bounds.
 
     The directory is $TOOLDISC_CACHE_DIR, else $XDG_CACHE_HOME/tooldisc/index (~/.cache/tooldisc/index).
     """
     from tooldisc.discovery.indexes.cache import IndexCache
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     found = IndexCache.default().status()
-    if out == "json":
+    if fmt == "json":
         print_json(found.to_dict())
         return
     echo(f"directory: {found.directory}")
@@ -42,14 +47,14 @@ def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> No
 
 
 @cache_app.command("clear")
-def clear_command(fmt: FormatOption = "table", json_: JsonOption = False) -> None:
+@output_options("cache-clear")
+def clear_command(fmt: FormatOption = "table") -> None:
     """Remove every cached index (the next command that builds one builds it fresh)."""
     from tooldisc.discovery.indexes.cache import IndexCache
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     cache = IndexCache.default()
     removed = cache.clear()
-    if out == "json":
+    if fmt == "json":
         print_json({"directory": str(cache.directory), "removed": removed})
         return
     echo(f"removed {removed} cached index(es) from {cache.directory}")

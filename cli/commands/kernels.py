@@ -13,7 +13,13 @@ from typing import Annotated
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption, echo, note, print_json, resolve_format
+from tooldisc.cli.common import (
+    FormatOption,
+    echo,
+    note,
+    output_options,
+    print_json,
+)
 
 kernels_app = typer.Typer(name="kernels", help="The compiled query loops: which form runs (without a command: "
                           "the status), and building the ahead-of-time module (no numba at run time).",
@@ -28,13 +34,13 @@ def _default(ctx: typer.Context) -> None:
 
 
 @kernels_app.command("status")
-def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> None:
+@output_options("kernels-status")
+def status_command(fmt: FormatOption = "table") -> None:
     """Say which form of the compiled query loops a catalog large enough for them will run, and why."""
     from tooldisc.discovery.kernels.aot import status
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     found = status()
-    if out == "json":
+    if fmt == "json":
         print_json(found.to_dict())
         return
     echo(f"form: {found.form} ({found.reason})")
@@ -44,10 +50,10 @@ def status_command(fmt: FormatOption = "table", json_: JsonOption = False) -> No
 
 
 @kernels_app.command("build")
+@output_options("kernels-build")
 def build_command(
     force: Annotated[bool, typer.Option("--force", help="Compile even when the matching module exists.")] = False,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Compile the query loops into an extension module that needs neither numba nor LLVM to run.
 
@@ -58,12 +64,11 @@ def build_command(
     from tooldisc.discovery.kernels.aot import key, signature_count
     from tooldisc.discovery.kernels.build import build
 
-    out = resolve_format(fmt, json_, ("table", "json"))
     start = time.perf_counter()
     path, compiled = build(force=force,
                            progress=lambda what: note(f"kernels: {what}"))
     seconds = time.perf_counter() - start
-    if out == "json":
+    if fmt == "json":
         print_json({"path": str(path), "compiled": compiled, "seconds": round(seconds, 2), "key": key(),
                     "signatures": signature_count()})
         return

@@ -13,39 +13,33 @@ from typing import Annotated, Any
 
 import typer
 
-from tooldisc.cli.common import FormatOption, JsonOption
-from tooldisc.cli.eval_cmd import (
+from tooldisc.cli.common import FormatOption, output_options
+from tooldisc.cli.limits import count_option
+from tooldisc.cli.options import (
+    CatalogFormatOption,
+    CatalogOption,
+    ContextFlags,
+    KOption,
+    LearnedOption,
+    NoCacheOption,
+    context_options,
+    index_cache,
+)
+from tooldisc.cli.outputs import Output, output_option
+from tooldisc.cli.runs import (
     ByOption,
     GoldOption,
     OutOption,
     ProgressOption,
     QrelsOption,
     TopicsOption,
-    _by,
-    _check_by,
-    _discover,
-    _emit,
-    _inputs,
-    _out_format,
-    _render,
+    check_by,
+    discover_all,
+    emit,
+    load_inputs,
+    parse_by,
+    render,
 )
-from tooldisc.cli.limits import count_option
-from tooldisc.cli.options import (
-    CatalogFormatOption,
-    CatalogOption,
-    ContextFileOption,
-    ForcedOption,
-    KOption,
-    LearnedOption,
-    ModeOption,
-    NoCacheOption,
-    PermissionOption,
-    RoleOption,
-    TenantOption,
-    context_flags,
-    index_cache,
-)
-from tooldisc.cli.outputs import Output, output_option
 
 MIN_PERMUTATIONS = 10_000
 
@@ -72,6 +66,8 @@ def _arms(positional: list[str] | None, runs: list[str] | None, learned: str | N
     return unique_labels(with_learned(specs, every=learned, first=learned_a, second=learned_b))
 
 
+@context_options
+@output_options("compare", out="out")
 def compare_command(
     arms: Annotated[list[str] | None, typer.Argument(
         metavar="ARM...", help="Two or more arms, the first the baseline: 'default' (the shipped config), a config "
@@ -84,12 +80,7 @@ def compare_command(
     catalog_format: CatalogFormatOption = None,
     gold: GoldOption = None,
     k: KOption = None,
-    mode: ModeOption = None,
-    role: RoleOption = None,
-    permission: PermissionOption = None,
-    tenant: TenantOption = None,
-    forced: ForcedOption = None,
-    context_file: ContextFileOption = None,
+    context: ContextFlags = ContextFlags(),
     qrels: QrelsOption = None,
     topics: TopicsOption = None,
     learned: LearnedOption = None,
@@ -115,7 +106,6 @@ def compare_command(
     progress: ProgressOption = None,
     no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Compare runs on the same queries: one table, arms as columns, paired tests against the first arm.
 
@@ -137,17 +127,15 @@ def compare_command(
     from tooldisc.evaluation.inputs import learned_notes, load_config_input, load_learned_input
     from tooldisc.evaluation.run_file import load_run_file
 
-    out_fmt = _out_format(fmt, json_, out, ("table", "json", "md", "html"))
-    by_fields = _by(by)
+    by_fields = parse_by(by)
     specs = _arms(arms, run, learned, learned_a, learned_b)
     configs = [s for s in specs if not s.is_run]
-    flags = context_flags(tenant, role, permission, mode, forced, context_file)
     first = configs[0] if configs else None
     cache = index_cache(no_cache)
-    inputs = _inputs(catalog, gold, first.config if first else None, flags, qrels=qrels, topics=topics,
-                     quiet_context=out_fmt == "table", catalog_format=catalog_format,
+    inputs = load_inputs(catalog, gold, first.config if first else None, context, qrels=qrels, topics=topics,
+                     quiet_context=fmt == "table", catalog_format=catalog_format,
                      learned=first.learned if first else None, cache=cache)
-    _check_by(inputs.gold, by_fields)
+    check_by(inputs.gold, by_fields)
     arm_inputs: dict[str, Any] = {}
     for spec in configs:
         if spec is first:
@@ -165,13 +153,13 @@ def compare_command(
             for line in result.run_file.notes:
                 note(line)
         else:
-            result = _discover(arm_inputs[spec.name], kk, progress, label=f"discovering ({spec.name})",
+            result = discover_all(arm_inputs[spec.name], kk, progress, label=f"discovering ({spec.name})",
                                cache=cache)
         runs.append(score_eval(result))
     comparison = compare(*runs, names=[s.name for s in specs], permutations=permutations, seed=seed, alpha=alpha,
                          resamples=resamples)
     doc = comparison.document(max_changed=changed, max_moves=moves, by=by_fields)
-    _render(doc, out_fmt, out, "compare")
+    render(doc, fmt, out, "compare")
     _report_failures(comparison, doc, fail_if_worse)
 
 
@@ -209,6 +197,7 @@ def _report_failures(comparison: Any, doc: dict[str, Any], fail_if_worse: bool) 
         raise typer.Exit(1)
 
 
+@output_options("fuse")
 def fuse_command(
     runs: Annotated[list[str], typer.Argument(metavar="RUN...", help="Two or more TREC run files.", show_default=False)],
     out: Annotated[Output, output_option("--out", "-o", help="Write the fused TREC run here.")],
@@ -217,18 +206,16 @@ def fuse_command(
     depth: Annotated[int | None, count_option("depth", "--depth", help="Keep this many tools per query (default: all).")] = None,
     run_tag: Annotated[str | None, typer.Option("--run-tag", help="The tag column (default: the method).")] = None,
     fmt: FormatOption = "table",
-    json_: JsonOption = False,
 ) -> None:
     """Fuse TREC runs into one (ties by tool name), e.g. tooldisc's --run-out with an embedding retriever's run.
 
     Names are read and written with the TREC-safe encoding (percent-encoded whitespace,
     control characters and %). The fused run is an arm for 'compare --run'.
     """
-    from tooldisc.cli.common import print_json, resolve_format
+    from tooldisc.cli.common import print_json
     from tooldisc.evaluation.fuse import fuse
     from tooldisc.gold.trec import read_scored_run, run_text
 
-    out_fmt = resolve_format(fmt, json_, ("table", "json"))
     tag = run_tag or method
     read = [read_scored_run(path) for path in runs]
     fused = fuse(read, method, k=rrf_k, depth=depth)
@@ -237,10 +224,10 @@ def fuse_command(
     out.write(text)
     summary = {"method": method, "k": rrf_k if method == "rrf" else None, "runs": list(runs), "out": str(out),
                "queries": len(fused), "lines": sum(len(r) for r in fused.values()), "tag": tag}
-    if out_fmt == "json":
+    if fmt == "json":
         print_json(summary)
     else:
-        _emit(f"fused {len(runs)} runs with {method}{f' (k={rrf_k})' if method == 'rrf' else ''}: "
+        emit(f"fused {len(runs)} runs with {method}{f' (k={rrf_k})' if method == 'rrf' else ''}: "
               f"{summary['queries']} queries, {summary['lines']} lines -> {out}\n", None)
 
 
