@@ -39,7 +39,7 @@ SHARED = ROOT.parent / "shared" / "benchmarks"
 TOOLDISC = [str(Path(sys.executable).parent / "tooldisc")]
 VOLATILE = re.compile(r"(^|_)(s|ms|seconds|elapsed|time|timings|duration|started|finished|generated|"
                       r"generated_at|created|created_at|version|versions|python|platform|git|host|"
-                      r"environment|wall|cpu|rss|peak|path|file|files|out|db)($|_)")
+                      r"environment|wall|cpu|rss|peak|path|file|files|out|db)($|[_/])")
 
 
 def _find(attr: str) -> Any:
