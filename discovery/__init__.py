@@ -18,7 +18,9 @@ at this level.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tooldisc.lazy import lazy_attributes
 
 __all__ = ["Context", "Discoverer", "Offer", "context_from_mapping", "load_catalog", "load_config", "load_learned"]
 
@@ -41,11 +43,4 @@ if TYPE_CHECKING:
     from tooldisc.discovery.pipeline import Discoverer
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use: one-shots that never discover stay light."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tooldisc.discovery' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -18,7 +18,9 @@ Public API (imported lazily so ``import tooldisc`` stays instant)::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tooldisc.lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -94,10 +96,4 @@ if TYPE_CHECKING:
     from tooldisc.gold.model import GoldSet
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tooldisc' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -9,7 +9,9 @@ what they import is what they measure.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tooldisc.lazy import lazy_attributes
 
 _LAZY = {
     "BenchOptions": "tooldisc.evaluation.bench.options",
@@ -24,10 +26,4 @@ if TYPE_CHECKING:
 __all__ = ["BenchOptions", "load_inputs", "run_bench"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tooldisc.evaluation.bench' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
