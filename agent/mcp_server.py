@@ -116,8 +116,8 @@ class CatalogSource:
     def __init__(self, path: str | os.PathLike[str], config: RankerConfig | None = None,
                  report: Callable[[str], None] | None = None, fmt: str | None = None, learned: Any = None,
                  cache: Any = None, loaded: tuple[Catalog, tuple[int, int, int]] | None = None):
-        from tooldisc.discovery.catalog.importers import FORMATS
         from tooldisc.discovery.config import load_config
+        from tooldisc.discovery.importers import FORMATS
         from tooldisc.discovery.indexes.cache import IndexCache
         from tooldisc.discovery.learned import Learned
 

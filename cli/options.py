@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from tooldisc.discovery.catalog.importers import choices_text
+from tooldisc.discovery.importers import choices_text
 
 CatalogOption = Annotated[
     str | None,
@@ -108,7 +108,7 @@ def context_flags(tenant: str | None, role: list[str] | None, permission: list[s
 
 def catalog_format(value: str | None, option: str = "--catalog-format") -> str | None:
     """A declared catalog format, checked (``auto`` or nothing means "declared or detected")."""
-    from tooldisc.discovery.catalog.importers import FORMATS
+    from tooldisc.discovery.importers import FORMATS
     from tooldisc.errors import UsageError
 
     if value is None or value == "auto":

@@ -24,8 +24,8 @@ from tooldisc.cli.common import (
     print_json,
 )
 from tooldisc.cli.outputs import Output, output_option
-from tooldisc.discovery.catalog.importers import REGISTRY as IMPORT_FORMATS
-from tooldisc.discovery.catalog.importers import choices_text
+from tooldisc.discovery.importers import REGISTRY as IMPORT_FORMATS
+from tooldisc.discovery.importers import choices_text
 from tooldisc.errors import MAX_ERROR_LINE, UsageError
 from tooldisc.terminal import clip, escape
 
@@ -81,7 +81,7 @@ def validate_command(
     cannot be read or parsed.
     """
     from tooldisc.discovery.catalog import check_catalog
-    from tooldisc.discovery.catalog.importers import carries_policy, policy_note
+    from tooldisc.discovery.importers import carries_policy, policy_note
 
     doc, detected = read_catalog_document(path, _source_format(source))
     policy = policy_note(detected, path, None)
@@ -197,8 +197,8 @@ def convert_command(
     """
     from tooldisc.discovery.catalog import build_catalog, catalog_to_dict
     from tooldisc.discovery.catalog.exporters import PROVIDERS, render
-    from tooldisc.discovery.catalog.importers import carries_policy, policy_note
     from tooldisc.discovery.catalog.names import NameMap
+    from tooldisc.discovery.importers import carries_policy, policy_note
     from tooldisc.discovery.model import SIDE_EFFECTS
     from tooldisc.params import Options, checked
 

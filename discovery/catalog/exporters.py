@@ -1,6 +1,6 @@
 """Render tools in a provider's format: OpenAI and Anthropic ``tools``, MCP ``tools/list``.
 
-The inverse of :mod:`tooldisc.discovery.catalog.importers`. Names go through a
+The inverse of :mod:`tooldisc.discovery.importers`. Names go through a
 :class:`~tooldisc.discovery.catalog.names.NameMap` so that every provider accepts them and a
 tool call maps back exactly. Exporters render what they are given: callers pass the
 tools discovery already authorized (an offer), never the raw catalog, because a

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooldisc.discovery.catalog import Catalog, build_catalog
-from tooldisc.discovery.catalog.importers import (
+from tooldisc.discovery.importers import (
     detect_format,
     line_format,
     policy_note,
@@ -72,7 +72,7 @@ def read_catalog_document(
     ``fmt`` declares the format (``--catalog-format``); otherwise a ``.jsonl`` name
     means ``tools.jsonl``, a top-level ``catalog_version`` means tooldisc, and
     anything else is detected from the fields — a document mixing two formats is an
-    error, never a silent conversion (:func:`~tooldisc.discovery.catalog.importers.detect_format`).
+    error, never a silent conversion (:func:`~tooldisc.discovery.importers.detect_format`).
     """
     text = read_text(path, max_bytes=catalog_max_bytes() if max_bytes is None else max_bytes, what="catalog")
     return _catalog_document(text, str(path), fmt, side_effect)

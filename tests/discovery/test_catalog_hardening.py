@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tooldisc.discovery.catalog import build_catalog, validate_catalog_data
-from tooldisc.discovery.catalog.importers import detect_format, format_evidence, to_catalog_document
 from tooldisc.discovery.catalog.names import RESERVED_NAMES, NameMap
+from tooldisc.discovery.importers import detect_format, format_evidence, to_catalog_document
 from tooldisc.errors import DataError
 
 POLICY = {"name": "delete_invoice", "side_effect": "delete", "roles": ["owner"], "enabled": False}

@@ -18,8 +18,8 @@ from tooldisc.discovery.catalog.exporters import (
     to_mcp,
     to_openai,
 )
-from tooldisc.discovery.catalog.importers import detect_format, to_catalog_document
 from tooldisc.discovery.catalog.names import PROVIDER_NAME, NameMap, is_provider_safe
+from tooldisc.discovery.importers import detect_format, to_catalog_document
 from tooldisc.discovery.model import Tool
 from tooldisc.errors import UsageError
 

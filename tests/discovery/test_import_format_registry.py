@@ -1,6 +1,6 @@
 """The catalog import-format registry: detection, conversion, notes and the CLI read its records.
 
-A new format is one :class:`~tooldisc.discovery.catalog.importers.ImportFormat` record (with its reader)
+A new format is one :class:`~tooldisc.discovery.importers.ImportFormat` record (with its reader)
 plus its tests; the recipe test adds one to the registry and finds it in the CLI's choices,
 detection, the policy note and ``catalog validate``.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-import tooldisc.discovery.catalog.importers as importers
+import tooldisc.discovery.importers as importers
 
 
 def test_every_format_list_is_the_registry() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tooldisc.discovery.catalog import build_catalog
-from tooldisc.discovery.catalog.importers import detect_format, mcp_side_effect, to_catalog_document
 from tooldisc.discovery.catalog.io import load_catalog
+from tooldisc.discovery.importers import detect_format, mcp_side_effect, to_catalog_document
 from tooldisc.errors import DataError
 
 PARAMS = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
