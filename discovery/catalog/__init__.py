@@ -305,7 +305,7 @@ def _check(data: Any, plain: bool | None, texts: dict[int, str], same: dict[int,
     sound: set[tuple[str, str]] = set()  # (schema kind, text as written) already found sound in this document
     written: dict[Any, tuple[str, Any]] = {}  # a schema's text as written → (its canonical text, the first such object)
     for i, raw in enumerate(tools):
-        if not isinstance(raw, Mapping):
+        if type(raw) is not dict and not isinstance(raw, Mapping):  # a parsed record is a dict: no ABC check
             continue
         where = f"tools[{i}]"
         name = raw.get("name")
@@ -397,12 +397,20 @@ def _compact_shape_ok(raw: Mapping[str, Any]) -> bool:
     lists (compact and full). A wrong shape is already a catalog error (issue 10 item 6),
     so the schema checks below skip it instead of raising AttributeError on it."""
     compact, params = raw.get("compact_parameters"), raw.get("parameters")
-    if not isinstance(compact, Mapping):
+    if not _is_mapping(compact):
         return False
-    shapes = [(compact.get("properties"), Mapping), (compact.get("required"), list)]
-    if isinstance(params, Mapping):
-        shapes.append((params.get("required"), list))
-    return all(value is None or isinstance(value, kind) for value, kind in shapes)
+    properties, required = compact.get("properties"), compact.get("required")
+    if not (properties is None or _is_mapping(properties)) or not (required is None or isinstance(required, list)):
+        return False
+    if _is_mapping(params):
+        required = params.get("required")
+        return required is None or isinstance(required, list)
+    return True
+
+
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, with the parser's dict answered before the ABC's (slow) check."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _schema_message(error: Any) -> str:
@@ -431,7 +439,7 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
     compact_ok = _compact_shape_ok(raw)
     for key in ("parameters", "compact_parameters", "output_schema"):
         schema = raw.get(key)
-        if isinstance(schema, Mapping) and (compact_ok or key != "compact_parameters"):
+        if _is_mapping(schema) and (compact_ok or key != "compact_parameters"):
             kind = "output" if key == "output_schema" else "argument"
             seen = None
             if sound is not None:
@@ -455,7 +463,7 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
             elif seen is not None:
                 sound.add(seen)
     compact = raw.get("compact_parameters")
-    if compact_ok and isinstance(params, Mapping) and isinstance(compact, Mapping):
+    if compact_ok and _is_mapping(params) and _is_mapping(compact):
         required = params.get("required") or []
         kept = (compact.get("properties") or {}).keys()
         missing = [r for r in required if isinstance(r, str) and r not in kept]

@@ -44,6 +44,8 @@ _RESERVED_FOLDED = frozenset(reserved_fold(n) for n in RESERVED_NAMES)
 def is_reserved(name: str) -> bool:
     """Whether a catalog tool name is, or would pass for, a name tooldisc issues itself
     (``Search_Tools``, ``search_tools `` and ``ѕearch_tools`` all are)."""
+    if name.isascii():  # NFKC leaves ASCII as it is and casefolds it as lower(): the same form, without the tables
+        return name.lower().strip() in _RESERVED_FOLDED
     return reserved_fold(name) in _RESERVED_FOLDED
 
 

@@ -77,10 +77,25 @@ def meta_validator() -> Any:
     """The 2020-12 meta-schema (jsonschema's own copy, so both engines check against the same text), compiled."""
     if _rs() is None:
         return None
-    # jsonschema's META_SCHEMA is read from this registry: the same text, without importing all of jsonschema
+    return _compile(meta_schema())
+
+
+def meta_schema() -> Any:
+    """The 2020-12 meta-schema as jsonschema reads it: the file its registry
+    (``jsonschema_specifications.REGISTRY``) loads, read directly — the registry's import (with
+    ``referencing`` and every draft's schemas) cost a one-shot 60 ms; the registry answers only when the
+    file is not where the package keeps it."""
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    spec = find_spec("jsonschema_specifications")  # a look-up: the package is not imported
+    for folder in (spec.submodule_search_locations or ()) if spec is not None else ():
+        path = Path(folder, "schemas", "draft202012", "metaschema.json")
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
     from jsonschema_specifications import REGISTRY
 
-    return _compile(REGISTRY.contents("https://json-schema.org/draft/2020-12/schema"))
+    return REGISTRY.contents("https://json-schema.org/draft/2020-12/schema")
 
 
 def meta_valid(schema: Mapping[str, Any]) -> bool:

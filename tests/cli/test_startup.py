@@ -14,10 +14,12 @@ from tooldisc.cli import app as app_module
 
 # What discover and eval never need: the table/telemetry engines, the learned-model and chart stacks, the
 # pure-Python schema engine (jsonschema-rs answers first; jsonschema only words a refusal), the MCP SDK.
+# jsonschema_specifications and referencing (jsonschema's registry): the compiled meta-check reads the meta-schema's
+# file. pydantic: typer 0.29 coerces every option through it (+0.1 s a command), so typer is pinned below it.
 NEVER = ("polars", "duckdb", "pyarrow", "sklearn", "statsmodels", "altair", "vl_convert", "pandas", "numba",
-         "jsonschema", "mcp", "pyspark")
-# Only the cold path builds the n-gram index (scipy.sparse) and meta-checks schemas (the 2020-12 meta-schema).
-COLD_ONLY = ("scipy", "jsonschema_specifications", "referencing", "re2")
+         "jsonschema", "jsonschema_specifications", "referencing", "mcp", "pyspark", "pydantic")
+# Only the cold path builds the n-gram index (scipy.sparse) and meta-checks schemas (RE2 for their patterns).
+COLD_ONLY = ("scipy", "re2")
 
 _DUMP = """
 import atexit, json, os, runpy, sys

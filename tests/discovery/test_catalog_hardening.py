@@ -4,9 +4,12 @@ compact schemas of the wrong shape (items 1, 6, 10, 12)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.fuzzing import examples
 from tooldisc.discovery.catalog import build_catalog, validate_catalog_data
-from tooldisc.discovery.catalog.names import RESERVED_NAMES, NameMap
+from tooldisc.discovery.catalog.names import RESERVED_NAMES, NameMap, is_reserved, reserved_fold
 from tooldisc.discovery.importers import detect_format, format_evidence, to_catalog_document
 from tooldisc.errors import DataError
 
@@ -103,3 +106,11 @@ def test_full_schema_required_not_a_list_with_a_compact_schema_quarantines() -> 
             "compact_parameters": {"type": "object"}}
     cat = build_catalog({"tools": [tool]})
     assert cat.tools[0].quarantine and "parameters" in cat.tools[0].quarantine
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=20)
+       | st.sampled_from(["search_tools", "Search_Tools ", "\x1csearch_TOOLS\x1f", " search_tools\t", "search_tool"]))
+@settings(max_examples=examples(2000), deadline=None)
+def test_an_ascii_name_is_reserved_exactly_when_its_full_fold_says_so(name: str) -> None:
+    """is_reserved's ASCII shortcut (lower, strip) decides as the full fold (NFKC, casefold, look-alikes) does."""
+    assert is_reserved(name) == (reserved_fold(name) in {reserved_fold(n) for n in RESERVED_NAMES})

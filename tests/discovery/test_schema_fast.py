@@ -213,3 +213,8 @@ def test_values_jsonschema_reads_differently_take_its_path() -> None:
     assert validate({"type": "object", "properties": {"a": {"type": "array"}}}, {"a": (1,)}).violations
     assert schema_fast.is_plain({"a": [1, 2.5, None, True, "x"]})
     assert not schema_fast.is_plain({1: "a"}) and not schema_fast.is_plain({"a": float("nan")})
+
+
+def test_the_meta_schema_is_the_one_jsonschema_checks_against() -> None:
+    """Read from the file without importing its registry, it is still jsonschema's own META_SCHEMA."""
+    assert schema_fast.meta_schema() == jsonschema.Draft202012Validator.META_SCHEMA
