@@ -410,7 +410,7 @@ def _compact_shape_ok(raw: Mapping[str, Any]) -> bool:
 
 def _is_mapping(value: Any) -> bool:
     """``isinstance(value, Mapping)``, with the parser's dict answered before the ABC's (slow) check."""
-    return type(value) is dict or isinstance(value, Mapping)
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
 def _schema_message(error: Any) -> str:
