@@ -142,9 +142,9 @@ def _weight_columns(tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: 
     factored scorer computes them, so :meth:`NgramIndex.scores` gives the same bits either way.
 
     ``whole``: C already computed (:func:`_df_and_norms`), else it is computed here."""
-    from scipy import sparse
-
     if whole is None:
+        from scipy import sparse
+
         g_ptr, g_gram, g_count = grams.by_token
         g = sparse.csr_matrix((g_count.astype(np.float64), g_gram, g_ptr), shape=(len(g_ptr) - 1, len(grams.keys)))
         t = sparse.csr_matrix((tool_counts.astype(np.float64), tool_tokens, tool_ptr),
@@ -227,6 +227,20 @@ def _small(counts: np.ndarray) -> np.ndarray:
     return counts.astype(np.uint8 if top < 1 << 8 else np.uint16 if top < 1 << 16 else np.uint32)
 
 
+class _Csr:
+    """A CSR block of ``C = T·G`` as the build reads it: what it used of scipy's matrix (``data`` is replaced
+    by a narrower copy when the block is kept for the second pass)."""
+
+    __slots__ = ("data", "indices", "indptr", "shape")
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape: tuple[int, int]):
+        self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
+
+    @property
+    def nnz(self) -> int:
+        return len(self.indices)
+
+
 def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_counts: np.ndarray,
                   grams: _Grams) -> tuple[np.ndarray, np.ndarray, Any]:
     """Document frequency of each n-gram, L2 norm of each tool's TF-IDF vector, and C when it is one block.
@@ -235,17 +249,17 @@ def _df_and_norms(n: int, tool_ptr: np.ndarray, tool_tokens: np.ndarray, tool_co
     before any norm): no more than one small block of C exists at a time. A catalog of
     one block computes C once (returned, float32 counts as a CSR matrix, else None).
     """
-    from scipy import sparse
+    from tooldisc.discovery.kernels import product as sparse_product
 
     g_ptr, g_gram, g_count = grams.by_token
     v = len(grams.keys)
-    g = sparse.csr_matrix((g_count.astype(np.float32), g_gram, g_ptr), shape=(len(g_ptr) - 1, v))
+    g_values = g_count.astype(np.float32)
 
-    def product(lo: int, hi: int) -> Any:
+    def product(lo: int, hi: int) -> _Csr:
         s, e = int(tool_ptr[lo]), int(tool_ptr[hi])
-        t = sparse.csr_matrix((tool_counts[s:e].astype(np.float32), tool_tokens[s:e], tool_ptr[lo:hi + 1] - s),
-                              shape=(hi - lo, g.shape[0]))
-        return t @ g  # exact integer counts in float32
+        # exact integer counts in float32, each row's cells in scipy's order (the norms add them in it)
+        return _Csr(*sparse_product(tool_ptr[lo:hi + 1] - s, tool_tokens[s:e], tool_counts[s:e].astype(np.float32),
+                                    g_ptr, g_gram, g_values, v), (hi - lo, v))
 
     whole = product(0, n) if n <= _NORM_BLOCK else None  # one block: both passes read the same product
     kept: dict[int, Any] = {}  # blocks of the first pass the second reads again, within _KEEP_BYTES

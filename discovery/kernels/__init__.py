@@ -256,6 +256,49 @@ def rows_numpy(keys: np.ndarray, data: np.ndarray, n_rows: int, ids: np.ndarray,
     return out
 
 
+# --- the index build's sparse product ----------------------------------------------------------
+
+def product_numpy(a_ptr: np.ndarray, a_idx: np.ndarray, a_val: np.ndarray, b_ptr: np.ndarray, b_idx: np.ndarray,
+                  b_val: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR ``A·B`` (``A`` rows × ``len(b_ptr) - 1``, ``B`` × ``n_cols``) as scipy computes it: (indptr, indices,
+    data), each row's cells in the order scipy's product leaves them (unsorted)."""
+    from scipy import sparse
+
+    a = sparse.csr_matrix((a_val, a_idx, a_ptr), shape=(len(a_ptr) - 1, len(b_ptr) - 1))
+    c = a @ sparse.csr_matrix((b_val, b_idx, b_ptr), shape=(len(b_ptr) - 1, n_cols))
+    return c.indptr, c.indices, c.data
+
+
+def product(a_ptr: np.ndarray, a_idx: np.ndarray, a_val: np.ndarray, b_ptr: np.ndarray, b_idx: np.ndarray,
+            b_val: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`product_numpy`, through the compiled module's :func:`.loops.product_loop` when one is
+    loaded (then scipy.sparse is never imported: a fifth of a one-shot's cold start), with the index
+    dtypes scipy gives (int32 while the cells fit). Never the JIT: compiling it would cost a build
+    more than scipy's import."""
+    compiled = _aot_export("product_loop", (a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols))
+    if compiled is None:
+        return product_numpy(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols)
+    ptr, idx, val = compiled(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols)
+    index = np.int32 if max(len(idx), n_cols, len(a_ptr), len(b_ptr)) <= np.iinfo(np.int32).max else np.int64
+    return ptr.astype(index), idx.astype(index), val
+
+
+def _aot_export(loop: str, args: tuple[object, ...]) -> Callable[..., Any] | None:
+    """The compiled module's export of ``loop`` for exactly these argument types, or None."""
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        return None
+    module = _aot_module()
+    return None if module is None else kernels_aot.dispatch_table(module, loop).get(argument_key(args))
+
+
+@lru_cache(maxsize=1)
+def _aot_module() -> ModuleType | None:
+    """The compiled module matching these sources (:func:`.aot.load`), loaded once a process."""
+    return kernels_aot.load()
+
+
 # --- the backends ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -403,7 +446,7 @@ def _compiled() -> Kernels | None:
 
     if importlib.util.find_spec("numba") is None:
         return None
-    return numba_kernels(kernels_aot.load())
+    return numba_kernels(_aot_module())
 
 
 def numba_kernels(module: ModuleType | None) -> Kernels:

@@ -67,6 +67,8 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], ...]] = {
                          ("int",), ("uint8",)),
     # keys, data, n_rows, ids, weights, indices
     "rows_loop": (("uint32", "int64"), ("float32", "float64"), ("int",), ("int64",), ("float64",), ("int64",)),
+    # a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols (the index build's T·G)
+    "product_loop": (("int64",), ("int32",), ("float32",), ("int64",), ("int32",), ("float32",), ("int",)),
 }
 
 _SHORT = {"int64": "i8", "int32": "i4", "int8": "i1", "uint8": "u1", "uint16": "u2", "uint32": "u4",

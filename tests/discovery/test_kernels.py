@@ -18,11 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.discovery.kernel_forms import FORMS, needs_numba, numba_form
+from tests.discovery.kernel_forms import FORMS, aot_module, needs_numba, numba_form
+from tests.fuzzing import examples
+from tooldisc.discovery import kernels as dispatch
 from tooldisc.discovery.catalog import catalog_from_tools
 from tooldisc.discovery.config import config_from_mapping, load_config
 from tooldisc.discovery.indexes.index import build_index
 from tooldisc.discovery.kernels import NUMPY, kernels, top_positive
+from tooldisc.discovery.kernels.aot import argument_key
 from tooldisc.discovery.model import Tool
 from tooldisc.discovery.pipeline import Discoverer
 
@@ -190,3 +193,38 @@ def test_a_numba_that_cannot_be_imported_gives_the_numpy_twins(monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
     for name in ("gather", "candidates", "shared", "query_grams", "rows"):
         assert k._jitted.__wrapped__(f"{name}_loop") is getattr(k, f"{name}_numpy")
+
+
+@st.composite
+def _csr_pairs(draw: st.DrawFn) -> tuple[np.ndarray, ...]:
+    """A (rows × mid) and B (mid × cols) of small positive integer counts, each row's columns ascending."""
+    n_rows, mid, n_cols = draw(st.integers(0, 12)), draw(st.integers(1, 12)), draw(st.integers(1, 20))
+
+    def matrix(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ptr, idx, val = [0], [], []
+        for _ in range(rows):
+            picked = sorted(draw(st.sets(st.integers(0, cols - 1), max_size=min(cols, 6))))
+            idx += picked
+            val += [draw(st.integers(1, 300)) for _ in picked]
+            ptr.append(len(idx))
+        return np.array(ptr, np.int64), np.array(idx, np.int32), np.array(val, np.float32)
+
+    return (*matrix(n_rows, mid), *matrix(mid, n_cols), n_cols)
+
+
+@needs_numba
+@pytest.mark.parametrize("form", FORMS)
+@settings(max_examples=examples(300), deadline=None, database=None, derandomize=True)
+@given(_csr_pairs())
+def test_the_build_product_is_scipys_cell_for_cell(form: str, pair: tuple[np.ndarray, ...]) -> None:
+    """T·G of the n-gram build: the compiled loop gives scipy's cells in scipy's order (the norms add a row's
+    cells in it), the same float32 sums, and — through the dispatch — scipy's index dtypes."""
+    want = dispatch.product_numpy(*pair)
+    loop = (dispatch.kernels_aot.dispatch_table(aot_module(), "product_loop")[argument_key(pair)] if form == "aot"
+            else dispatch._jitted("product_loop"))
+    for got, expected in zip(loop(*pair), want, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    if form == "aot":
+        for got, expected in zip(dispatch.product(*pair), want, strict=True):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
