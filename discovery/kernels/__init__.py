@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from tooldisc.discovery.kernels import aot as kernels_aot
-from tooldisc.discovery.kernels import loops
 from tooldisc.discovery.kernels.aot import CONTIGUOUS_ALIGNED, SCALARS, argument_key
 
 BACKENDS = ("auto", "numpy", "numba")
@@ -428,6 +427,8 @@ def _jitted(name: str) -> Callable[..., object]:
         import numba
     except ImportError:
         return globals()[name.replace("_loop", "_numpy")]
+    from tooldisc.discovery.kernels import loops  # only the JIT reads the loops' Python source
+
     return numba.njit(cache=True, nogil=True)(getattr(loops, name))
 
 
