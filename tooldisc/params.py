@@ -101,7 +101,9 @@ class Interval:
         hi = "inf" if self.high is None else self._bound(self.high)
         left, right = _BRACKETS[self.closed]
         left, right = "(" if self.low is None else left, ")" if self.high is None else right  # inf is never in
-        text = f"{'an int' if self.kind is int else 'a number'} in the range {left}{lo}, {hi}{right}"
+        text = "an int" if self.kind is int else "a number"
+        if self.low is not None or self.high is not None:  # no range to name when both sides are open
+            text += f" in the range {left}{lo}, {hi}{right}"
         if self.grid is not None:
             text += f" in steps of {1 / self.grid:g}"
         return f"{text} ({self.why})" if self.why else text
@@ -170,6 +172,26 @@ class Options:
         return value
 
 
+@dataclass(frozen=True)
+class Text:
+    """A str of ``low`` to ``high`` characters (None: no upper bound): an id, a salt.
+
+    No stripping nor folding: the value is used as given (an id is hashed byte for byte).
+    """
+
+    low: int = 1
+    high: int | None = None
+
+    def describe(self) -> str:
+        kind = "a non-empty str" if self.low == 1 else "a str" if self.low == 0 else f"a str of at least {self.low} characters"
+        return kind if self.high is None else f"{kind} of at most {self.high} characters"
+
+    def problem(self, value: Any, name: str) -> Problem | None:
+        if not isinstance(value, str):
+            return TypeError, message(name, self.describe(), value)
+        if len(value) < self.low or (self.high is not None and len(value) > self.high):
+            return ValueError, message(name, self.describe(), value)
+        return None
 
 
 @dataclass(frozen=True)
