@@ -13,6 +13,16 @@ and one exception mapping: a constraint reports ``TypeError`` for a wrong type a
 file boundary with the file and the key, ``UsageError`` for a command's options) gets that
 class instead, so today's ``except`` clauses keep working. Base layer: nothing here imports
 a subpackage, so every layer may declare its constraints with these objects.
+
+What this rulebook does not word: a **data contract**, a rule on the content of a record that a
+file carries — a catalog's tool, a context, a learned file's parts, a gold query, a telemetry
+row, and the same records built in Python (:mod:`tooldisc.values`). Those errors name the file
+(or the record) and the place, then the rule and the value
+(``catalog.yaml: tools[3].side_effect: side_effect must be one of none, write, …; got 'maybe'``;
+``Context.mode must be one of analyzer, …; got 'Analyzer'``), because the reader has to find the
+bad entry among many, and one contract reads the same whether a file or a constructor broke
+it. That form is deliberate and separate; a parameter of an operation (an option, a config
+key, an argument) always gets this module's form.
 """
 
 from __future__ import annotations
