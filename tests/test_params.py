@@ -300,6 +300,20 @@ def _assignment(name: str, value: Any) -> Any:
     return bucket(args["salt"], args["tenant_id"], args["user_id"])
 
 
+def _canary_option_rules() -> dict[str, Any]:
+    from tooldisc.canary.engines import engine_rule
+    from tooldisc.canary.profiles import profile_rule
+
+    return {"--engine": engine_rule(), "--profile": profile_rule()}
+
+
+def _canary_option(name: str, value: Any) -> Any:
+    from tooldisc.canary.engines import choose_engine
+    from tooldisc.canary.profiles import profile
+
+    return choose_engine(value, {}) if name == "--engine" else profile(value)
+
+
 RECORDS = (
     Record("ranker config file", _config_rules, _config_file, ConfigError, "c.yaml"),
     Record("ranker config object", _config_rules, _config_api, None),
@@ -313,6 +327,7 @@ RECORDS = (
     Record("kernels backend", _backend_rules, _backend, UsageError),
     Record("interleaving request id", _request_id_rules, _request_id, UsageError),
     Record("canary assignment ids", _assignment_rules, _assignment, UsageError),
+    Record("canary options", _canary_option_rules, _canary_option, UsageError),
 )
 
 
