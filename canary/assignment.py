@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from tooldisc.errors import UsageError
+from tooldisc.params import Text, checked
 
 BUCKETS = 10_000
 ARMS = ("control", "experiment")
@@ -35,16 +36,17 @@ class Assignment:
     arm: str
 
 
-def check_id(value: str, what: str) -> None:
-    """Refuse an empty id (``:`` is allowed; see the module docstring)."""
-    if not isinstance(value, str) or value == "":
-        raise UsageError(f"{what} must be a non-empty string; got {value!r}")
+ID = Text()  # the rulebook's constraint on a salt and an id: any non-empty str, hashed as given
+
+
+def check_id(value: str, name: str) -> None:
+    """Refuse an empty id (``:`` is allowed; see the module docstring); ``name``: the parameter's."""
+    checked(ID, value, name, UsageError)
 
 
 def check_salt(salt: str) -> None:
     """A salt must not be empty."""
-    if not isinstance(salt, str) or salt == "":
-        raise UsageError("salt must be a non-empty string")
+    checked(ID, salt, "salt", UsageError)
 
 
 def threshold(percent: float) -> int:
@@ -67,8 +69,8 @@ def threshold(percent: float) -> int:
 def bucket(salt: str, tenant_id: str, user_id: str) -> int:
     """Bucket in [0, 10000) of one (tenant, user) pair under ``salt``."""
     check_salt(salt)
-    check_id(tenant_id, "tenant id")
-    check_id(user_id, "user id")
+    check_id(tenant_id, "tenant_id")
+    check_id(user_id, "user_id")
     key = f"{salt}{SEPARATOR}{tenant_id}{SEPARATOR}{user_id}".encode()
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % BUCKETS
 
@@ -80,7 +82,7 @@ def request_bucket(salt: str, request_id: str) -> int:
     joins on its own, independently of the user (whose bucket would join all of theirs).
     """
     check_salt(salt)
-    check_id(request_id, "request id")
+    check_id(request_id, "request_id")
     key = f"{salt}{SEPARATOR}{request_id}".encode()
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") % BUCKETS
 

@@ -71,6 +71,11 @@ GUARDED: tuple[Guarded, ...] = (
 )
 
 
+def judged_by(gate: str) -> tuple[str, ...]:
+    """The guarded metrics ``gate`` judges, in :data:`GUARDED` order (its record's ``metrics``)."""
+    return tuple(g.name for g in GUARDED if g.gate == gate)
+
+
 @dataclass(frozen=True)
 class MetricResult:
     """One guarded metric's judgement, with the numbers behind it (JSON-ready)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tooldisc.errors import UsageError
+from tooldisc.params import Options, checked
 
 if TYPE_CHECKING:
     from tooldisc.canary.duckdb.simulate import Simulation
@@ -181,14 +182,18 @@ def engine_help() -> str:
     return f"{', '.join(said[:-1])} or {said[-1]}." if len(said) > 1 else f"{said[0]}."
 
 
+def engine_rule() -> Options:
+    """``--engine``'s constraint in the parameter rulebook: one of the registered engines (read on call)."""
+    return Options(tuple(ENGINES))
+
+
 def choose_engine(name: str, options: Mapping[str, Any] | None = None) -> ChosenEngine:
     """The engine ``--engine`` names, with ``options`` (by option name, unset ones falsy) checked.
 
     An option another engine reads is refused, so a typo never silently runs on the wrong engine.
     """
-    engine = ENGINES.get(name)
-    if engine is None:
-        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}; got {name!r}")
+    checked(engine_rule(), name, "--engine", UsageError)
+    engine = ENGINES[name]
     options = options or {}
     for other in REGISTRY:
         if other is not engine:

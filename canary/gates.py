@@ -19,7 +19,14 @@ from typing import Any
 
 from tooldisc.canary.aggregate import ArmStats, Evidence
 from tooldisc.canary.assignment import BUCKETS, threshold
-from tooldisc.canary.comparisons import INCONCLUSIVE, NON_INFERIOR, WORSE, MetricResult, compare
+from tooldisc.canary.comparisons import (
+    INCONCLUSIVE,
+    NON_INFERIOR,
+    WORSE,
+    MetricResult,
+    compare,
+    judged_by,
+)
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.events import SECURITY_FLAGS
 from tooldisc.canary.looks import sequential_view
@@ -198,7 +205,7 @@ def _metric_gate(name: str, metrics: tuple[str, ...], ev: Evidence, cfg: GateCon
 
 
 def gate_task(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
-    return _metric_gate("task", ("task_success", "tool_execution_success"), ev, cfg, cmp, ROLLBACK)
+    return _metric_gate("task", judged_by("task"), ev, cfg, cmp, ROLLBACK)
 
 
 def gate_retrieval(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
@@ -209,7 +216,7 @@ def gate_retrieval(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None
             continue
         rates[name] = {f: interval_dict(arm.flags[f], arm.requests, cfg.confidence)
                        for f in RETRIEVAL_FLAGS if arm.flags.get(f) is not None}
-    return _metric_gate("retrieval", ("discovery_miss",), ev, cfg, cmp, HOLD, {"rates": rates})
+    return _metric_gate("retrieval", judged_by("retrieval"), ev, cfg, cmp, HOLD, {"rates": rates})
 
 
 def gate_fallback(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
@@ -225,12 +232,12 @@ def gate_fallback(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None)
                           f"experiment falls back on {iv['rate']:.1%} of requests (lower bound "
                           f"{iv['low']:.4f} > {cfg.fallback_max_lower_bound:g})",
                           {"requests": _counts(ev), **extra})
-    return _metric_gate("fallback", ("fallback",), ev, cfg, cmp, HOLD, extra)
+    return _metric_gate("fallback", judged_by("fallback"), ev, cfg, cmp, HOLD, extra)
 
 
 def gate_latency(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
     extra = {a: dict(sorted(s.latency.items())) for a, s in sorted(ev.arms.items())}
-    return _metric_gate("latency", ("latency",), ev, cfg, cmp, HOLD, {"latency_ms": extra})
+    return _metric_gate("latency", judged_by("latency"), ev, cfg, cmp, HOLD, {"latency_ms": extra})
 
 
 def gate_kill_switch(ev: Evidence, cfg: GateConfig, cmp: Comparisons | None = None) -> GateResult:
@@ -270,26 +277,48 @@ Gate = Callable[[Evidence, GateConfig, Comparisons | None], GateResult]
 
 @dataclass(frozen=True)
 class GateSpec:
-    """One gate of a profile: its name (the key of its result in a verdict) and the check that judges it.
+    """One gate of a profile: its name (the key of its result in a verdict), the check that judges it,
+    and what the next step needs to know about it.
 
     A profile's gates are a tuple of these, run in that order (the verdict lists them so);
-    every list of gate names is derived from it.
+    every list of gate names is derived from it (:mod:`tooldisc.canary.next_step`, the
+    verdict's wording in :mod:`tooldisc.reports.canary_decision`).
+
+    ``metrics``: the metrics it judges (for a canary gate, the :data:`~tooldisc.canary.comparisons.GUARDED`
+    metrics that name it, :func:`~tooldisc.canary.comparisons.judged_by`); such a gate not judged
+    waits for requests. ``waits``: when it holds, more data alone can mend it (the next step is
+    to wait, unless its numbers say otherwise). ``fix``: the next step a reader is told when it
+    holds and waiting cannot mend it.
     """
 
     name: str
     check: Callable[..., GateResult]
+    metrics: tuple[str, ...] = ()
+    waits: bool = False
+    fix: str = ""
+
+
+def fix_reported(name: str) -> str:
+    """The next step of a gate with no more specific advice: fix what its reason says."""
+    return f"Fix what the {name} gate reports, then judge again."
 
 
 GATES: tuple[GateSpec, ...] = (
-    GateSpec("data", gate_data),
-    GateSpec("sample_ratio", gate_sample_ratio),
-    GateSpec("security", gate_security),
-    GateSpec("task", gate_task),
-    GateSpec("retrieval", gate_retrieval),
-    GateSpec("fallback", gate_fallback),
-    GateSpec("latency", gate_latency),
-    GateSpec("kill_switch", gate_kill_switch),
-    GateSpec("quarantine", gate_quarantine),
+    GateSpec("data", gate_data, fix="Check the assignment and the export: an arm has no requests in the window."),
+    GateSpec("sample_ratio", gate_sample_ratio,
+             fix="Fix assignment or logging, then judge a new window; waiting does not help."),
+    GateSpec("security", gate_security,
+             fix="Fix the export so every row carries its security flags, then judge again."),
+    GateSpec("task", gate_task, metrics=judged_by("task"), fix=fix_reported("task")),
+    GateSpec("retrieval", gate_retrieval, metrics=judged_by("retrieval"), fix=fix_reported("retrieval")),
+    GateSpec("fallback", gate_fallback, metrics=judged_by("fallback"),
+             fix="Fix the experiment's fallback path; more requests will not change this."),
+    GateSpec("latency", gate_latency, metrics=judged_by("latency"), fix=fix_reported("latency")),
+    GateSpec("kill_switch", gate_kill_switch,
+             fix="Find out why the kill switch was engaged; judge a window that starts after it was released "
+                 "(--since)."),
+    GateSpec("quarantine", gate_quarantine,
+             fix="Fix what writes the quarantined rows (see the reasons below), then judge again."),
 )
 GATE_NAMES: tuple[str, ...] = tuple(g.name for g in GATES)
 
@@ -329,5 +358,5 @@ def judge(ev: Evidence, cfg: GateConfig | None = None) -> Verdict:
     comparisons = tuple(cmp.values()) if cmp is not None else ()
     return Verdict(profile="canary", experiment=ev.experiment, verdict=verdict, next_percent=nxt,
                    current_percent=current, gates=results, evidence=ev, comparisons=comparisons,
-                   next_step=next_step("canary", verdict, nxt, current, results, comparisons, ev, cfg),
+                   next_step=next_step("canary", verdict, nxt, current, results, comparisons, ev, cfg, GATES),
                    sequential=sequential_view(ev, cfg))

@@ -376,12 +376,22 @@ def gate_quarantine(ev: InterleavingEvidence, cfg: GateConfig, pref: Any = None)
 
 
 GATES: tuple[GateSpec, ...] = (
-    GateSpec("data", gate_data),
-    GateSpec("balance", gate_balance),
-    GateSpec("security", gate_security),
-    GateSpec("preference", gate_preference),
-    GateSpec("kill_switch", gate_kill_switch),
-    GateSpec("quarantine", gate_quarantine),
+    GateSpec("data", gate_data, waits=True,
+             fix="No interleaved request in the window: check that interleaving is on (serve --interleave) and "
+                 "that the export keeps schema version 3 rows."),
+    GateSpec("balance", gate_balance,
+             fix="Fix the coin or the logging (who picks first must be a fair coin per request), then judge a "
+                 "new window; waiting does not help."),
+    GateSpec("security", gate_security,
+             fix="Fix the export so every row carries its security flags, then judge again."),
+    GateSpec("preference", gate_preference, metrics=("preference",), waits=True,
+             fix="The preference would not conclude if the observed difference holds; look at B's ranking "
+                 "before waiting longer."),
+    GateSpec("kill_switch", gate_kill_switch,
+             fix="Find out why the kill switch was engaged; judge a window that starts after it was "
+                 "released (--since)."),
+    GateSpec("quarantine", gate_quarantine,
+             fix="Fix what writes the quarantined rows (see the reasons below), then judge again."),
 )
 INTERLEAVING_GATES: tuple[str, ...] = tuple(g.name for g in GATES)
 
@@ -415,7 +425,7 @@ def judge_interleaving(ev: InterleavingEvidence, experiment: str, cfg: GateConfi
     return Verdict(profile="interleaving", experiment=experiment, verdict=verdict, next_percent=nxt,
                    current_percent=current, gates=results, evidence=None, summary=summary,
                    comparisons=comparisons,
-                   next_step=next_step("interleaving", verdict, nxt, current, results, comparisons, None, cfg))
+                   next_step=next_step("interleaving", verdict, nxt, current, results, comparisons, None, cfg, GATES))
 
 
 def _num(x: float | None) -> float | int | None:

@@ -22,9 +22,11 @@ from typing import Any
 from tooldisc.canary.comparisons import INCONCLUSIVE, WORSE, MetricResult, accrual, wait_at
 from tooldisc.canary.config import GateConfig
 
-# Gates whose only complaint can be "not enough yet" (then waiting helps), per profile.
-_METRIC_GATES = ("task", "retrieval", "fallback", "latency")
-_SHADOW_WAIT = ("plans", "insufficient")
+
+def _metric_of(specs: Mapping[str, Any], gate: str | None) -> str | None:
+    """The (first) metric a gate's record says it judges; None for a gate that judges none."""
+    spec = specs.get(gate) if gate is not None else None
+    return spec.metrics[0] if spec is not None and spec.metrics else None
 
 
 def _num(x: float | None) -> float | int | None:
@@ -91,11 +93,19 @@ def _wait(waits: list[tuple[str, list[dict[str, Any]]]], shares: Sequence[tuple[
 
 def next_step(profile: str, verdict: str, next_percent: float | None, current_percent: float | None,
               gates: Sequence[Any], comparisons: Sequence[MetricResult] = (), ev: Any = None,
-              cfg: GateConfig | None = None) -> dict[str, Any]:
-    """The deciding gate (and metric), and what to do next with the numbers it needs."""
+              cfg: GateConfig | None = None, specs: Sequence[Any] = ()) -> dict[str, Any]:
+    """The deciding gate (and metric), and what to do next with the numbers it needs.
+
+    ``gates`` are the results; ``specs`` the profile's gate records
+    (:class:`~tooldisc.canary.gates.GateSpec`), which say which gates judge metrics and which
+    only more data can mend — no gate is named here.
+    """
     cfg = cfg or GateConfig()
+    by_spec = {s.name: s for s in specs}
     if profile == "interleaving":
-        return _interleaving_step(verdict, next_percent, gates)
+        return _interleaving_step(verdict, next_percent, gates, by_spec)
+    metric_gates = {s.name for s in specs if s.metrics}  # not judged: waiting for requests can help
+    waiting = {s.name for s in specs if s.waits}
     by_name = {m.name: m for m in comparisons}
     out: dict[str, Any] = {"action": "", "percent": _num(next_percent), "gate": None, "metric": None}
     if verdict == "ROLLBACK":
@@ -117,7 +127,7 @@ def next_step(profile: str, verdict: str, next_percent: float | None, current_pe
             continue
         if profile != "canary":
             nums = g.numbers or {}
-            if g.name in _SHADOW_WAIT and not nums.get("invalid_plans") and not nums.get("premature"):
+            if g.name in waiting and not nums.get("invalid_plans") and not nums.get("premature"):
                 waits.append((g.name, []))  # only more turns or labelled cases are missing
             else:
                 fixes.append((g, None))
@@ -125,10 +135,10 @@ def next_step(profile: str, verdict: str, next_percent: float | None, current_pe
         if g.name == "data" and ev is not None and all(ev.arms.get(a) is not None and ev.arms[a].requests > 0
                                                        for a in ("control", "experiment")):
             waits.append(("data", _data_wait(ev, cfg)))
-        elif g.name in _METRIC_GATES and g.status == "not_judged" and not (g.numbers or {}).get("metrics"):
+        elif g.name in metric_gates and g.status == "not_judged" and not (g.numbers or {}).get("metrics"):
             if not any(w[0] == "data" for w in waits):
                 fixes.append((g, None))  # not compared for another reason (an arm missing)
-        elif g.name in _METRIC_GATES and g.status == "not_judged":
+        elif g.name in metric_gates and g.status == "not_judged":
             for name in (g.numbers.get("metrics") or {}):
                 m = by_name.get(name)
                 if m is None or m.outcome != INCONCLUSIVE:
@@ -159,15 +169,17 @@ def next_step(profile: str, verdict: str, next_percent: float | None, current_pe
     return out
 
 
-def _interleaving_step(verdict: str, next_percent: float | None, gates: Sequence[Any]) -> dict[str, Any]:
+def _interleaving_step(verdict: str, next_percent: float | None, gates: Sequence[Any],
+                       specs: Mapping[str, Any]) -> dict[str, Any]:
     """The interleaving profile's next step: its waits are in interleaved requests (not per
     arm), read from the ``needed`` numbers of the data and preference gates."""
     out: dict[str, Any] = {"action": "", "percent": _num(next_percent), "gate": None, "metric": None}
     if verdict == "ROLLBACK":
         gate = next(g for g in gates if g.status == "fail" and g.outcome == "ROLLBACK")
         out.update(action="rollback", gate=gate.name)
-        if gate.name == "preference":
-            out.update(metric="preference", where=[{"segment": None, "value": None}])
+        metric = _metric_of(specs, gate.name)
+        if metric is not None:
+            out.update(metric=metric, where=[{"segment": None, "value": None}])
         return out
     if verdict == "PROMOTE":
         out["action"] = "promote"
@@ -178,9 +190,10 @@ def _interleaving_step(verdict: str, next_percent: float | None, gates: Sequence
         if g.status not in ("fail", "not_judged"):
             continue
         need = (g.numbers or {}).get("needed")
-        if g.name in ("data", "preference") and need and need.get("requests") is not None:
+        spec = specs.get(g.name)
+        if spec is not None and spec.waits and need and need.get("requests") is not None:
             waits.append((g.name, need))
-        elif g.name == "preference" and not need:
+        elif _metric_of(specs, g.name) is not None and not need:
             continue  # not judged yet: the data gate says what is missing
         elif g.name == "security" and g.status == "not_judged" and not (g.numbers or {}).get(
                 "quarantined_rows_with_unknown_security_flag"):
@@ -189,7 +202,7 @@ def _interleaving_step(verdict: str, next_percent: float | None, gates: Sequence
             fixes.append(g)
     if fixes:
         gate = fixes[0]
-        out.update(action="fix", gate=gate.name, metric="preference" if gate.name == "preference" else None)
+        out.update(action="fix", gate=gate.name, metric=_metric_of(specs, gate.name))
     else:
         out["action"] = "wait"
     if waits:
@@ -202,6 +215,6 @@ def _interleaving_step(verdict: str, next_percent: float | None, gates: Sequence
                                  "requests": nxt.get("requests")}
         out["wait"] = wait
         if not fixes:
-            out.update(gate=by, metric=None if by == "data" else "preference")
+            out.update(gate=by, metric=_metric_of(specs, by))
     out["still_needed"] = [name for name, _ in waits]
     return out

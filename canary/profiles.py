@@ -17,6 +17,7 @@ from tooldisc.canary.config import GateConfig
 from tooldisc.canary.engine import Engine
 from tooldisc.canary.events import EVENT_SCHEMA, RowSchema
 from tooldisc.canary.gates import GateSpec, Verdict
+from tooldisc.params import Options, checked
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,13 @@ def profiles() -> dict[str, Profile]:
     }
 
 
+def profile_rule() -> Options:
+    """``--profile``'s constraint in the parameter rulebook: one of the registered profiles."""
+    return Options(tuple(profiles()))
+
+
 def profile(name: str) -> Profile:
     from tooldisc.errors import UsageError
 
-    found = profiles().get(name)
-    if found is None:
-        raise UsageError(f"--profile must be one of {', '.join(profiles())}; got {name!r}")
-    return found
+    checked(profile_rule(), name, "--profile", UsageError)
+    return profiles()[name]

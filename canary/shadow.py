@@ -50,6 +50,7 @@ from tooldisc.canary.gates import (
     GateSpec,
     Verdict,
     decide,
+    fix_reported,
     rnd,
 )
 from tooldisc.canary.next_step import next_step
@@ -277,13 +278,15 @@ def gate_shadow_quarantine(s: ShadowEvidence, cfg: GateConfig) -> GateResult:
 
 
 SHADOW_GATE_SPECS: tuple[GateSpec, ...] = (
-    GateSpec("golden", gate_golden),
-    GateSpec("proposals", gate_proposals),
-    GateSpec("plans", gate_plans),
-    GateSpec("insufficient", gate_insufficient),
-    GateSpec("shadow_execution", gate_shadow_execution),
-    GateSpec("divergence_review", gate_divergence_review),
-    GateSpec("quarantine", gate_shadow_quarantine),
+    GateSpec("golden", gate_golden, fix=fix_reported("golden")),
+    GateSpec("proposals", gate_proposals, fix=fix_reported("proposals")),
+    # only more turns or labelled cases are missing (unless it names invalid plans or a premature verdict)
+    GateSpec("plans", gate_plans, waits=True, fix=fix_reported("plans")),
+    GateSpec("insufficient", gate_insufficient, waits=True, fix=fix_reported("insufficient")),
+    GateSpec("shadow_execution", gate_shadow_execution, fix=fix_reported("shadow_execution")),
+    GateSpec("divergence_review", gate_divergence_review, fix=fix_reported("divergence_review")),
+    GateSpec("quarantine", gate_shadow_quarantine,
+             fix="Fix what writes the quarantined rows (see the reasons below), then judge again."),
 )
 SHADOW_GATES: tuple[str, ...] = tuple(g.name for g in SHADOW_GATE_SPECS)
 
@@ -298,4 +301,4 @@ def judge_shadow(s: ShadowEvidence, experiment: str, cfg: GateConfig | None = No
                "next_mode": "capability" if verdict == "PROMOTE" else "shadow"}
     return Verdict(profile="shadow", experiment=experiment, verdict=verdict, next_percent=None,
                    current_percent=None, gates=results, evidence=None, summary=summary,
-                   next_step=next_step("shadow", verdict, None, None, results, cfg=cfg))
+                   next_step=next_step("shadow", verdict, None, None, results, cfg=cfg, specs=SHADOW_GATE_SPECS))

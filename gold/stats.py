@@ -16,8 +16,16 @@ from typing import Any
 
 from tooldisc.errors import UsageError
 from tooldisc.gold.model import GoldQuery, GoldSet
+from tooldisc.params import Interval, validate
 
 NONE_LABEL = "(none)"
+
+SPLIT_CONSTRAINTS: dict[str, Interval] = {
+    "test_fraction": Interval(float, 0, 1),
+    # any int: the seed only salts a SHA-256 (the CLI's --seed is held to COUNTS["seed"] before this)
+    "seed": Interval(int, None, None, strict=True),
+}
+"""The rulebook's constraints on :func:`split`'s arguments (the generated bad-value tests read them)."""
 
 
 def _is_arabic_letter(ch: str) -> bool:
@@ -91,10 +99,7 @@ def split(gold: GoldSet, test_fraction: float = 0.3, seed: int = 0) -> tuple[Gol
     A stratum of n queries gives round(n × test_fraction) (halves up) to test. Both
     parts keep file order and the set's versions and notes.
     """
-    if isinstance(test_fraction, bool) or not isinstance(test_fraction, int | float) or not 0.0 <= test_fraction <= 1.0:
-        raise UsageError(f"The 'test_fraction' parameter must be a float in the range [0, 1]. Got {test_fraction!r} instead.")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise UsageError(f"The 'seed' parameter must be an int. Got {seed!r} instead.")
+    validate(SPLIT_CONSTRAINTS, {"test_fraction": test_fraction, "seed": seed}, error=UsageError)
     strata: dict[tuple[str, bool], list[GoldQuery]] = {}
     for q in gold.queries:
         strata.setdefault((q.intent, q.no_match), []).append(q)

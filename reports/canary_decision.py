@@ -15,16 +15,16 @@ from tooldisc.reports.blocks import Decision
 from tooldisc.reports.canary_words import hours_text, pct
 
 TONES = {"PROMOTE": "good", "HOLD": "warn", "ROLLBACK": "bad"}
-# What to do when waiting cannot help, per deciding gate.
-_FIX = {
-    "data": "Check the assignment and the export: an arm has no requests in the window.",
-    "sample_ratio": "Fix assignment or logging, then judge a new window; waiting does not help.",
-    "security": "Fix the export so every row carries its security flags, then judge again.",
-    "fallback": "Fix the experiment's fallback path; more requests will not change this.",
-    "kill_switch": "Find out why the kill switch was engaged; judge a window that starts after it "
-                   "was released (--since).",
-    "quarantine": "Fix what writes the quarantined rows (see the reasons below), then judge again.",
-}
+
+
+def _fix(d: Mapping[str, Any], gate: str) -> str:
+    """What to do when waiting cannot help: the deciding gate's own record says it (its ``fix``)."""
+    from tooldisc.canary.gates import fix_reported
+    from tooldisc.canary.profiles import profiles
+
+    found = profiles().get(str(d.get("profile")))
+    spec = next((g for g in found.gates if g.name == gate), None) if found is not None else None
+    return spec.fix if spec is not None and spec.fix else fix_reported(gate)
 
 
 def _where(where: list[Mapping[str, Any]]) -> str:
@@ -123,5 +123,5 @@ def canary_decision(d: Mapping[str, Any]) -> Decision:
         nxt = f"Investigate {metric['name']} before waiting longer."
     else:
         why = f"{gate['name']} gate: {gate['reason']}"
-        nxt = _FIX.get(gate["name"], f"Fix what the {gate['name']} gate reports, then judge again.")
+        nxt = _fix(d, gate["name"])
     return Decision(verdict, "warn", why, nxt)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from tests.fuzzing import examples
 from tooldisc.errors import ConfigError, ToolDiscError, UsageError
-from tooldisc.params import Either, Flag, Interval, Items, NumberMap, Options, message
+from tooldisc.params import Either, Flag, Interval, Items, NumberMap, Options, Text, message
 
 # --- values generated from a constraint ---------------------------------------------
 
@@ -68,6 +68,12 @@ def refused(rule: Any) -> Iterator[tuple[Any, type[Exception]]]:
                     (rule.options[0].upper() + "!", ValueError))
     elif isinstance(rule, Flag):
         yield from ((1, TypeError), ("yes", TypeError), (None, TypeError))
+    elif isinstance(rule, Text):
+        yield from ((5, TypeError), (None, TypeError), (b"x" * max(rule.low, 1), TypeError))
+        if rule.low > 0:
+            yield "x" * (rule.low - 1), ValueError
+        if rule.high is not None:
+            yield "x" * (rule.high + 1), ValueError
     elif isinstance(rule, Items):
         yield from (([], ValueError), (5, TypeError))
         for value, kind in refused(rule.each):
@@ -94,6 +100,10 @@ def accepted(rule: Any) -> Iterator[Any]:
         yield from rule.options
     elif isinstance(rule, Flag):
         yield from (True, False)
+    elif isinstance(rule, Text):
+        yield "x" * rule.low
+        if rule.high is not None:
+            yield "é" * rule.high  # characters, not bytes
     elif isinstance(rule, Items):
         yield from ([v] for v in accepted(rule.each))
     elif isinstance(rule, Either):
@@ -237,6 +247,73 @@ def _k_rules() -> dict[str, Any]:
     return {"k": K_REQUEST}
 
 
+def _split_rules() -> dict[str, Any]:
+    from tooldisc.gold.stats import SPLIT_CONSTRAINTS
+
+    return dict(SPLIT_CONSTRAINTS)
+
+
+def _split(name: str, value: Any) -> Any:
+    from tooldisc.gold.model import GoldQuery, GoldSet
+    from tooldisc.gold.stats import split
+
+    gold = GoldSet(queries=(GoldQuery("q1", "list invoices", ("list_invoices",), intent="read"),))
+    return split(gold, **{"test_fraction": 0.3, "seed": 0, name: value})
+
+
+def _backend_rules() -> dict[str, Any]:
+    from tooldisc.discovery.kernels import BACKEND
+
+    return {"backend": BACKEND}
+
+
+def _backend(name: str, value: Any) -> Any:
+    from tooldisc.discovery.kernels import check_backend
+
+    return check_backend(value)
+
+
+def _request_id_rules() -> dict[str, Any]:
+    from tooldisc.discovery.rank.interleave import REQUEST_ID
+
+    return {"request_id": REQUEST_ID}
+
+
+def _request_id(name: str, value: Any) -> Any:
+    from tooldisc.discovery.rank.interleave import check_request_id
+
+    return check_request_id(value)
+
+
+def _assignment_rules() -> dict[str, Any]:
+    from tooldisc.canary.assignment import ID
+
+    return {name: ID for name in ("salt", "tenant_id", "user_id", "request_id")}
+
+
+def _assignment(name: str, value: Any) -> Any:
+    from tooldisc.canary.assignment import bucket, request_bucket
+
+    args = {"salt": "s", "tenant_id": "t", "user_id": "u", "request_id": "r", name: value}
+    if name == "request_id":
+        return request_bucket(args["salt"], args["request_id"])
+    return bucket(args["salt"], args["tenant_id"], args["user_id"])
+
+
+def _canary_option_rules() -> dict[str, Any]:
+    from tooldisc.canary.engines import engine_rule
+    from tooldisc.canary.profiles import profile_rule
+
+    return {"--engine": engine_rule(), "--profile": profile_rule()}
+
+
+def _canary_option(name: str, value: Any) -> Any:
+    from tooldisc.canary.engines import choose_engine
+    from tooldisc.canary.profiles import profile
+
+    return choose_engine(value, {}) if name == "--engine" else profile(value)
+
+
 RECORDS = (
     Record("ranker config file", _config_rules, _config_file, ConfigError, "c.yaml"),
     Record("ranker config object", _config_rules, _config_api, None),
@@ -246,6 +323,11 @@ RECORDS = (
     Record("WeightTuner", _rules_of("tooldisc.evaluation.tune.WeightTuner"), _tuner, UsageError),
     Record("count limits", _counts, _count, UsageError),
     Record("k of a request", _k_rules, _k_request, UsageError),
+    Record("gold split", _split_rules, _split, UsageError),
+    Record("kernels backend", _backend_rules, _backend, UsageError),
+    Record("interleaving request id", _request_id_rules, _request_id, UsageError),
+    Record("canary assignment ids", _assignment_rules, _assignment, UsageError),
+    Record("canary options", _canary_option_rules, _canary_option, UsageError),
 )
 
 
@@ -326,6 +408,10 @@ def test_the_message_form_is_scikit_learns() -> None:
     assert Interval(float, 0, 1, closed="neither", grid=10_000).describe() == "a number in the range (0, 1) in steps of 0.0001"
     assert Interval(int, 1, None, strict=True).describe() == "an int in the range [1, inf)"
     assert Options(("a", "b")).describe() == "one of a, b" and Options(("auto",)).describe() == "'auto'"
+    assert Interval(int, None, None, strict=True).describe() == "an int"  # no range to name
+    assert Text(1, 256).problem("", "request_id") == (
+        ValueError, "The 'request_id' parameter must be a non-empty str of at most 256 characters. Got '' instead.")
+    assert Text().describe() == "a non-empty str" and Text(0, 9).describe() == "a str of at most 9 characters"
 
 
 def test_a_huge_int_is_refused_not_a_crash() -> None:

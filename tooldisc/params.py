@@ -13,6 +13,16 @@ and one exception mapping: a constraint reports ``TypeError`` for a wrong type a
 file boundary with the file and the key, ``UsageError`` for a command's options) gets that
 class instead, so today's ``except`` clauses keep working. Base layer: nothing here imports
 a subpackage, so every layer may declare its constraints with these objects.
+
+What this rulebook does not word: a **data contract**, a rule on the content of a record that a
+file carries — a catalog's tool, a context, a learned file's parts, a gold query, a telemetry
+row, and the same records built in Python (:mod:`tooldisc.values`). Those errors name the file
+(or the record) and the place, then the rule and the value
+(``catalog.yaml: tools[3].side_effect: side_effect must be one of none, write, …; got 'maybe'``;
+``Context.mode must be one of analyzer, …; got 'Analyzer'``), because the reader has to find the
+bad entry among many, and one contract reads the same whether a file or a constructor broke
+it. That form is deliberate and separate; a parameter of an operation (an option, a config
+key, an argument) always gets this module's form.
 """
 
 from __future__ import annotations
@@ -101,7 +111,9 @@ class Interval:
         hi = "inf" if self.high is None else self._bound(self.high)
         left, right = _BRACKETS[self.closed]
         left, right = "(" if self.low is None else left, ")" if self.high is None else right  # inf is never in
-        text = f"{'an int' if self.kind is int else 'a number'} in the range {left}{lo}, {hi}{right}"
+        text = "an int" if self.kind is int else "a number"
+        if self.low is not None or self.high is not None:  # no range to name when both sides are open
+            text += f" in the range {left}{lo}, {hi}{right}"
         if self.grid is not None:
             text += f" in steps of {1 / self.grid:g}"
         return f"{text} ({self.why})" if self.why else text
@@ -170,6 +182,26 @@ class Options:
         return value
 
 
+@dataclass(frozen=True)
+class Text:
+    """A str of ``low`` to ``high`` characters (None: no upper bound): an id, a salt.
+
+    No stripping nor folding: the value is used as given (an id is hashed byte for byte).
+    """
+
+    low: int = 1
+    high: int | None = None
+
+    def describe(self) -> str:
+        kind = "a non-empty str" if self.low == 1 else "a str" if self.low == 0 else f"a str of at least {self.low} characters"
+        return kind if self.high is None else f"{kind} of at most {self.high} characters"
+
+    def problem(self, value: Any, name: str) -> Problem | None:
+        if not isinstance(value, str):
+            return TypeError, message(name, self.describe(), value)
+        if len(value) < self.low or (self.high is not None and len(value) > self.high):
+            return ValueError, message(name, self.describe(), value)
+        return None
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,15 @@
-"""Field checks for the constructors of the public value objects (``Context``, ``Tool``, ``ToolCall``,
-the ranker config and the learned records).
+"""Field checks for the constructors of the public value objects (``Context``, ``Tool``, ``ToolCall``
+and the learned records): their data contracts, held in Python as a file loader holds them.
 
 A file loader validates what it reads; an object built in Python must be held to the same rules,
 or a caller could hand the guard ``Context(mode="Analyzer")`` (the full matrix instead of read-only)
 or ``forced="abc"`` (matched by substring). Every check raises ``TypeError`` for a wrong type and
-``ValueError`` for a bad value, with a message that names the object and the field, the
-scikit-learn way: ``Context.mode must be one of analyzer, supervised, autonomous; got 'Analyzer'``.
-The checks are a few type tests each: ``Tool`` is built 100,000 times by the benchmark.
+``ValueError`` for a bad value, with a message in the data-contract form — the record and the
+field, the rule, the value: ``Context.mode must be one of analyzer, supervised, autonomous; got
+'Analyzer'``, as a context file's refusal reads ``ctx.yaml: mode: mode must be one of …; got 'god'``.
+This is deliberately not the parameter rulebook's form (:mod:`tooldisc.params` says why): these
+are records' contents, not an operation's options. The checks are a few type tests each:
+``Tool`` is built 100,000 times by the benchmark.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from tooldisc.canary.duckdb.ingest import (
     parquet_schema_key,
 )
 from tooldisc.errors import DataError, UsageError
+from tooldisc.params import Options, checked
 
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}")
@@ -82,8 +83,8 @@ def locate(path: str | None, table: str | None, fmt: str | None = None) -> Locat
     """Check a path or table name before any engine starts, and settle the format."""
     if (path is None) == (table is None):
         raise UsageError("give exactly one of --events or --table")
-    if fmt is not None and fmt not in SUFFIXES:
-        raise UsageError(f"--events-format must be one of {', '.join(SUFFIXES)}; got {fmt!r}")
+    if fmt is not None:
+        checked(Options(tuple(SUFFIXES)), fmt, "--events-format", UsageError)
     if table is not None:
         if not TABLE_NAME.fullmatch(table):
             raise UsageError(f"--table must be a table name such as db.events; got {table!r}")

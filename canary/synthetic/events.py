@@ -19,6 +19,7 @@ from tooldisc.canary.assignment import threshold
 from tooldisc.canary.events import EVENT_SCHEMA_VERSION, FALLBACK_REASONS
 from tooldisc.errors import UsageError
 from tooldisc.files import replace_keeping_mode
+from tooldisc.params import Options, checked
 
 CHUNK = 1_000_000
 START_US = 1_735_689_600_000_000  # 2025-01-01T00:00:00Z
@@ -275,8 +276,7 @@ def synthesize(out: str | os.PathLike[str], events: int, scenario: str, percent:
     import numpy as np
     import pyarrow as pa
 
-    if scenario not in SCENARIOS:
-        raise UsageError(f"--scenario must be one of {', '.join(SCENARIOS)}; got {scenario!r}")
+    checked(Options(tuple(SCENARIOS)), scenario, "--scenario", UsageError)
     from tooldisc.limits import check_count
 
     check_count("events", events, "--events")

@@ -32,6 +32,7 @@ from tooldisc.canary.synthetic.events import (
     write_tables,
 )
 from tooldisc.errors import UsageError
+from tooldisc.params import Options, checked
 
 DEFAULT_EXPERIMENT = "ranking-v2"
 MAX_K = 20
@@ -174,8 +175,7 @@ def synthesize_interleaving(out: str | os.PathLike[str], events: int, scenario: 
 
     from tooldisc.limits import check_count
 
-    if scenario not in INTERLEAVING_SCENARIOS:
-        raise UsageError(f"--scenario must be one of {', '.join(INTERLEAVING_SCENARIOS)}; got {scenario!r}")
+    checked(Options(tuple(INTERLEAVING_SCENARIOS)), scenario, "--scenario", UsageError)
     check_count("events", events, "--events")
     check_count("seed", seed, "--seed")
     thr = threshold(percent)

@@ -24,6 +24,7 @@ from typing import Any
 
 from tooldisc.canary.synthetic.events import Scenario, check_out, write_tables
 from tooldisc.errors import UsageError
+from tooldisc.params import Options, checked
 
 START_US = 1_738_368_000_000_000  # 2025-02-01T00:00:00Z
 SPAN_US = 24 * 3600 * 1_000_000
@@ -132,9 +133,7 @@ def _break(row: dict[str, Any], kind: str) -> None:
 def shadow_rows(rows: int, scenario: str, seed: int = 0,
                 experiment: str = "capability-planner-v1") -> tuple[list[dict[str, Any]], int]:
     """The rows of one scenario, in time order, and how many of them are deliberately bad."""
-    if scenario not in SHADOW_SCENARIOS:
-        raise UsageError(f"--scenario must be one of {', '.join(SHADOW_SCENARIOS)} "
-                         f"with --profile shadow; got {scenario!r}")
+    checked(Options(tuple(SHADOW_SCENARIOS)), scenario, "--scenario", UsageError)  # the shadow profile's
     if rows < MIN_ROWS:
         raise UsageError(f"--rows must be an integer >= {MIN_ROWS} with --profile shadow; got {rows}")
     if not experiment:

@@ -30,8 +30,10 @@ import numpy as np
 
 from tooldisc.discovery.kernels import aot as kernels_aot
 from tooldisc.discovery.kernels.aot import CONTIGUOUS_ALIGNED, SCALARS, argument_key
+from tooldisc.params import Options, checked
 
 BACKENDS = ("auto", "numpy", "numba")
+BACKEND = Options(BACKENDS)  # the rulebook's constraint on every ``backend`` parameter
 
 
 # --- Σⱼ weightⱼ · column ⱼ (BM25F scores, n-gram columns) -------------------------------------
@@ -487,11 +489,10 @@ class _QueryGrams:
 
 
 def check_backend(backend: str) -> None:
-    """A usage error unless ``backend`` names one (before any work is done with it)."""
-    if backend not in BACKENDS:
-        from tooldisc.errors import UsageError
+    """A usage error unless ``backend`` names one (before any work is done with it), in the rulebook's form."""
+    from tooldisc.errors import UsageError
 
-        raise UsageError(f"The 'backend' parameter must be one of {', '.join(BACKENDS)}. Got {backend!r} instead.")
+    checked(BACKEND, backend, "backend", UsageError)
 
 
 def kernels(backend: str = "auto", large: bool = True) -> Kernels:

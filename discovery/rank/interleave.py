@@ -30,21 +30,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from tooldisc.discovery.model import Candidate, Offer
+from tooldisc.params import Text, checked
 
 TEAMS = ("A", "B")
 MAX_REQUEST_ID = 256  # characters; an event id is 36
 
 
+REQUEST_ID = Text(1, MAX_REQUEST_ID)  # the rulebook's constraint on a request id
+
+
 def check_request_id(request_id: object) -> str:
-    """A request id is a non-empty string of at most :data:`MAX_REQUEST_ID` characters."""
+    """A request id is a non-empty string of at most :data:`MAX_REQUEST_ID` characters (a usage error)."""
     from tooldisc.errors import UsageError
 
-    if not isinstance(request_id, str) or not request_id or len(request_id) > MAX_REQUEST_ID:
-        got = (f"{len(request_id)} characters" if isinstance(request_id, str)
-               else type(request_id).__name__)
-        raise UsageError("The 'request_id' parameter must be a non-empty str of at most "
-                         f"{MAX_REQUEST_ID} characters. Got {got} instead.")
-    return request_id
+    return checked(REQUEST_ID, request_id, "request_id", UsageError)
 
 
 def seed_of(request_id: str) -> bytes:

@@ -35,7 +35,7 @@ def test_every_engine_list_is_the_registry() -> None:
 
 
 @pytest.mark.parametrize(("name", "options", "message"), [
-    ("flink", {}, "--engine must be one of duckdb, spark; got 'flink'"),
+    ("flink", {}, "--engine must be one of duckdb, spark. Got 'flink' instead."),
     ("duckdb", {"--spark-master": "local[4]"}, "--spark-master need --engine spark"),
     ("duckdb", {"--spark-timeout": 3.0, "--spark-conf": ["a=b"]}, "--spark-timeout, --spark-conf need --engine spark"),
 ])

@@ -79,3 +79,70 @@ def test_recipe_one_record_adds_a_gate_everywhere(monkeypatch: pytest.MonkeyPatc
     document = verdict_dict(verdict)
     assert document["gates"][-1]["name"] == "audit"
     assert "the audit log is missing" in render(document, "verdict", fmt)
+
+
+def test_every_gate_record_has_its_fields() -> None:
+    """Each gate says what it judges, whether only more data mends it, and what to do when it holds."""
+    from tooldisc.canary.comparisons import GUARDED
+
+    for prof in profiles().values():
+        for spec in prof.gates:
+            assert callable(spec.check), (prof.name, spec.name)
+            assert isinstance(spec.metrics, tuple) and all(isinstance(m, str) and m for m in spec.metrics)
+            assert isinstance(spec.waits, bool), (prof.name, spec.name)
+            assert isinstance(spec.fix, str) and spec.fix.endswith(".") and spec.fix[0].isupper(), (prof.name, spec.name)
+    # a canary gate's metrics are exactly the guarded metrics that name it, in their order
+    for spec in gates.GATES:
+        assert spec.metrics == tuple(m.name for m in GUARDED if m.gate == spec.name), spec.name
+    assert {m.gate for m in GUARDED} <= set(gates.GATE_NAMES)
+
+
+# Modules that define gates: each gate function reports under its record's name there.
+_REGISTRY_MODULES = {"canary/gates.py", "canary/shadow.py", "canary/interleaving.py"}
+# Hand lists still present in modules another helper owned this session; nothing else may be listed.
+_ALLOWED_HAND_LISTS = {
+    "reports/interleave_report.py": "its _FIX repeats interleaving.GATES' fix texts: read GateSpec.fix instead",
+}
+
+
+def _hand_lists(source: str, names: set[str]) -> list[tuple[int, list[str]]]:
+    """Every tuple, list or set literal, or dict's keys, of two or more strings that are all gate names."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            items = node.elts
+        elif isinstance(node, ast.Dict):
+            items = [k for k in node.keys if k is not None]
+        else:
+            continue
+        strings = [e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if len(strings) >= 2 and len(strings) == len(items) and set(strings) <= names:
+            found.append((node.lineno, strings))
+    return found
+
+
+def test_no_module_lists_gate_names_by_hand() -> None:
+    """A gate's properties live in its record (GateSpec), so adding a gate touches one place."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    names = {n for prof in profiles().values() for n in prof.gate_names}
+    dirs = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["package-dir"]
+    found = []
+    for folder in sorted(set(dirs.values())):
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel not in _REGISTRY_MODULES and rel not in _ALLOWED_HAND_LISTS:
+                found += [f"{rel}:{line}: {hit}" for line, hit in _hand_lists(path.read_text("utf-8"), names)]
+    assert found == []
+
+
+def test_the_hand_list_guard_finds_what_next_step_and_the_decision_once_held() -> None:
+    names = {n for prof in profiles().values() for n in prof.gate_names}
+    source = ('_METRIC_GATES = ("task", "retrieval", "fallback", "latency")\n'
+              '_FIX = {"data": "Check the export.", "quarantine": "Fix the writer."}\n'
+              'RATES = ("fallback", "index_hit")  # a column list that shares a name is not a gate list\n'
+              'if name in ("data", "preference"): pass\n')
+    assert [line for line, _ in _hand_lists(source, names)] == [1, 2, 4]

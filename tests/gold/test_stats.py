@@ -68,7 +68,7 @@ def test_split_is_stable_when_queries_are_added() -> None:
 def test_split_edges_and_errors() -> None:
     gold = make_gold()
     assert len(split(gold, 0.0)[1]) == 0 and len(split(gold, 1.0)[0]) == 0
-    with pytest.raises(UsageError, match=r"'test_fraction' parameter must be a float in the range \[0, 1\]. Got 1.5"):
+    with pytest.raises(UsageError, match=r"'test_fraction' parameter must be a number in the range \[0, 1\]. Got 1.5"):
         split(gold, 1.5)
     with pytest.raises(UsageError, match="'seed' parameter must be an int"):
         split(gold, 0.3, seed="x")  # type: ignore[arg-type]
