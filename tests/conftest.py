@@ -37,6 +37,14 @@ HEAVY_FIRST = (
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``TOOLDISC_COUNT_SUBPROCESS=1`` counts the tests that start a process (tests/subprocess_count.py)."""
+    if os.environ.get("TOOLDISC_COUNT_SUBPROCESS"):
+        from tests import subprocess_count
+
+        subprocess_count.register(config)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Heavy files first, everything else in its usual order (the sort is stable)."""
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
