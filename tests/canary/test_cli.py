@@ -94,13 +94,13 @@ def test_ingest_then_verdict_from_db(files: dict[str, Path], tmp_path: Path) -> 
 def test_simulate_two_salts_json(tmp_path: Path) -> None:
     ids = tmp_path / "ids.csv"
     ids.write_text("tenant_id,user_id\n" + "".join(f"t{i % 7},u{i}\n" for i in range(3000)))
-    res = run_cli("canary", "simulate", "--ids-file", str(ids), "--salt", "a", "--percent", "50",
-                  "--salt2", "b", "--percent2", "50", "--json")
+    res = invoke_cli("canary", "simulate", "--ids-file", str(ids), "--salt", "a", "--percent", "50",
+                     "--salt2", "b", "--percent2", "50", "--json")
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
     assert d["ids"] == 3000 and len(d["salts"]) == 2
     assert d["independence"]["p_value"] is not None
-    res = run_cli("canary", "simulate", "--ids", "5000", "--salt", "a", "--percent", "10")
+    res = invoke_cli("canary", "simulate", "--ids", "5000", "--salt", "a", "--percent", "10")
     assert res.returncode == 0 and "sample ratio" in res.stdout
 
 

@@ -221,7 +221,7 @@ def test_check_baseline_refuses_another_gold_set_catalog_or_k() -> None:
 def baseline(tiny_files, tmp_path_factory: pytest.TempPathFactory) -> Path:
     cat, gold = tiny_files
     path = tmp_path_factory.mktemp("baseline") / "base.json"
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--out", str(path), "--format", "json")
+    r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--out", str(path), "--format", "json")
     assert r.returncode == 0, r.stderr
     return path
 
@@ -231,9 +231,9 @@ def test_gate_against_a_baseline_runs_eval_and_passes(tiny_files, baseline: Path
     other = tmp_path / "other.yaml"
     other.write_text("k: 3\nweights: {ngram: 0.0}\n")  # another ranker config is the normal case
     junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
-    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--config", str(other),
-                "--baseline", str(baseline), "--max-drop", "hit@3=0", "--max-drop", "forbidden@3=0",
-                "--junit", str(junit), "--summary", str(summary), "--json")
+    r = invoke_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--config", str(other),
+                   "--baseline", str(baseline), "--max-drop", "hit@3=0", "--max-drop", "forbidden@3=0",
+                   "--junit", str(junit), "--summary", str(summary), "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     base = json.loads(baseline.read_text())["metrics"]
