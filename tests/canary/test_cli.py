@@ -184,16 +184,20 @@ def _jsonl(tmp_path: Path, scenario: str, events: int) -> list[str]:
     return out.read_text().splitlines()
 
 
-def test_absent_experiment_is_bad_input_and_summary_is_compact(files: dict[str, Path],
+def test_absent_experiment_is_bad_input(files: dict[str, Path],
                                                                 tmp_path: Path) -> None:
     line = one_line_error(run_cli("canary", "verdict", "--events", str(files["slow"]),
                                   "--experiment", "indexed-retrieval-v2"))
     assert "no rows for experiment 'indexed-retrieval-v2'; experiments present: " \
            "indexed-retrieval-v1" in line
+
+
+def test_the_summary_is_compact_and_the_terminal_leads_with_the_decision(files: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
-    res = run_cli("canary", "verdict", "--events", str(files["healthy"]), "--experiment", EXP,
-                  "--summary", str(summary))
+    res = invoke_cli("canary", "verdict", "--events", str(files["healthy"]), "--experiment", EXP,
+                     "--summary", str(summary))
     assert res.returncode == 0, res.stderr
     text = summary.read_text()
     assert text.startswith("earlier step\n## Canary PROMOTE: indexed-retrieval-v1\n\n**PROMOTE** — Every gate "
