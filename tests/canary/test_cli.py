@@ -184,8 +184,7 @@ def _jsonl(tmp_path: Path, scenario: str, events: int) -> list[str]:
     return out.read_text().splitlines()
 
 
-def test_absent_experiment_is_bad_input(files: dict[str, Path],
-                                                                tmp_path: Path) -> None:
+def test_absent_experiment_is_bad_input(files: dict[str, Path]) -> None:
     line = one_line_error(run_cli("canary", "verdict", "--events", str(files["slow"]),
                                   "--experiment", "indexed-retrieval-v2"))
     assert "no rows for experiment 'indexed-retrieval-v2'; experiments present: " \
