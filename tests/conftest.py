@@ -75,7 +75,12 @@ def shared() -> Path:
 
 def run_cli(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run the real ``tooldisc`` command in a subprocess, as a user would."""
+    """Run the real ``tooldisc`` command in a subprocess, as a user would.
+
+    Use it only where the process itself is what a test proves (bad input's exit 2 and one stderr line,
+    signals, resource bounds, environment or start-up isolation, an acceptance item another issue asks to
+    be proven through the real command); anything else uses :func:`invoke_cli`.
+    """
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "tooldisc.cli", *args],
