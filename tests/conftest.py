@@ -129,8 +129,3 @@ def invoke_cli(*args: str, input: str | None = None, cwd: Path | None = None, en
     return subprocess.CompletedProcess(["tooldisc", *args], returncode,
                                        out.buffer.getvalue().decode("utf-8"),  # type: ignore[attr-defined]
                                        err.buffer.getvalue().decode("utf-8"))  # type: ignore[attr-defined]
-
-
-@pytest.fixture()
-def cli():
-    return run_cli
