@@ -37,6 +37,14 @@ HEAVY_FIRST = (
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``TOOLDISC_COUNT_SUBPROCESS=1`` counts the tests that start a process (tests/subprocess_count.py)."""
+    if os.environ.get("TOOLDISC_COUNT_SUBPROCESS"):
+        from tests import subprocess_count
+
+        subprocess_count.register(config)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Heavy files first, everything else in its usual order (the sort is stable)."""
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
@@ -67,7 +75,12 @@ def shared() -> Path:
 
 def run_cli(*args: str, input: str | None = None, cwd: Path | None = None, env: dict | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run the real ``tooldisc`` command in a subprocess, as a user would."""
+    """Run the real ``tooldisc`` command in a subprocess, as a user would.
+
+    Use it only where the process itself is what a test proves (bad input's exit 2 and one stderr line,
+    signals, resource bounds, environment or start-up isolation, an acceptance item another issue asks to
+    be proven through the real command); anything else uses :func:`invoke_cli`.
+    """
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "tooldisc.cli", *args],
@@ -116,8 +129,3 @@ def invoke_cli(*args: str, input: str | None = None, cwd: Path | None = None, en
     return subprocess.CompletedProcess(["tooldisc", *args], returncode,
                                        out.buffer.getvalue().decode("utf-8"),  # type: ignore[attr-defined]
                                        err.buffer.getvalue().decode("utf-8"))  # type: ignore[attr-defined]
-
-
-@pytest.fixture()
-def cli():
-    return run_cli

@@ -8,7 +8,7 @@ import anyio
 import pytest
 import yaml
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 
 QUERY = "show unpaid invoices"
 
@@ -29,7 +29,7 @@ def test_python_cli_and_mcp_offer_the_same(tmp_path, catalog_path):
 
     api = Discoverer(load_catalog(catalog_path)).discover(QUERY, ctx)
 
-    r = run_cli("discover", QUERY, "--catalog", str(catalog_path), "--context-file", str(ctx_file), "--format", "json")
+    r = invoke_cli("discover", QUERY, "--catalog", str(catalog_path), "--context-file", str(ctx_file), "--format", "json")
     assert r.returncode == 0, r.stderr
     cli = json.loads(r.stdout)
 

@@ -5,7 +5,7 @@ from importlib import resources
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 from tooldisc.agent.guard import ToolCall, guard
 from tooldisc.agent.sink import CallbackSink, Experiment, JsonlSink, Telemetry, assign_arm
 from tooldisc.discovery.model import Context
@@ -64,7 +64,7 @@ def test_served_events_ingest_with_canary_tooling(tmp_path, catalog_path):
     svc.call_tool("get_invoice", {"id": "nope"})
     lines = path.read_text("utf-8").splitlines()
     assert len(lines) == 5
-    r = run_cli("canary", "ingest", str(path), "--db", str(tmp_path / "t.duckdb"), "--json")
+    r = invoke_cli("canary", "ingest", str(path), "--db", str(tmp_path / "t.duckdb"), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["rows"] == 5 and out["quarantined"] == 0

@@ -94,13 +94,13 @@ def test_ingest_then_verdict_from_db(files: dict[str, Path], tmp_path: Path) -> 
 def test_simulate_two_salts_json(tmp_path: Path) -> None:
     ids = tmp_path / "ids.csv"
     ids.write_text("tenant_id,user_id\n" + "".join(f"t{i % 7},u{i}\n" for i in range(3000)))
-    res = run_cli("canary", "simulate", "--ids-file", str(ids), "--salt", "a", "--percent", "50",
-                  "--salt2", "b", "--percent2", "50", "--json")
+    res = invoke_cli("canary", "simulate", "--ids-file", str(ids), "--salt", "a", "--percent", "50",
+                     "--salt2", "b", "--percent2", "50", "--json")
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
     assert d["ids"] == 3000 and len(d["salts"]) == 2
     assert d["independence"]["p_value"] is not None
-    res = run_cli("canary", "simulate", "--ids", "5000", "--salt", "a", "--percent", "10")
+    res = invoke_cli("canary", "simulate", "--ids", "5000", "--salt", "a", "--percent", "10")
     assert res.returncode == 0 and "sample ratio" in res.stdout
 
 
@@ -184,16 +184,19 @@ def _jsonl(tmp_path: Path, scenario: str, events: int) -> list[str]:
     return out.read_text().splitlines()
 
 
-def test_absent_experiment_is_bad_input_and_summary_is_compact(files: dict[str, Path],
-                                                                tmp_path: Path) -> None:
+def test_absent_experiment_is_bad_input(files: dict[str, Path]) -> None:
     line = one_line_error(run_cli("canary", "verdict", "--events", str(files["slow"]),
                                   "--experiment", "indexed-retrieval-v2"))
     assert "no rows for experiment 'indexed-retrieval-v2'; experiments present: " \
            "indexed-retrieval-v1" in line
+
+
+def test_the_summary_is_compact_and_the_terminal_leads_with_the_decision(files: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
-    res = run_cli("canary", "verdict", "--events", str(files["healthy"]), "--experiment", EXP,
-                  "--summary", str(summary))
+    res = invoke_cli("canary", "verdict", "--events", str(files["healthy"]), "--experiment", EXP,
+                     "--summary", str(summary))
     assert res.returncode == 0, res.stderr
     text = summary.read_text()
     assert text.startswith("earlier step\n## Canary PROMOTE: indexed-retrieval-v1\n\n**PROMOTE** — Every gate "

@@ -1,4 +1,5 @@
-"""`canary synth --profile shadow` through the real command: output, determinism, schema, errors."""
+"""`canary synth --profile shadow`: output and schema in-process; determinism across processes and errors
+through the real command."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def one_line_error(res) -> str:
 
 def test_json_output_and_rows_validate_except_the_bad_ones(tmp_path: Path) -> None:
     out = tmp_path / "s.jsonl"
-    res = synth(out, "corrupt_rows", "400", "5", "--json")
+    res = invoke_cli("canary", "synth", "--profile", "shadow", "--scenario", "corrupt_rows", "--rows", "400",
+                     "--seed", "5", "--out", str(out), "--json")
     assert res.returncode == 0, res.stderr
     d = json.loads(res.stdout)
     assert (d["profile"], d["rows"], d["bad_rows"], d["expected_verdict"], d["failing_gate"]) == (

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.canary import telemetry_fuzz as tf
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, invoke_cli, run_cli
 from tooldisc.canary.duckdb.ingest import connect, open_rows
 from tooldisc.canary.events import EVENT_SCHEMA, encodings_markdown
 from tooldisc.canary.verdict import run_verdict
@@ -275,13 +275,13 @@ def test_a_directory_is_read_whole_compressed_files_included(tmp_path: Path, gat
     assert outcome == "ROLLBACK"
     (root / "part-0001.jsonl.gz").unlink()
     _zst(root / "deep" / "part.jsonl.zst", json.dumps(leak()) + "\n")
-    res = run_cli("canary", "verdict", "--events", str(root), "--experiment", "e1", "--gates", str(gates),
-                  "--json")
+    res = invoke_cli("canary", "verdict", "--events", str(root), "--experiment", "e1", "--gates", str(gates),
+                     "--json")
     assert res.returncode == 20, res.stderr
     assert json.loads(res.stdout)["files"] == [{"path": "deep/part.jsonl.zst", "rows": 1},
                                                {"path": "main.jsonl", "rows": 240}]
-    again = run_cli("canary", "verdict", "--events", str(root), "--experiment", "e1", "--gates", str(gates),
-                    "--json")
+    again = invoke_cli("canary", "verdict", "--events", str(root), "--experiment", "e1", "--gates", str(gates),
+                       "--json")
     assert again.stdout == res.stdout  # byte for byte, names relative to the folder given
     csv_root = tmp_path / "csv"
     csv_root.mkdir()

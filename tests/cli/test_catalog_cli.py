@@ -47,7 +47,7 @@ def test_validate_lists_every_issue_with_file_and_path(tmp_path: Path) -> None:
         {"name": "a", "side_effect": "maybe"},
         {"name": "b", "roles": "admin", "parameters": {"type": "object"}},
     ]})
-    proc = run_cli("catalog", "validate", path, "--json")
+    proc = invoke_cli("catalog", "validate", path, "--json")
     assert proc.returncode == 1, proc.stderr
     body = json.loads(proc.stdout)
     assert body["valid"] is False and body["catalog_hash"] is None
@@ -56,7 +56,7 @@ def test_validate_lists_every_issue_with_file_and_path(tmp_path: Path) -> None:
         ("error", "tools[1].side_effect"), ("error", "tools[2].roles"), ("error", "tools[1].name"),
         ("warning", "tools[1].parameters")]
     assert all(i["file"] == path for i in body["issues"])
-    table = run_cli("catalog", "validate", path)
+    table = invoke_cli("catalog", "validate", path)
     assert table.returncode == 1
     assert f"error      {path}: tools[1].side_effect: side_effect must be one of" in table.stdout
 
@@ -67,7 +67,7 @@ def test_validate_quarantine_is_exit_1_but_builds(tmp_path: Path) -> None:
         {"name": "broken", "side_effect": "none", "parameters": {"type": "object", "required": "x"}},
         {"name": "open", "side_effect": "none"},
     ]})
-    proc = run_cli("catalog", "validate", path, "--format", "json")
+    proc = invoke_cli("catalog", "validate", path, "--format", "json")
     assert proc.returncode == 1
     body = json.loads(proc.stdout)
     assert body["counts"] == {"error": 0, "quarantine": 1, "warning": 1}
@@ -80,7 +80,7 @@ def test_validate_bad_format_option_is_usage_error() -> None:
 
 
 def test_stats_json() -> None:
-    proc = run_cli("catalog", "stats", OK, "--json")
+    proc = invoke_cli("catalog", "stats", OK, "--json")
     assert proc.returncode == 0, proc.stderr
     body = json.loads(proc.stdout)
     assert body["tools"] == 2
@@ -220,7 +220,7 @@ def test_diff_an_added_open_delete_tool_is_a_loosening(tmp_path: Path) -> None:
 @pytest.mark.shared
 def test_validate_shared_hesabix(shared: Path) -> None:
     path = str(shared / "benchmarks" / "hesabix" / "catalog.json")
-    proc = run_cli("catalog", "validate", path, "--json")
+    proc = invoke_cli("catalog", "validate", path, "--json")
     assert proc.returncode == 1
     body = json.loads(proc.stdout)
     assert body["tools"] == 180

@@ -76,7 +76,7 @@ def test_validate_lists_every_issue_with_file_and_place(tmp_path: Path, gold_doc
         _q("e4", "ghost", ["no_such_tool"]),
     ]}
     path = _write(tmp_path / "g.json", doc)
-    proc = run_cli("gold", "validate", path, "--catalog", OK_CATALOG, "--json")
+    proc = invoke_cli("gold", "validate", path, "--catalog", OK_CATALOG, "--json")
     assert proc.returncode == 1, proc.stderr
     body = json.loads(proc.stdout)
     assert body["valid"] is False and body["format"] == "tooldisc"
@@ -87,7 +87,7 @@ def test_validate_lists_every_issue_with_file_and_place(tmp_path: Path, gold_doc
     assert all(i["file"] == path for i in body["issues"])
     assert "duplicate id 'r0'" in body["issues"][0]["message"]
     assert "'no_such_tool', which the catalog lacks" in body["issues"][4]["message"]
-    table = run_cli("gold", "validate", path, "--catalog", OK_CATALOG)
+    table = invoke_cli("gold", "validate", path, "--catalog", OK_CATALOG)
     assert table.returncode == 1
     assert f"error    {path}: queries[4]: query 'e2' names create_invoice as both expected and forbidden" in table.stdout
     assert f"warning  {path}: catalog_version: gold set was written for catalog 'other-9'" in table.stdout

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.bad_corpus import OK_CATALOG, Runner
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 
 # (argv with {out} and {missing}, the option that names {out})
 OUTPUTS = [
@@ -104,8 +104,8 @@ def test_two_outputs_naming_one_file_are_refused(runner: Runner, tmp_path: Path)
 
 def test_outputs_are_written_and_nothing_else_is_left(tmp_path: Path) -> None:
     out = tmp_path / "new" / "deeper"  # missing folders are made
-    proc = run_cli(*_small_eval(tmp_path), "--out", str(out / "r.json"), "--run-out", str(out / "run.trec"),
-                   "--per-query-out", str(out / "pq.csv"))
+    proc = invoke_cli(*_small_eval(tmp_path), "--out", str(out / "r.json"), "--run-out", str(out / "run.trec"),
+                      "--per-query-out", str(out / "pq.csv"))
     assert proc.returncode == 0, proc.stderr
     assert _listing(out) == ["pq.csv", "r.json", "run.trec"]
 

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 from tests.fuzzing import examples
 from tooldisc.discovery.catalog import TOOL_FIELDS, Catalog
 from tooldisc.discovery.catalog import cache as catalog_cache
@@ -189,7 +189,7 @@ def test_cli_discover_reads_the_records_back_and_no_cache_reads_nothing(tmp_path
         {"name": "bad", "description": "quarantined invoices", "side_effect": "none", "parameters": SCHEMAS[3]}]}
     cat.write_text(json.dumps(doc), encoding="utf-8")
     args = ("discover", "list unpaid invoices", "--catalog", str(cat), "--json")
-    runs = [run_cli(*args, "--no-cache", env=env), run_cli(*args, env=env), run_cli(*args, env=env)]
+    runs = [invoke_cli(*args, "--no-cache", env=env), invoke_cli(*args, env=env), invoke_cli(*args, env=env)]
     assert [r.returncode for r in runs] == [0, 0, 0]
     assert len({r.stdout for r in runs}) == 1 and len({r.stderr for r in runs}) == 1  # the quarantine note too
     assert "quarantined" in runs[0].stderr

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tooldisc.closed_schema import fold, is_extension, key_problems, nearest, unknown_field
 from tooldisc.discovery.catalog import build_catalog, catalog_from_tools, validate_catalog_data
 from tooldisc.discovery.config import config_from_mapping
@@ -63,8 +63,8 @@ def test_extension_keys_load_and_are_never_read(tmp_path: Path) -> None:
     extended = {"catalog_version": "1", "x-owner": "team-a", "tools": [
         {**PURGE, "x-ticket": "SEC-1", "x-notes": {"reviewed": True, "by": ["ann"]}}]}
     a, b = _write(tmp_path / "a.yaml", plain), _write(tmp_path / "b.yaml", extended)
-    assert run_cli("catalog", "validate", b).returncode == 0
-    diff = run_cli("catalog", "diff", a, b, "--json")
+    assert invoke_cli("catalog", "validate", b).returncode == 0
+    diff = invoke_cli("catalog", "diff", a, b, "--json")
     body = json.loads(diff.stdout)
     assert diff.returncode == 0 and body["changed"] == [] and body["old_hash"] == body["new_hash"]
 
@@ -156,7 +156,7 @@ def test_a_config_at_its_largest_gives_finite_json(tmp_path: Path) -> None:
     doc = {"weights": dict.fromkeys((f for f in FEATURE_NAMES if f != "embedding"), 1000.0), "fields": dict.fromkeys(FIELDS, 1000.0),
            "bm25": {"k1": 100.0}, "history": {"cap": 100.0}}
     path = _write(tmp_path / "big.yaml", doc)
-    proc = run_cli("discover", "show unpaid invoices", "--config", path, "--json", "--k", "auto")
+    proc = invoke_cli("discover", "show unpaid invoices", "--config", path, "--json", "--k", "auto")
     assert proc.returncode == 0, proc.stderr
 
     def refuse(constant: str) -> None:

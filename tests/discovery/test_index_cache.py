@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli, run_cli
 from tests.fuzzing import examples
 from tooldisc.discovery.catalog import build_catalog, catalog_to_dict
 from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
@@ -152,18 +152,18 @@ def test_the_size_bound_evicts_the_least_recently_used(tmp_path: Path, monkeypat
 def test_cli_uses_the_cache_and_no_cache_skips_it(tmp_path: Path) -> None:
     env = {"TOOLDISC_CACHE_DIR": str(tmp_path / "cache")}
     args = ("discover", "list unpaid invoices", "--json")
-    fresh = run_cli(*args, "--no-cache", env=env)
+    fresh = invoke_cli(*args, "--no-cache", env=env)
     assert fresh.returncode == 0, fresh.stderr
     assert not (tmp_path / "cache").exists()
-    first, second = run_cli(*args, env=env), run_cli(*args, env=env)
+    first, second = invoke_cli(*args, env=env), invoke_cli(*args, env=env)
     assert first.returncode == second.returncode == 0
     assert json.loads(first.stdout)["offer_hash"] == json.loads(second.stdout)["offer_hash"] == \
         json.loads(fresh.stdout)["offer_hash"]
-    status = run_cli("cache", "status", "--json", env=env)
+    status = invoke_cli("cache", "status", "--json", env=env)
     assert json.loads(status.stdout)["entries"] == 2  # the catalog's validated records and its index
-    cleared = run_cli("cache", "clear", env=env)
+    cleared = invoke_cli("cache", "clear", env=env)
     assert cleared.returncode == 0 and "removed 2" in cleared.stdout
-    assert json.loads(run_cli("cache", "status", "--json", env=env).stdout)["entries"] == 0
+    assert json.loads(invoke_cli("cache", "status", "--json", env=env).stdout)["entries"] == 0
 
 
 def test_the_python_api_refuses_a_wrong_cache_argument() -> None:
@@ -174,10 +174,10 @@ def test_the_python_api_refuses_a_wrong_cache_argument() -> None:
 def test_eval_and_sweep_take_no_cache_too(tmp_path: Path) -> None:
     env = {"TOOLDISC_CACHE_DIR": str(tmp_path / "cache")}
     for command in (("eval", "--k", "5", "--json", "--no-cache"), ("sweep", "--k", "3,5", "--json", "--no-cache")):
-        proc = run_cli(*command, env=env)
+        proc = invoke_cli(*command, env=env)
         assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "cache").exists()
-    cold, warm = (run_cli("eval", "--k", "5", "--json", env=env) for _ in range(2))
+    cold, warm = (invoke_cli("eval", "--k", "5", "--json", env=env) for _ in range(2))
     assert cold.returncode == warm.returncode == 0
     assert json.loads(cold.stdout) == json.loads(warm.stdout)  # the report is byte-stable across cold and warm
     assert IndexCache(tmp_path / "cache").status().entries == 2  # the records and the index

@@ -98,10 +98,12 @@ def test_narrowing_only_narrows_and_can_be_turned_off() -> None:
         assert narrow in (wide, "READ"), query
 
 
-def test_discover_offers_no_delete_tool_for_a_negated_delete(cli) -> None:
+def test_discover_offers_no_delete_tool_for_a_negated_delete() -> None:
     import json
 
-    r = cli("discover", "I don't want to delete, list invoices", "--format", "json")
+    from tests.conftest import invoke_cli
+
+    r = invoke_cli("discover", "I don't want to delete, list invoices", "--format", "json")
     assert r.returncode == 0, r.stderr
     offer = json.loads(r.stdout)
     assert offer["mutation"] == "READ"

@@ -144,14 +144,14 @@ def test_help(command: str) -> None:
 
 def test_sweep_json_and_html(tiny_files, tmp_path: Path) -> None:
     cat, gold = tiny_files
-    r = run_cli("sweep", "--catalog", str(cat), "--gold", str(gold), "--k", "1,3,5", "--json")
+    r = invoke_cli("sweep", "--catalog", str(cat), "--gold", str(gold), "--k", "1,3,5", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["ks"] == [1, 3, 5] and doc["depth"] == 5
     assert [row["k"] for row in doc["rows"]] == [1, 3, 5]
     assert all({"hit@1", "nDCG@1", "schema_tokens"} <= set(doc["rows"][0]["metrics"]) for _ in [0])
     out = tmp_path / "sweep.html"
-    r = run_cli("sweep", "--catalog", str(cat), "--gold", str(gold), "--k", "1,3,5", "--out", str(out))
+    r = invoke_cli("sweep", "--catalog", str(cat), "--gold", str(gold), "--k", "1,3,5", "--out", str(out))
     assert r.returncode == 0, r.stderr
     text = out.read_text("utf-8")
     assert text.count("<svg") == 2 and "http" not in text.lower()

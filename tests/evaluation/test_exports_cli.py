@@ -31,10 +31,10 @@ def exported(tiny_files, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One eval writing per-query CSV and a tagged TREC run, plus the gold set's qrels and topics."""
     cat, gold = tiny_files
     d = tmp_path_factory.mktemp("exports")
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--json",
-                "--per-query-out", str(d / "pq.csv"), "--run-out", str(d / "run.trec"), "--run-tag", "exp-1")
+    r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--json",
+                   "--per-query-out", str(d / "pq.csv"), "--run-out", str(d / "run.trec"), "--run-tag", "exp-1")
     assert r.returncode == 0, r.stderr
-    q = run_cli("gold", "qrels", str(gold), "--out", str(d / "qrels.txt"), "--topics-out", str(d / "topics.tsv"))
+    q = invoke_cli("gold", "qrels", str(gold), "--out", str(d / "qrels.txt"), "--topics-out", str(d / "topics.tsv"))
     assert q.returncode == 0, q.stderr
     return {"dir": d, "doc": json.loads(r.stdout)}
 

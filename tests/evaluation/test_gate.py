@@ -157,25 +157,32 @@ def test_gate_from_unreadable_or_not_eval_json(tmp_path: Path) -> None:
 
 def test_gate_runs_eval_itself(tiny_files) -> None:
     cat, gold = tiny_files
-    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3",
-                "--min", "hit@3=0", "--min", "hit@2=0", "--max", "forbidden@3=1", "--json")
+    r = invoke_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3",
+                   "--min", "hit@3=0", "--min", "hit@2=0", "--max", "forbidden@3=1", "--json")
     assert r.returncode == 0, r.stderr
     assert [c["measure"] for c in json.loads(r.stdout)["checks"]] == ["hit@3", "hit@2", "forbidden@3"]
-    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--min", "hit@3=1")
+    r = invoke_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--min", "hit@3=1")
     assert r.returncode == 1
-    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--min", "hit@5=0.5")
-    assert r.returncode == 2 and "deeper" in r.stderr
 
 
 def test_gate_cost_measures_and_unmeasurable(tiny_files) -> None:
     cat, gold = tiny_files
-    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3",
-                "--max", "schema_tokens=100000", "--max", "latency_p95=60000", "--json")
+    r = invoke_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3",
+                   "--max", "schema_tokens=100000", "--max", "latency_p95=60000", "--json")
     assert r.returncode == 0, r.stderr
     actual = {c["measure"]: c["actual"] for c in json.loads(r.stdout)["checks"]}
     assert actual["schema_tokens"] > 0 and actual["latency_p95"] >= 0
-    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--min", "candidate_recall@10=0.5")
-    assert r.returncode == 2 and "not an eval measure" in r.stderr
+
+
+def test_gate_running_eval_bad_input_exit_2(tiny_files) -> None:
+    """A threshold eval cannot measure, through the real command: one line, exit 2."""
+    cat, gold = tiny_files
+    for args, match in ((["--k", "3", "--min", "hit@5=0.5"], "deeper"),
+                        (["--min", "candidate_recall@10=0.5"], "not an eval measure")):
+        r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), *args)
+        assert r.returncode == 2 and match in r.stderr, (args, r.stderr)
+        lines = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+        assert len(lines) == 1 and "Traceback" not in r.stderr
 
 
 # --- baseline gates: --baseline BASE.json --max-drop MEASURE=DROP ------------------
@@ -221,7 +228,7 @@ def test_check_baseline_refuses_another_gold_set_catalog_or_k() -> None:
 def baseline(tiny_files, tmp_path_factory: pytest.TempPathFactory) -> Path:
     cat, gold = tiny_files
     path = tmp_path_factory.mktemp("baseline") / "base.json"
-    r = run_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--out", str(path), "--format", "json")
+    r = invoke_cli("eval", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--out", str(path), "--format", "json")
     assert r.returncode == 0, r.stderr
     return path
 
@@ -231,9 +238,9 @@ def test_gate_against_a_baseline_runs_eval_and_passes(tiny_files, baseline: Path
     other = tmp_path / "other.yaml"
     other.write_text("k: 3\nweights: {ngram: 0.0}\n")  # another ranker config is the normal case
     junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
-    r = run_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--config", str(other),
-                "--baseline", str(baseline), "--max-drop", "hit@3=0", "--max-drop", "forbidden@3=0",
-                "--junit", str(junit), "--summary", str(summary), "--json")
+    r = invoke_cli("gate", "--catalog", str(cat), "--gold", str(gold), "--k", "3", "--config", str(other),
+                   "--baseline", str(baseline), "--max-drop", "hit@3=0", "--max-drop", "forbidden@3=0",
+                   "--junit", str(junit), "--summary", str(summary), "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     base = json.loads(baseline.read_text())["metrics"]

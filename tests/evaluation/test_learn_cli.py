@@ -20,8 +20,8 @@ def files(tmp_path_factory) -> dict[str, Path]:
     traffic.write_text("".join(json.dumps({"id": f"r{i}", "query": e.query, "relevant": list(e.relevant)}) + "\n"
                                for i, e in enumerate(_traffic())))
     out = d / "learned.bin"  # any extension: recognised by content
-    proc = run_cli("learn", "--catalog", str(catalog), "--from", str(traffic), "--out", str(out), "--folds", "3",
-                   "--no-mutation")  # the table: every part's line is printed
+    proc = invoke_cli("learn", "--catalog", str(catalog), "--from", str(traffic), "--out", str(out), "--folds", "3",
+                      "--no-mutation")  # the table: every part's line is printed
     assert proc.returncode == 0, proc.stderr
     return {"catalog": catalog, "traffic": traffic, "learned": out, "table": proc.stdout,
             "report": json.loads(out.read_text())}

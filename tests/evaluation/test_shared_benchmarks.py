@@ -14,15 +14,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke_cli
 from tests.oracles import oracle
 
 pytestmark = pytest.mark.shared
 
 
 def _eval(catalog: Path, gold: Path, k: int, *extra: str) -> dict:
-    r = run_cli("eval", "--catalog", str(catalog), "--gold", str(gold), "--k", str(k), "--format", "json",
-                "--misses", "3", *extra)
+    r = invoke_cli("eval", "--catalog", str(catalog), "--gold", str(gold), "--k", str(k), "--format", "json",
+                   "--misses", "3", *extra)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     schema = json.loads(resources.files("tooldisc.evaluation").joinpath("data/eval.schema.json").read_text("utf-8"))

@@ -298,6 +298,10 @@ def test_cli_bad_space_file_is_exit_2_one_line(tmp_path: Path):
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: weights.bogus: unknown field")
+    bad.write_text("ngram.long_fields_max_tools: [-5]\n", encoding="utf-8")  # a non-weight key out of range
+    res = run_cli("tune", "--space", str(bad), "--n-iter", "1", "--folds", "2")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.startswith(f"error: {bad}: ngram.long_fields_max_tools: The 'ngram.long_fields_max_tools'")
 
 
 def test_cli_tunes_a_non_weight_key(synthetic, tmp_path: Path):
@@ -306,19 +310,16 @@ def test_cli_tunes_a_non_weight_key(synthetic, tmp_path: Path):
     space = tmp_path / "space.yaml"
     space.write_text("ngram.long_fields_max_tools: [0, 20000]\nadaptive.temperature: {low: 0.1, high: 0.3}\n",
                      encoding="utf-8")
-    res = run_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space),
-                  "--folds", "2", "--n-iter", "2", "--k", "3", "--json")
+    res = invoke_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space),
+                     "--folds", "2", "--n-iter", "2", "--k", "3", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["base"]["params"] == {"adaptive.temperature": 0.175, "ngram.long_fields_max_tools": 20000}
-    page = run_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space),
-                   "--folds", "2", "--n-iter", "2", "--k", "3", "--format", "html")
+    page = invoke_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space),
+                      "--folds", "2", "--n-iter", "2", "--k", "3", "--format", "html")
     assert page.returncode == 0, page.stderr
     assert page.stdout.startswith("<!DOCTYPE html>") and '<h1 dir="auto">tooldisc tune</h1>' in page.stdout
-    space.write_text("ngram.long_fields_max_tools: [-5]\n", encoding="utf-8")
-    res = run_cli("tune", "--catalog", str(cat_path), "--gold", str(gold_path), "--space", str(space))
-    assert res.returncode == 2 and "Traceback" not in res.stderr
-    assert res.stderr.startswith(f"error: {space}: ngram.long_fields_max_tools: The 'ngram.long_fields_max_tools'")
+    # its bad value through the real command: test_cli_bad_space_file_is_exit_2_one_line
 
 
 def test_cli_unpaired_catalog_and_gold_is_exit_2(synthetic):
