@@ -30,12 +30,20 @@ KINDS: Mapping[str, tuple[str, str]] = {
     "verdict": ("canary_report", "verdict_report"),  # canary and shadow profiles alike
     "tune": ("tune_report", "tune_report"),
     "catalog-diff": ("catalog_diff_report", "catalog_diff_report"),
+    "discover": ("run_report", "discover_report"),
+    "plan": ("run_report", "plan_report"),
+    "learn": ("run_report", "learn_report"),
+    "bench": ("run_report", "bench_report"),
+    "catalog-validate": ("data_report", "catalog_validate_report"),
+    "catalog-stats": ("data_report", "catalog_stats_report"),
+    "gold-validate": ("data_report", "gold_validate_report"),
+    "gold-stats": ("data_report", "gold_stats_report"),
+    "gold-split": ("data_report", "gold_split_report"),
 }
 # What a command prints that has no report builder (yet): its own table, or the document as JSON. A kind
 # moved into KINDS gets every format; one listed here offers ``table`` and ``json`` only.
 PLAIN_KINDS: tuple[str, ...] = (
-    "discover", "learn", "bench", "fuse", "plan", "catalog-validate", "catalog-stats", "catalog-convert",
-    "gold-validate", "gold-stats", "gold-split", "gold-qrels", "kernels-status", "kernels-build", "cache-status",
+    "fuse", "catalog-convert", "gold-qrels", "kernels-status", "kernels-build", "cache-status",
     "cache-clear", "canary-assign", "canary-simulate", "canary-synth", "canary-ingest",
 )
 
