@@ -1,4 +1,5 @@
-"""The reports on the files tooldisc reads: ``catalog validate``/``stats`` and ``gold validate``/``stats``/``split``.
+"""The reports on the files tooldisc reads: ``catalog validate``/``stats``, ``gold validate``/``stats``/``split``
+and ``canary ingest`` (telemetry files loaded into DuckDB).
 
 Each builder takes the document the command prints with ``--format json``. Their
 terminal layout predates the report blocks and is kept byte for byte: no title line,
@@ -95,3 +96,14 @@ def gold_split_report(doc: Mapping[str, Any]) -> Report:
               widths=(24, 8, 6, 6)),
         Lines((f"wrote {tune['file']} and {test['file']}",), wrap=False),
     ), terminal_title=False)
+
+
+# --------------------------------------------------------------------------- canary ingest
+
+
+def canary_ingest_report(doc: Mapping[str, Any]) -> Report:
+    """Files and rows loaded into ``doc["table"]``, rows quarantined, and how many for each reason."""
+    lines = [f"files {doc['files']}: ingested {doc['ingested']}, already ingested {doc['skipped_duplicates']}",
+             f"rows {doc['rows']} kept in {doc['table']}, {doc['quarantined']} quarantined in {doc['table']}_quarantine"]
+    lines += [f"  {n:>8}  {reason}" for reason, n in doc["reasons"].items()]
+    return Report("canary ingest", (Lines(tuple(lines), wrap=False),), terminal_title=False)

@@ -8,7 +8,9 @@ and works for every kind; a new kind is one entry in ``KINDS`` and gets every fo
 Builders are imported when first used, so importing this module stays cheap.
 
 ``formats(kind)`` is where every command's allowed ``--format`` values come from: a kind in ``KINDS``
-offers every format, a kind in ``PLAIN_KINDS`` (a command's own table, or its JSON) ``table`` and ``json``.
+offers every format, a kind in ``PLAIN_KINDS`` ``table`` and ``json``. Every table a command prints is a
+kind in ``KINDS``; ``PLAIN_KINDS`` holds only the commands whose text output is a line or two saying what
+they did (``wrote …``, ``bucket``/``arm``, a status), which has no table to render in other formats.
 """
 
 from __future__ import annotations
@@ -39,12 +41,16 @@ KINDS: Mapping[str, tuple[str, str]] = {
     "gold-validate": ("data_report", "gold_validate_report"),
     "gold-stats": ("data_report", "gold_stats_report"),
     "gold-split": ("data_report", "gold_split_report"),
+    "canary-simulate": ("run_report", "canary_simulate_report"),
+    "canary-ingest": ("data_report", "canary_ingest_report"),
 }
-# What a command prints that has no report builder (yet): its own table, or the document as JSON. A kind
-# moved into KINDS gets every format; one listed here offers ``table`` and ``json`` only.
+# What prints no table, so has no report builder: ``table`` and ``json`` only. Each prints one or two lines
+# saying what it did or found (``wrote …``, ``fused …``, ``bucket``/``arm``, the cache's or the compiled
+# loops' place and state) or nothing on stdout (``canary synth`` notes on stderr; ``gold qrels --out -``
+# prints the qrels file itself); a page of Markdown or HTML would only wrap that line.
 PLAIN_KINDS: tuple[str, ...] = (
     "fuse", "catalog-convert", "gold-qrels", "kernels-status", "kernels-build", "cache-status",
-    "cache-clear", "canary-assign", "canary-simulate", "canary-synth", "canary-ingest",
+    "cache-clear", "canary-assign", "canary-synth",
 )
 
 

@@ -1,11 +1,12 @@
-"""The reports of the commands that print one run's result: ``discover``, ``plan validate``, ``learn``, ``bench``.
+"""The reports of the commands that print one run's result: ``discover``, ``plan validate``, ``learn``, ``bench``,
+``canary simulate``.
 
 Each builder takes the document the command prints with ``--format json`` (discover's
 with its figures unrounded: the table has always formatted them from the engine's
 floats) and says what its table shows, so Markdown and HTML come for free. Their
 terminal layout predates the report blocks and is kept byte for byte: no title line
 (``terminal_title=False``), rich tables whose cells end in "…" rather than fold, and
-``learn``'s plain, unwrapped lines.
+``learn``'s and ``canary simulate``'s plain, unwrapped lines.
 """
 
 from __future__ import annotations
@@ -247,3 +248,24 @@ def kernels_line(sizes: list[dict[str, Any]]) -> str:
                  "retrieval.min_tools tools, or --backend numba; 'tooldisc kernels build' compiles them ahead of "
                  "time (no numba at run time).")
     return line
+
+
+# --------------------------------------------------------------------------- canary simulate
+
+
+def canary_simulate_report(doc: Mapping[str, Any]) -> Report:
+    """Each salt's arm counts and shares with Wilson intervals, its sample-ratio test, and two salts' independence."""
+    lines = [f"{doc['ids']} ids ({doc['source']})"]
+    for s in doc["salts"]:
+        lines.append(f"salt {s['salt']!r} at {s['percent']:g}%: expected experiment share "
+                     f"{s['expected_experiment_share']:.4f}")
+        for arm in ("control", "experiment"):
+            sh = s["shares"][arm]
+            lines.append(f"  {arm:<10} {s['counts'][arm]:>12,}  {sh['share']:.6f} [{sh['low']:.6f}, {sh['high']:.6f}]")
+        lines.append(f"  sample ratio chi2 {s['chi_square']:.4f}, p = {s['p_value']:.4g}")
+    ind = doc["independence"]
+    if ind is not None and ind.get("p_value") is not None:
+        lines.append(f"independence of the two assignments: chi2 {ind['chi_square']:.4f}, "
+                     f"p = {ind['p_value']:.4g}; both-experiment {ind['table']['experiment/experiment']:,} "
+                     f"(expected {ind['both_experiment_expected']:,})")
+    return Report("canary simulate", (Lines(tuple(lines), wrap=False),), terminal_title=False)

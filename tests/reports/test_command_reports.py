@@ -22,7 +22,7 @@ CATALOG = str(ROOT / "gold" / "data" / "catalog.yaml")
 GOLD = str(ROOT / "gold" / "data" / "gold.json")
 SCENARIOS = str(ROOT / "agent" / "data" / "scenarios" / "catalog.yaml")
 MOVED = ("discover", "plan", "learn", "bench", "catalog-validate", "catalog-stats", "gold-validate", "gold-stats",
-         "gold-split")
+         "gold-split", "canary-simulate", "canary-ingest")
 PLAN = {"decision": "tools", "actions": [{"id": "a1", "tool": "ghost", "arguments": {}}]}
 
 LEARN = {"out": "learned.json", "parts": ["expansions"], "report": {
@@ -41,6 +41,15 @@ BENCH = {"sizes": [{"n_tools": 1200, "vocab_terms": 3456, "ratios": {}, "judged_
                                 "rank_bm25": {"available": False, "skipped": "not installed"}}}],
          "environment": {"cpu_count": 2, "python": "3.11", "versions": {"numpy": "2.0"}},
          "config": {"queries": 10, "repeats": 1, "k": 5}}
+
+
+SIMULATE = {"ids": 2000, "source": "2000 synthetic ids", "engine": "duckdb", "independence": None, "salts": [
+    {"salt": "s", "percent": 10.0, "counts": {"control": 1794, "experiment": 206}, "expected_experiment_share": 0.1,
+     "shares": {"control": {"share": 0.897, "low": 0.882909, "high": 0.909569},
+                "experiment": {"share": 0.103, "low": 0.090431, "high": 0.117091}},
+     "chi_square": 0.2, "p_value": 0.6547}]}
+INGEST = {"files": 1, "ingested": 1, "skipped_duplicates": 0, "rows": 2000, "quarantined": 3, "table": "events",
+          "reasons": {"bad arm": 3}}
 
 
 def test_every_command_table_is_a_report_kind() -> None:
@@ -71,6 +80,8 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
         "gold-split": _json("gold", "split", GOLD, "--out-dir", str(tmp / "split")),
         "learn": LEARN,
         "bench": BENCH,
+        "canary-simulate": SIMULATE,
+        "canary-ingest": INGEST,
     }
 
 
@@ -84,6 +95,8 @@ KEY_FIGURES = {
     "gold-split": ("read/matched", "270", "189", "total"),
     "learn": ("473 requests", "0.6250", "needs expansions", "p=0.0001234"),
     "bench": ("1,200", "3,456", "321.5", "2.500", "not installed", "hit@5"),
+    "canary-simulate": ("2000 ids", "1,794", "0.882909", "p = 0.6547"),
+    "canary-ingest": ("rows 2000 kept in events", "3 quarantined in events_quarantine", "bad arm"),
 }
 
 
@@ -139,6 +152,12 @@ def test_gold_split_keeps_its_columns_and_escapes_after_padding() -> None:
         f"{'stratum':<24} {'queries':>8} {'tune':>6} {'test':>6}\n"
         + "re\\x1bad/matched" + " " * 11 + f" {4:>8} {3:>6} {1:>6}\n"  # padded as 13 characters, then escaped
         + f"{'total':<24} {4:>8} {3:>6} {1:>6}\nwrote s/g.tune.json and s/g.test.json\n")
+
+
+def test_canary_lines_keep_their_layout() -> None:
+    assert render(SIMULATE, "canary-simulate", "table", width=40).splitlines()[2] == (
+        "  control           1,794  0.897000 [0.882909, 0.909569]")
+    assert render(INGEST, "canary-ingest", "table").splitlines()[2] == "         3  bad arm"
 
 
 def test_learn_lines_are_never_wrapped() -> None:
