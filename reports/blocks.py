@@ -80,7 +80,7 @@ class Table:
     flagged: frozenset[tuple[int, int]] = frozenset()  # (row, column) cells marked as bad
     # The terminal only: a cell too narrow for a word folds it (or ends it in "…"); an empty
     # table is the ``empty`` line unless ``boxed_empty`` (then its box and headers); with
-    # ``widths``, plain text columns this wide, headers first, no box and no wrapping.
+    # ``widths``, plain text columns this wide, headers first, no box, no wrapping and no title line.
     overflow: Literal["fold", "ellipsis"] = "fold"
     boxed_empty: bool = False
     widths: tuple[int, ...] = ()
