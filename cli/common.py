@@ -3,8 +3,8 @@
 Commands stay thin: parse options, call one library function, render with these.
 Data goes to stdout; progress and notes go to stderr. Everything printed passes
 through :func:`tooldisc.terminal.escape` — :func:`echo` and :func:`note` for lines,
-:func:`stdout_console` for rich tables (every string it renders), :func:`dumps_json`
-for JSON — so a tool name or query cannot repaint the terminal or fake a row.
+:func:`print_report` for tables (the report writers escape every cell, title and line),
+:func:`dumps_json` for JSON — so a tool name or query cannot repaint the terminal or fake a row.
 """
 
 from __future__ import annotations
@@ -12,10 +12,8 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable
-from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -35,10 +33,9 @@ __all__ = [
     "formats",
     "note",
     "output_options",
-    "print_counts",
     "print_json",
+    "print_report",
     "resolve_format",
-    "stdout_console",
     "write_atomic",
 ]
 
@@ -117,6 +114,17 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(dumps_json(obj))
 
 
+def print_report(document: Any, kind: str, fmt: str) -> None:
+    """``document`` on stdout in ``fmt``: as JSON (:func:`print_json`, as every command prints it), else
+    through :func:`tooldisc.reports.render.render` as a ``kind`` report (the table fits the terminal)."""
+    if fmt == "json":
+        print_json(document)
+        return
+    from tooldisc.cli.reporting import report_text
+
+    sys.stdout.write(report_text(document, kind, fmt))
+
+
 def echo(line: str = "") -> None:
     """One line on stdout, escaped: a value holding a newline or an ANSI code stays on it."""
     typer.echo(escape(line))
@@ -131,46 +139,6 @@ def note(message: str) -> None:
 
     Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False).print(
         clip(escape(message), MAX_ERROR_LINE))
-
-
-def stdout_console() -> Any:
-    """A rich console for stdout tables in which every string is escaped and none is markup.
-
-    Table cells, titles and printed lines all reach rich as strings, and rich turns
-    each into text in one method; escaping there covers every table at once, and a
-    name like ``[/x]`` prints as typed instead of raising a markup error.
-    """
-    return _safe_console_class()(highlight=False, soft_wrap=False, markup=False, emoji=False,
-                                 width=max(100, _term_width()))
-
-
-@cache
-def _safe_console_class() -> Any:
-    from rich.console import Console
-
-    class SafeConsole(Console):
-        def render_str(self, text: str, **kwargs: Any) -> Any:
-            return super().render_str(escape(text), **kwargs)
-
-    return SafeConsole
-
-
-def _term_width() -> int:
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 120
-
-
-def print_counts(stats: dict[str, Any]) -> None:
-    """Render a (one-level nested) mapping of counts as aligned text: the stats commands' table."""
-    for key, value in stats.items():
-        if isinstance(value, dict):
-            echo(f"{escape(key)}:")
-            for k, v in value.items():
-                echo(f"  {escape(k):<32} {v:>6}")
-        else:
-            echo(f"{escape(key):<34} {'n/a' if value is None else escape(value)}")
 
 
 _SUFFIX_FORMAT = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}

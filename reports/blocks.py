@@ -34,14 +34,19 @@ class Decision:
 
 @dataclass(frozen=True)
 class Lines:
-    """Facts or notes, one per line (Markdown bullets, an HTML list, plain terminal lines)."""
+    """Facts or notes, one per line (Markdown bullets, an HTML list, plain terminal lines).
+
+    ``wrap=False``: the terminal writes each line whole, never wrapped at its width, as
+    the commands that print lines (``catalog validate``, ``gold stats``…) always have.
+    """
 
     items: tuple[str, ...]
+    wrap: bool = True
 
 
 @dataclass(frozen=True)
 class Paragraph:
-    """One sentence or two of prose."""
+    """One sentence or two of prose; an empty one is a blank line in the terminal, nothing elsewhere."""
 
     text: str
 
@@ -58,6 +63,7 @@ class Fields:
     title: str | None = None
     code: bool = False
     status: tuple[str, ...] = ()
+    widths: tuple[int, ...] = ()  # terminal: plain text columns this wide (see :func:`text_columns`), no box
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,12 @@ class Table:
     status: tuple[int, ...] = ()
     empty: str = "None."
     flagged: frozenset[tuple[int, int]] = frozenset()  # (row, column) cells marked as bad
+    # The terminal only: a cell too narrow for a word folds it (or ends it in "…"); an empty
+    # table is the ``empty`` line unless ``boxed_empty`` (then its box and headers); with
+    # ``widths``, plain text columns this wide, headers first, no box, no wrapping and no title line.
+    overflow: Literal["fold", "ellipsis"] = "fold"
+    boxed_empty: bool = False
+    widths: tuple[int, ...] = ()
 
     def alignment(self, i: int) -> Align:
         return self.align[i] if i < len(self.align) else "left"
@@ -136,20 +148,41 @@ Block = Lines | Paragraph | Fields | Table | Chart | Details | Grid
 @dataclass(frozen=True)
 class Report:
     """A title and its blocks. ``level`` is the Markdown level of the title: 2 for a
-    report appended to a larger page (a CI step summary)."""
+    report appended to a larger page (a CI step summary). ``terminal_title=False`` for the
+    commands whose terminal output never had a title line (``discover``, ``bench``…): their
+    table stays as it was, byte for byte, and Markdown and HTML still get a title."""
 
     title: str
     blocks: tuple[Block, ...] = field(default=())
     level: int = 1
     decision: Decision | None = None
+    terminal_title: bool = True  # False: the terminal starts with the first block (a command's own layout)
 
 
 def table(headers: list[str] | tuple[str, ...], rows: Any, title: str | None = None, *,
           align: tuple[Align, ...] = (), status: tuple[int, ...] = (), empty: str = "None.",
-          flagged: frozenset[tuple[int, int]] = frozenset()) -> Table:
+          flagged: frozenset[tuple[int, int]] = frozenset(), overflow: Literal["fold", "ellipsis"] = "fold",
+          boxed_empty: bool = False, widths: tuple[int, ...] = ()) -> Table:
     """A :class:`Table` from any iterables, every cell made a string (None → ``n/a``)."""
     return Table(tuple(headers), tuple(tuple("n/a" if c is None else str(c) for c in row) for row in rows),
-                 title, align, status, empty, flagged)
+                 title, align, status, empty, flagged, overflow, boxed_empty, widths)
+
+
+def text_columns(cells: tuple[str, ...], widths: tuple[int, ...], align: tuple[Align, ...] = ()) -> str:
+    """One line of plain text columns: each cell padded to its width (never cut), one space between.
+
+    A cell past the last width is written as is. The layout the line-printing commands have
+    always used (``f"{label:<24} {n:>8}"``), kept by the terminal writer for tables and
+    fields that carry ``widths``.
+    """
+    out = []
+    for i, cell in enumerate(cells):
+        if i >= len(widths):
+            out.append(cell)
+        else:
+            right = i < len(align) and align[i] == "right"
+            out.append(cell.rjust(widths[i]) if right else cell.ljust(widths[i]))
+    return " ".join(out)
 
 
 def numeric(n_text: int, n_numbers: int) -> tuple[Align, ...]:

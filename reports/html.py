@@ -244,6 +244,8 @@ def _block(block: Block) -> str:
 
 
 def write_html(report: Report) -> str:
-    """The report as one standalone page, its decision (if any) first."""
+    """The report as one standalone page, its decision (if any) first (an empty paragraph is the
+    terminal's blank line: left out here)."""
     head = [banner(report.decision)] if report.decision is not None else []
-    return page(report.title, [*head, *(_block(b) for b in report.blocks)])
+    return page(report.title, [*head, *(_block(b) for b in report.blocks
+                                        if not (isinstance(b, Paragraph) and not b.text))])

@@ -46,7 +46,7 @@ def _block(block: Block, level: int) -> list[str]:
     if isinstance(block, Lines):
         return [f"- {md_text(line)}" for line in block.items]
     if isinstance(block, Paragraph):
-        return [md_text(block.text)]
+        return [md_text(block.text)] if block.text else []
     if isinstance(block, Fields):
         head = [_heading(block.title, level), ""] if block.title else []
         value = md_code if block.code else md_text

@@ -8,7 +8,9 @@ and works for every kind; a new kind is one entry in ``KINDS`` and gets every fo
 Builders are imported when first used, so importing this module stays cheap.
 
 ``formats(kind)`` is where every command's allowed ``--format`` values come from: a kind in ``KINDS``
-offers every format, a kind in ``PLAIN_KINDS`` (a command's own table, or its JSON) ``table`` and ``json``.
+offers every format, a kind in ``PLAIN_KINDS`` ``table`` and ``json``. Every table a command prints is a
+kind in ``KINDS``; ``PLAIN_KINDS`` holds only the commands whose text output is a line or two saying what
+they did (``wrote …``, ``bucket``/``arm``, a status), which has no table to render in other formats.
 """
 
 from __future__ import annotations
@@ -30,13 +32,25 @@ KINDS: Mapping[str, tuple[str, str]] = {
     "verdict": ("canary_report", "verdict_report"),  # canary and shadow profiles alike
     "tune": ("tune_report", "tune_report"),
     "catalog-diff": ("catalog_diff_report", "catalog_diff_report"),
+    "discover": ("run_report", "discover_report"),
+    "plan": ("run_report", "plan_report"),
+    "learn": ("run_report", "learn_report"),
+    "bench": ("run_report", "bench_report"),
+    "catalog-validate": ("data_report", "catalog_validate_report"),
+    "catalog-stats": ("data_report", "catalog_stats_report"),
+    "gold-validate": ("data_report", "gold_validate_report"),
+    "gold-stats": ("data_report", "gold_stats_report"),
+    "gold-split": ("data_report", "gold_split_report"),
+    "canary-simulate": ("run_report", "canary_simulate_report"),
+    "canary-ingest": ("data_report", "canary_ingest_report"),
 }
-# What a command prints that has no report builder (yet): its own table, or the document as JSON. A kind
-# moved into KINDS gets every format; one listed here offers ``table`` and ``json`` only.
+# What prints no table, so has no report builder: ``table`` and ``json`` only. Each prints one or two lines
+# saying what it did or found (``wrote …``, ``fused …``, ``bucket``/``arm``, the cache's or the compiled
+# loops' place and state) or nothing on stdout (``canary synth`` notes on stderr; ``gold qrels --out -``
+# prints the qrels file itself); a page of Markdown or HTML would only wrap that line.
 PLAIN_KINDS: tuple[str, ...] = (
-    "discover", "learn", "bench", "fuse", "plan", "catalog-validate", "catalog-stats", "catalog-convert",
-    "gold-validate", "gold-stats", "gold-split", "gold-qrels", "kernels-status", "kernels-build", "cache-status",
-    "cache-clear", "canary-assign", "canary-simulate", "canary-synth", "canary-ingest",
+    "fuse", "catalog-convert", "gold-qrels", "kernels-status", "kernels-build", "cache-status",
+    "cache-clear", "canary-assign", "canary-synth",
 )
 
 

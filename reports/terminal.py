@@ -22,8 +22,13 @@ from tooldisc.reports.blocks import (
     Paragraph,
     Report,
     Table,
+    text_columns,
 )
 from tooldisc.reports.escape import visible
+
+
+class _Raw(str):
+    """A line written as is (already escaped), never wrapped: the layout of the line-printing commands."""
 
 
 def _text(value: str, style: str = "") -> Any:
@@ -35,11 +40,15 @@ def _text(value: str, style: str = "") -> Any:
 def _table(block: Table) -> list[Any]:
     from rich.table import Table as RichTable
 
-    if not block.rows:
+    if block.widths:
+        align = tuple(block.alignment(i) for i in range(len(block.headers)))
+        # padded, then escaped: the layout of the lines ``gold split`` has always printed
+        return [_Raw(visible(text_columns(row, block.widths, align))) for row in (block.headers, *block.rows)]
+    if not block.rows and not block.boxed_empty:
         return [_text(f"{block.title}: {block.empty}" if block.title else block.empty)]
     out = RichTable(title=_text(block.title) if block.title else None)
     for i, h in enumerate(block.headers):
-        out.add_column(_text(h), justify=block.alignment(i), overflow="fold")
+        out.add_column(_text(h), justify=block.alignment(i), overflow=block.overflow)
     for row in block.rows:
         out.add_row(*[_text(c) for c in row])
     return [out]
@@ -48,6 +57,11 @@ def _table(block: Table) -> list[Any]:
 def _fields(block: Fields) -> list[Any]:
     from rich.table import Table as RichTable
 
+    if block.widths:  # escaped, then padded (the stats commands' layout); a titled group indented under "title:"
+        head = [_Raw(f"{visible(block.title)}:")] if block.title else []
+        indent = "  " if block.title else ""
+        return head + [_Raw(indent + text_columns((visible(k), visible(v)), block.widths, ("left", "right")))
+                       for k, v in block.pairs]
     out = RichTable(title=_text(block.title) if block.title else None, show_header=False)
     out.add_column(overflow="fold")
     out.add_column(overflow="fold")
@@ -58,7 +72,7 @@ def _fields(block: Fields) -> list[Any]:
 
 def _block(block: Block) -> list[Any]:
     if isinstance(block, Lines):
-        return [_text(line) for line in block.items]
+        return [_text(line) if block.wrap else _Raw(visible(line)) for line in block.items]
     if isinstance(block, Paragraph):
         return [_text(block.text)]
     if isinstance(block, Fields):
@@ -84,7 +98,8 @@ def write_table(report: Report, *, width: int = 100, color: bool = False) -> str
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=color, color_system="standard" if color else None,
                       highlight=False, markup=False, emoji=False, soft_wrap=False)
-    console.print(_text(report.title, "bold"))
+    if report.terminal_title:
+        console.print(_text(report.title, "bold"))
     if (d := report.decision) is not None:
         console.print(_text(d.word, _TONES[d.tone]))
         console.print(_text(f"Why: {d.why}"))
@@ -92,5 +107,8 @@ def write_table(report: Report, *, width: int = 100, color: bool = False) -> str
             console.print(_text(f"Next: {d.next}"))
     for block in report.blocks:
         for item in _block(block):
-            console.print(item)
+            if isinstance(item, _Raw):
+                buf.write(f"{item}\n")
+            else:
+                console.print(item)
     return buf.getvalue()

@@ -16,11 +16,11 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     JsonOption,
-    echo,
     formats,
     note,
     output_options,
     print_json,
+    print_report,
     resolve_format,
 )
 from tooldisc.cli.engine_options import (
@@ -94,25 +94,7 @@ def simulate_cmd(
         raise UsageError("--salt2 and --percent2 go together")
     salts = [(salt, percent)] + ([(salt2, percent2)] if salt2 is not None and percent2 is not None else [])
     result = on.simulate(salts, ids=ids, ids_file=ids_file, progress=_progress)
-    if fmt == "json":
-        print_json(asdict(result))
-        return
-    out = [f"{result.ids} ids ({result.source})"]
-    for s in result.salts:
-        out.append(f"salt {s.salt!r} at {s.percent:g}%: expected experiment share "
-                   f"{s.expected_experiment_share:.4f}")
-        for arm in ("control", "experiment"):
-            sh = s.shares[arm]
-            out.append(f"  {arm:<10} {s.counts[arm]:>12,}  {sh['share']:.6f} "
-                       f"[{sh['low']:.6f}, {sh['high']:.6f}]")
-        out.append(f"  sample ratio chi2 {s.chi_square:.4f}, p = {s.p_value:.4g}")
-    if result.independence is not None and result.independence.get("p_value") is not None:
-        ind = result.independence
-        out.append(f"independence of the two assignments: chi2 {ind['chi_square']:.4f}, "
-                   f"p = {ind['p_value']:.4g}; both-experiment {ind['table']['experiment/experiment']:,} "
-                   f"(expected {ind['both_experiment_expected']:,})")
-    for line in out:  # the ids file's name is the user's, but printed as data: escaped
-        echo(line)
+    print_report(asdict(result), "canary-simulate", fmt)
 
 
 @canary_app.command("synth")
@@ -252,12 +234,7 @@ def ingest_cmd(
     if chosen == "json":
         print_json(asdict(res))
         return
-    lines = [f"files {res.files}: ingested {res.ingested}, already ingested {res.skipped_duplicates}",
-             f"rows {res.rows} kept in {schema.table}, {res.quarantined} quarantined in "
-             f"{schema.table}_quarantine"]
-    lines += [f"  {n:>8}  {reason}" for reason, n in res.reasons.items()]
-    for line in lines:
-        echo(line)
+    print_report({**asdict(res), "table": schema.table}, "canary-ingest", chosen)  # the report names the table
 
 
 @canary_app.command("verdict")

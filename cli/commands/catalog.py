@@ -20,16 +20,14 @@ from tooldisc.cli.common import (
     echo,
     note,
     output_options,
-    print_counts,
     print_json,
+    print_report,
 )
 from tooldisc.cli.outputs import Output, output_option
 from tooldisc.discovery.importers import REGISTRY as IMPORT_FORMATS
 from tooldisc.discovery.importers import choices_text
-from tooldisc.errors import MAX_ERROR_LINE, UsageError
-from tooldisc.terminal import clip, escape
+from tooldisc.errors import UsageError
 
-MAX_ISSUE_LINE = MAX_ERROR_LINE  # one issue of `catalog validate`, as long as an error line
 POLICY_FREE_FORMATS = tuple(f.name for f in IMPORT_FORMATS if f.policy == "none")
 _PERSIAN = re.compile("[\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufeff]")
 
@@ -104,20 +102,7 @@ def validate_command(
         summary["tools"] = len(catalog)
         summary["unknown_side_effect"] = sum(1 for t in catalog.tools if t.side_effect is None)
         summary["catalog_hash"] = catalog.hash
-    if fmt == "json":
-        print_json(summary)
-    else:
-        for i in issues:
-            echo(clip(f"{i.level:<10} {escape(i.render(path))}", MAX_ISSUE_LINE))
-        c = summary["counts"]
-        verdict = "FAIL" if failed else "OK"
-        tail = f", {summary['tools']} tools, catalog {summary['catalog_hash'][:16]}" if summary["tools"] is not None else ""
-        echo(f"{verdict}: {path} ({detected}): {c['error']} error(s), {c['quarantine']} quarantined, "
-             f"{c['warning']} warning(s){tail}")
-        if policy:
-            echo(f"note: {policy}")
-        if summary["unknown_side_effect"]:
-            echo(f"note: {summary['unknown_side_effect']} tool(s) have no side_effect and will never be offered")
+    print_report(summary, "catalog-validate", fmt)
     if failed:
         raise typer.Exit(1)
 
@@ -167,11 +152,7 @@ def stats_command(
     """Tool counts by side effect, domain, namespace and capability prefix, and the catalog hash."""
     from tooldisc.cli.options import load_catalog_option
 
-    stats = catalog_stats(load_catalog_option(path, source))
-    if fmt == "json":
-        print_json(stats)
-        return
-    print_counts(stats)
+    print_report(catalog_stats(load_catalog_option(path, source)), "catalog-stats", fmt)
 
 
 # --------------------------------------------------------------------------- convert

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -10,7 +10,7 @@ from tooldisc.cli.common import (
     FormatOption,
     output_options,
     print_json,
-    stdout_console,
+    print_report,
 )
 from tooldisc.cli.options import (
     CatalogFormatOption,
@@ -51,9 +51,9 @@ def discover_command(
 
     cache = index_cache(no_cache)
     cat = load_catalog_option(catalog, catalog_format, cache)
-    # The table always prints the effective context itself; JSON carries it under "context".
+    # The report always prints the effective context itself; JSON carries it under "context".
     ctx = build_context_from(cat, context,
-                             quiet=fmt == "table")
+                             quiet=fmt != "json")
     engine = build_engine(cat, load_config(config), load_learned_option(learned), cache)
     kk = parse_k(k)
     offer = engine.discover(query, ctx, kk, tuple(history or ()))
@@ -64,63 +64,32 @@ def discover_command(
             body["explain"] = explanation
         print_json(body)
         return
-    _render_table(offer, explanation, timings)
+    print_report(report_document(offer, explanation, timings), "discover", fmt)
 
 
-def context_line(ctx) -> str:
-    """The effective context in one line, saying plainly what is absent (no tenant, no permissions).
+def report_document(offer: Any, explanation: dict[str, Any] | None, timings: bool) -> dict[str, Any]:
+    """The ``--format json`` document with the engine's figures unrounded, for the ``discover`` report.
 
-    A partial context (``--role warehouse`` alone) has no permissions and no tenant,
-    which silently narrows the offer; this line makes that visible. Tenant, roles and
-    permissions come from a context file or flags, so each is escaped here, whatever
-    prints the line.
+    The table has always formatted scores, feature contributions, the probability and the
+    timings from the engine's floats; JSON rounds them to 6 (timings 4) places, and
+    formatting a rounded number can round it once more the other way.
     """
-    from tooldisc.terminal import escape
-
-    tenant = escape(repr(ctx.tenant))
-    if ctx.is_default:
-        return (f"context: default — every role ({len(ctx.roles)}) and permission ({len(ctx.permissions)}) "
-                f"the catalog names, tenant {tenant}, mode {escape(ctx.mode)}")
-
-    def listed(values, none: str) -> str:
-        return ", ".join(escape(v) for v in sorted(values)) if values else none
-
-    return (f"context: tenant {tenant}" if ctx.tenant else "context: no tenant") + (
-        f"; roles {listed(ctx.roles, 'none')}; permissions {listed(ctx.permissions, 'none')}; mode {escape(ctx.mode)}"
-        + (f"; forced {listed(ctx.forced, 'none')}" if ctx.forced else ""))
-
-
-def _render_table(offer, explanation, timings: bool) -> None:
-    from rich.table import Table
-
-    console = stdout_console()
-    console.print(context_line(offer.context), markup=False)
-    features = sorted({f for c in offer.candidates for f in c.features})
-    p = offer.confidence.probability
-    shown = offer.confidence.level + (f" {p:.2f}" if p is not None else "")
-    table = Table(title=f"{len(offer.candidates)} of {offer.authorized_count} authorized tools "
-                        f"(K={offer.k}, mutation {offer.mutation}, confidence {shown})")
-    table.add_column("#", justify="right")
-    table.add_column("tool")
-    table.add_column("score", justify="right")
-    for f in features:
-        table.add_column(f, justify="right")
-    for i, c in enumerate(offer.candidates, 1):
-        table.add_row(str(i), c.name, f"{c.score:.4f}", *[f"{c.features.get(f, 0.0):.4f}" for f in features])
-    console.print(table)
-    console.print(f"K: {offer.k_reason}")
-    console.print(f"catalog {offer.catalog_hash[:16]}  offer {offer.offer_hash[:16]}")
+    body = offer.to_dict(timings=timings)
+    body["candidates"] = [{"name": c.name, "score": c.score, "features": dict(c.features)} for c in offer.candidates]
+    if offer.confidence.probability is not None:
+        body["confidence"]["probability"] = offer.confidence.probability
     if timings:
-        console.print("timings (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in offer.timings.items()))
+        body["timings_ms"] = dict(offer.timings)
     if explanation is not None:
-        console.print()
-        console.print(f"explain {explanation['tool']}: {explanation['status']}"
-                      + (f" at {explanation['step']}" if explanation.get("step") else "")
-                      + f" — {explanation['reason']}")
-        if explanation.get("features"):
-            console.print("  features: " + ", ".join(f"{k} {v:.4f}" for k, v in explanation["features"].items()))
-        if "matched_terms" in explanation:
-            console.print("  matched terms: " + (", ".join(explanation["matched_terms"]) or "none"))
+        body["explain"] = explanation
+    return body
+
+
+def context_line(ctx: Any) -> str:
+    """The effective context in one line (:func:`tooldisc.reports.run_report.context_line` of ``ctx.to_dict()``)."""
+    from tooldisc.reports.run_report import context_line as line
+
+    return line(ctx.to_dict())
 
 
 def register(app: typer.Typer) -> None:

@@ -25,14 +25,13 @@ from tooldisc.cli.common import (
     echo,
     note,
     output_options,
-    print_counts,
     print_json,
+    print_report,
 )
 from tooldisc.cli.limits import count_option
 from tooldisc.cli.options import CatalogFormatOption
 from tooldisc.cli.outputs import STDOUT, Folder, Output, folder_option, output_option
-from tooldisc.errors import MAX_ERROR_LINE, UsageError
-from tooldisc.terminal import clip, escape
+from tooldisc.errors import UsageError
 
 gold_app = typer.Typer(
     name="gold",
@@ -99,15 +98,7 @@ def validate_command(
         "counts": {lvl: counts[lvl] for lvl in ("error", "warning")},
         "issues": [{"level": i.level, "file": path, "where": i.where, "message": i.message} for i in issues],
     }
-    if fmt == "json":
-        print_json(summary)
-    else:
-        for i in issues:
-            echo(clip(f"{i.level:<8} {escape(i.render(path))}", MAX_ERROR_LINE))
-        verdict = "OK" if summary["valid"] else "FAIL"
-        echo(f"{verdict}: {path} ({summary['format']}): {counts['error']} error(s), "
-             f"{counts['warning']} warning(s), {len(gold)} queries; "
-             f"catalog {cat.source} ({len(cat)} tools, version {cat.version})")
+    print_report(summary, "gold-validate", fmt)
     if counts["error"]:
         raise typer.Exit(1)
 
@@ -144,11 +135,7 @@ def stats_command(
     fmt: FormatOption = "table",
 ) -> None:
     """Query counts by intent, category, difficulty, hard case and language; matched/no-match; label facts."""
-    stats = gold_summary(_load(path))
-    if fmt == "json":
-        print_json(stats)
-        return
-    print_counts(stats)
+    print_report(gold_summary(_load(path)), "gold-stats", fmt)
 
 
 # --------------------------------------------------------------------------- split
@@ -220,15 +207,7 @@ def split_command(
         "test": {"file": str(files["test"]), "queries": len(test)},
         "strata": strata,
     }
-    if fmt == "json":
-        print_json(result)
-        return
-    echo(f"{'stratum':<24} {'queries':>8} {'tune':>6} {'test':>6}")
-    for s in strata:
-        label = f"{s['intent']}/{'no_match' if s['no_match'] else 'matched'}"
-        echo(f"{label:<24} {s['queries']:>8} {s['tune']:>6} {s['test']:>6}")
-    echo(f"{'total':<24} {len(gold):>8} {len(tune):>6} {len(test):>6}")
-    echo(f"wrote {files['tune']} and {files['test']}")
+    print_report(result, "gold-split", fmt)
 
 
 def _strata(tune: Any, test: Any) -> list[dict[str, Any]]:

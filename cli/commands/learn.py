@@ -7,7 +7,7 @@ print what each part gained on held-out folds (a table, or JSON).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -83,39 +83,9 @@ def learn_command(
                         progress=(lambda stage, done, total: bar.set(done, total)) if bar else None)
     out.write(dumps_learned(learned))
     note(f"wrote {out} ({', '.join(learned.parts) or 'no part kept'})")
-    if fmt == "json":
-        from tooldisc.cli.common import print_json
+    from tooldisc.cli.common import print_report
 
-        print_json({"out": out.path, "parts": list(learned.parts), "report": learned.report})
-        return
-    _print_report(learned.report)
-
-
-def _print_report(report: dict[str, Any]) -> None:
-    typer.echo(f"{report['requests']} requests: {report['matched']} with a tool, {report['no_tool']} needing none; "
-               f"{report['folds']} folds, parts kept at p < {report['alpha']}")
-    for part in ("expansions", "affinity", "ranker", "clauses", "abstention", "mutation"):
-        info = report.get(part)
-        if info is None:
-            typer.echo(f"  {part:<11} off")
-            continue
-        state = "kept" if info.get("kept") else "not kept"
-        if "p" in info:
-            detail = (f"{info['measure']} held out {info['without']:.4f} → {info['with']:.4f} "
-                      f"({info['wins']} better, {info['losses']} worse, p={info['p']:.4g})")
-        elif "after" in info:
-            detail = (f"wider {info['before']['wider']} → {info['after']['wider']}, "
-                      f"narrower {info['before']['narrower']} → {info['after']['narrower']}")
-        else:
-            detail = info.get("reason", "")
-        typer.echo(f"  {part:<11} {state:<9} {detail}")
-        if part == "abstention" and "held_out" in info:
-            h, d = info["held_out"], info["baseline"]
-            typer.echo(f"  {'':<11} {'':<9} no-match success {h['no_match_success']:.3f} at false abstention "
-                       f"{h['false_abstention']:.4f} (without: {d['no_match_success']:.3f} at "
-                       f"{d['false_abstention']:.4f})")
-
-
+    print_report({"out": out.path, "parts": list(learned.parts), "report": learned.report}, "learn", fmt)
 
 
 def register(app: typer.Typer) -> None:

@@ -12,8 +12,7 @@ import typer
 from tooldisc.cli.common import (
     FormatOption,
     output_options,
-    print_json,
-    stdout_console,
+    print_report,
 )
 from tooldisc.cli.options import CatalogFormatOption, CatalogOption, load_catalog_option
 
@@ -37,26 +36,8 @@ def validate_command(
     parsed = load_plan(plan)
     routed_names = tuple(n.strip() for n in (routed or "").split(",") if n.strip())
     report = validate_plan(parsed, cat, routed_names)
-    if fmt == "json":
-        print_json(report.to_dict())
-    else:
-        _render_table(report)
+    print_report(report.to_dict(), "plan", fmt)
     raise typer.Exit(0 if report.valid else 1)
-
-
-def _render_table(report) -> None:
-    from rich.table import Table
-
-    console = stdout_console()
-    if report.valid:
-        console.print("plan valid: no findings")
-        return
-    table = Table(title=f"plan invalid: {len(report.findings)} finding(s)")
-    for col in ("#", "code", "action", "where", "message"):
-        table.add_column(col)
-    for i, f in enumerate(report.findings, 1):
-        table.add_row(str(i), f.code, f.action or "-", f.where, f.message)
-    console.print(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -76,7 +76,7 @@ def test_validate_quarantine_is_exit_1_but_builds(tmp_path: Path) -> None:
 
 def test_validate_bad_format_option_is_usage_error() -> None:
     line = _one_line_error(run_cli("catalog", "validate", OK, "--format", "xml"))
-    assert "--format must be one of table, json; got 'xml'" in line
+    assert "--format must be one of table, json, md, html; got 'xml'" in line
 
 
 def test_stats_json() -> None:

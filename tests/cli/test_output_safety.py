@@ -197,20 +197,17 @@ SHOWN = "[bold]x[/bold] [link=http://e]y[/link] \\x1b[2J\\u202e"
 
 
 def test_plan_and_bench_tables_print_strings_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    """Every stdout table is built on ``stdout_console``: no markup, every string escaped."""
-    from types import SimpleNamespace
+    """Every stdout table goes through ``print_report`` (``reports.render``): no markup, every string escaped."""
+    from tooldisc.cli.common import print_report
 
-    from tooldisc.cli.commands.bench import render_table
-    from tooldisc.cli.commands.plan import _render_table
-
-    finding = SimpleNamespace(code="unknown_tool", action=HOSTILE, where="steps[0]", message=HOSTILE)
-    _render_table(SimpleNamespace(valid=False, findings=[finding]))
+    finding = {"code": "unknown_tool", "action": HOSTILE, "where": "steps[0]", "message": HOSTILE}
+    print_report({"valid": False, "findings": [finding], "checks": []}, "plan", "table")
     engine = {"available": False, "skipped": HOSTILE}
     own = {"build_s": {"median": 0.1}, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0}}
-    render_table({"sizes": [{"n_tools": 10, "targets": {}, "ratios": {},
+    print_report({"sizes": [{"n_tools": 10, "targets": {}, "ratios": {},
                              "engines": {"tooldisc": own, "rank_bm25": engine, "bm25s": engine}}],
                   "environment": {"cpu_count": 2, "python": HOSTILE, "versions": {}},
-                  "config": {"queries": 1, "repeats": 1, "k": 5}})
+                  "config": {"queries": 1, "repeats": 1, "k": 5}}, "bench", "table")
     out = capsys.readouterr().out
     assert not any(c in out for c in RAW)
     assert out.count("[bold]x[/bold]") == 5 and "\\x1b[2J" in out and "[link=http://e]y[/link]" in out
