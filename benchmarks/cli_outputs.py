@@ -118,7 +118,8 @@ def calls() -> list[Call]:
         "eval --learned learned.json --json --misses 2", "learn --from {repo}/gold/data/gold.json --format md",
         Call(("bench", "--tools", "200", "--queries", "10", "--repeats", "1", "--no-baselines"), True),
         Call(("bench", "--tools", "200", "--queries", "10", "--repeats", "1", "--no-baselines", "--json"), True),
-        "bench --format md",
+        Call(("bench", "--tools", "200", "--queries", "10", "--repeats", "1", "--no-baselines", "--format", "md"), True),
+        "canary synth --events 10 --format md",  # a kind with no report builder: md stays a usage error
         # catalog
         "catalog validate {repo}/gold/data/catalog.yaml", "catalog validate {repo}/gold/data/catalog.yaml --json",
         "catalog stats {repo}/gold/data/catalog.yaml", "catalog stats {repo}/gold/data/catalog.yaml --json",

@@ -16,7 +16,7 @@ from typing import Any
 from tooldisc.canary.config import GateConfig
 from tooldisc.canary.engine import Engine
 from tooldisc.canary.events import EVENT_SCHEMA, RowSchema
-from tooldisc.canary.gates import GateSpec, Verdict
+from tooldisc.canary.gates import GateSpec, Verdict, fix_reported
 from tooldisc.params import Options, checked
 
 
@@ -105,3 +105,11 @@ def profile(name: str) -> Profile:
 
     checked(profile_rule(), name, "--profile", UsageError)
     return profiles()[name]
+
+
+def gate_fix(profile: Any, gate: str) -> str:
+    """What to do about ``gate`` of ``profile`` when waiting cannot help: the gate's own record says it (its
+    ``fix``), else the generic advice. The verdict pages read it here, so no report lists gates by hand."""
+    found = profiles().get(str(profile))
+    spec = next((g for g in found.gates if g.name == gate), None) if found is not None else None
+    return spec.fix if spec is not None and spec.fix else fix_reported(gate)

@@ -19,12 +19,9 @@ TONES = {"PROMOTE": "good", "HOLD": "warn", "ROLLBACK": "bad"}
 
 def _fix(d: Mapping[str, Any], gate: str) -> str:
     """What to do when waiting cannot help: the deciding gate's own record says it (its ``fix``)."""
-    from tooldisc.canary.gates import fix_reported
-    from tooldisc.canary.profiles import profiles
+    from tooldisc.canary.profiles import gate_fix
 
-    found = profiles().get(str(d.get("profile")))
-    spec = next((g for g in found.gates if g.name == gate), None) if found is not None else None
-    return spec.fix if spec is not None and spec.fix else fix_reported(gate)
+    return gate_fix(d.get("profile"), gate)
 
 
 def _where(where: list[Mapping[str, Any]]) -> str:

@@ -16,18 +16,6 @@ from tooldisc.reports.blocks import Decision, Details, Fields, Paragraph, Report
 from tooldisc.reports.canary_charts import forest
 from tooldisc.reports.canary_words import compact, hours_text, pct, reason_rows
 
-_FIX = {
-    "data": "No interleaved request in the window: check that interleaving is on (serve --interleave) and "
-            "that the export keeps schema version 3 rows.",
-    "balance": "Fix the coin or the logging (who picks first must be a fair coin per request), then judge a "
-               "new window; waiting does not help.",
-    "security": "Fix the export so every row carries its security flags, then judge again.",
-    "kill_switch": "Find out why the kill switch was engaged; judge a window that starts after it was "
-                   "released (--since).",
-    "quarantine": "Fix what writes the quarantined rows (see the reasons below), then judge again.",
-    "preference": "The preference would not conclude if the observed difference holds; look at B's ranking "
-                  "before waiting longer.",
-}
 PREFERENCE_HEADERS = ("outcome", "B wins", "A wins", "ties", "preference", "interval", "margin", "still needed")
 
 
@@ -103,8 +91,9 @@ def interleave_decision(d: Mapping[str, Any]) -> Decision:
                "the observed difference holds.")
     else:
         why = f"{gate['name']} gate: {gate['reason']}"
-    return Decision(verdict, "warn", why, _FIX.get(gate["name"], f"Fix what the {gate['name']} gate reports, "
-                                                                 "then judge again."))
+    from tooldisc.canary.profiles import gate_fix
+
+    return Decision(verdict, "warn", why, gate_fix("interleaving", gate["name"]))
 
 
 def _context(d: Mapping[str, Any]) -> str:

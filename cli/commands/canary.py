@@ -231,10 +231,11 @@ def ingest_cmd(
     with progress_bar("ingesting", len(expand(pattern)), counts=False) as bar:
         res = ingest(db, pattern, schema, on_file=(lambda _p: bar.advance()) if bar else None,
                      lock_timeout=lock_timeout)
+    document = {**asdict(res), "table": schema.table}  # where the rows went: every format names the table
     if chosen == "json":
-        print_json(asdict(res))
+        print_json(document)
         return
-    print_report({**asdict(res), "table": schema.table}, "canary-ingest", chosen)  # the report names the table
+    print_report(document, "canary-ingest", chosen)
 
 
 @canary_app.command("verdict")

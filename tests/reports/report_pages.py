@@ -134,10 +134,42 @@ def documents(tmp: Path) -> dict[str, tuple[str, dict]]:
     path = tmp / f"{name}.parquet"
     synthesize_interleaving(path, events, scenario, percent=percent, seed=seed)
     out[name] = ("verdict", run_verdict(EVENT_SCHEMA, "ranking-v2", events=str(path), profile_name="interleaving")[1])
+    out.update(command_documents(tmp, cat_path, gold_path, tmp / "verdict-hold.parquet"))
     shadow = tmp / "shadow.jsonl"
     synthesize_shadow(shadow, 400, "healthy", seed=1)
     out["verdict-shadow"] = ("verdict", run_verdict(SHADOW_SCHEMA, "capability-planner-v1", events=str(shadow),
                                                     profile_name="shadow")[1])
+    return out
+
+
+def command_documents(tmp: Path, cat_path: Path, gold_path: Path, events: Path) -> dict[str, tuple[str, dict]]:
+    """The command reports (discover, plan, learn, bench, catalog, gold, canary simulate and ingest): each
+    command's ``--json`` document on the Persian set, run in process as a user runs it."""
+    from tests.conftest import invoke_cli
+
+    plan = tmp / "plan.json"
+    plan.write_text(json.dumps({"decision": "tools", "actions": [
+        {"id": "a1", "tool": "list_invoices", "arguments": {}},
+        {"id": "a2", "tool": "حذف_فاکتور_ناموجود", "arguments": {}}]}, ensure_ascii=False), encoding="utf-8")
+    calls = {
+        "discover": ("discover", "فاکتورهای فروش را نشان بده", "--catalog", str(cat_path)),
+        "plan": ("plan", "validate", str(plan), "--catalog", str(cat_path)),
+        "learn": ("learn", "--from", str(gold_path), "--catalog", str(cat_path), "--out", str(tmp / "learned.json"),
+                  "--folds", "2"),
+        "bench": ("bench", "--tools", "200", "--queries", "10", "--repeats", "1", "--no-baselines"),
+        "catalog-validate": ("catalog", "validate", str(cat_path)),
+        "catalog-stats": ("catalog", "stats", str(cat_path)),
+        "gold-validate": ("gold", "validate", str(gold_path), "--catalog", str(cat_path)),
+        "gold-stats": ("gold", "stats", str(gold_path)),
+        "gold-split": ("gold", "split", str(gold_path), "--out-dir", str(tmp / "split")),
+        "canary-simulate": ("canary", "simulate", "--salt", "s", "--percent", "10", "--ids", "2000"),
+        "canary-ingest": ("canary", "ingest", str(events), "--db", str(tmp / "ingest.duckdb")),
+    }
+    out: dict[str, tuple[str, dict]] = {}
+    for kind, args in calls.items():
+        done = invoke_cli(*args, "--json", env={"TOOLDISC_CACHE_DIR": str(tmp / "cache")})
+        assert done.returncode in (0, 1), (kind, done.stderr)
+        out[kind] = (kind, json.loads(done.stdout))
     return out
 
 
