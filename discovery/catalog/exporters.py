@@ -10,14 +10,13 @@ rendered schema is something the model may call.
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from tooldisc.discovery.catalog.names import NameMap
 from tooldisc.discovery.model import Tool
 from tooldisc.errors import UsageError
 
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "mcp")
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object"}
 # Anthropic's server-side tool search variants; one must accompany deferred tools.
 ANTHROPIC_TOOL_SEARCH: dict[str, dict[str, str]] = {
@@ -145,11 +144,13 @@ def to_mcp(tools: Iterable[Tool], *, names: NameMap | None = None, compact: bool
 
 
 def render(tools: Iterable[Tool], provider: str, *, names: NameMap | None = None, compact: bool = False) -> Any:
-    """One entry point for every provider (``openai``, ``anthropic``, ``mcp``)."""
-    if provider == "openai":
-        return to_openai(tools, names=names, compact=compact)
-    if provider == "anthropic":
-        return to_anthropic(tools, names=names, compact=compact)
-    if provider == "mcp":
-        return to_mcp(tools, names=names, compact=compact)
-    raise UsageError(f"provider must be one of {', '.join(PROVIDERS)}; got {provider!r}")
+    """One entry point for every provider in :data:`EXPORTERS` (``openai``, ``anthropic``, ``mcp``)."""
+    from tooldisc.params import Options, checked
+
+    checked(Options(PROVIDERS), provider, "provider", UsageError)
+    return EXPORTERS[provider](tools, names=names, compact=compact)
+
+
+# One record per export format: the CLI's --to choices and render's dispatch both derive from it.
+EXPORTERS: dict[str, Callable[..., Any]] = {"openai": to_openai, "anthropic": to_anthropic, "mcp": to_mcp}
+PROVIDERS = tuple(EXPORTERS)

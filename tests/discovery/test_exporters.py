@@ -164,7 +164,7 @@ def test_mcp_shape() -> None:
 def test_render_dispatch() -> None:
     assert render(TOOLS, "openai") == to_openai(TOOLS)
     assert render(TOOLS, "mcp", compact=True) == to_mcp(TOOLS, compact=True)
-    with pytest.raises(UsageError, match="provider must be one of"):
+    with pytest.raises(UsageError, match=r"The 'provider' parameter must be one of openai, anthropic, mcp\. Got 'gemini'"):
         render(TOOLS, "gemini")
 
 
