@@ -18,7 +18,7 @@ import numpy as np
 from tooldisc.discovery.catalog import NameIndex
 from tooldisc.discovery.indexes.sparse import ranges
 from tooldisc.discovery.model import Context, Tool
-from tooldisc.discovery.text.columns import gc_paused
+from tooldisc.memory import gc_paused
 
 READ, WRITE, DESTRUCTIVE, EXPORT, EXECUTE, UNKNOWN = "READ", "WRITE", "DESTRUCTIVE", "EXPORT", "EXECUTE", "UNKNOWN"
 MUTATIONS = (DESTRUCTIVE, EXECUTE, EXPORT, WRITE, READ, UNKNOWN)

@@ -17,13 +17,6 @@ from tooldisc.reports.canary_words import hours_text, pct
 TONES = {"PROMOTE": "good", "HOLD": "warn", "ROLLBACK": "bad"}
 
 
-def _fix(d: Mapping[str, Any], gate: str) -> str:
-    """What to do when waiting cannot help: the deciding gate's own record says it (its ``fix``)."""
-    from tooldisc.canary.profiles import gate_fix
-
-    return gate_fix(d.get("profile"), gate)
-
-
 def _where(where: list[Mapping[str, Any]]) -> str:
     parts = ["the whole window" if w["segment"] is None else f"{w['segment']}={w['value']}" for w in where]
     if len(parts) > 3:
@@ -119,6 +112,8 @@ def canary_decision(d: Mapping[str, Any]) -> Decision:
                f"holds (beyond its {_margin(metric)} margin).")
         nxt = f"Investigate {metric['name']} before waiting longer."
     else:
+        from tooldisc.canary.profiles import gate_fix
+
         why = f"{gate['name']} gate: {gate['reason']}"
-        nxt = _fix(d, gate["name"])
+        nxt = gate_fix(d.get("profile"), gate["name"])  # the deciding gate's own record says what to do
     return Decision(verdict, "warn", why, nxt)

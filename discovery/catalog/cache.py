@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from functools import cache
@@ -79,7 +78,7 @@ def file_parts(raw: bytes | str, fmt: str | None, side_effect: str | None) -> di
 def code_digest() -> str:
     """SHA-256 over the ``discovery`` and ``tooldisc`` packages' sources and data files and the versions of
     what a load's decisions depend on: any edit of the reading code, or another engine, is another key."""
-    from importlib import metadata
+    from tooldisc.discovery.indexes.cache import environment_text
 
     discovery = Path(__file__).resolve().parent.parent  # the discovery package, its wings included
     core = Path(sys.modules["tooldisc"].__file__ or "").resolve().parent
@@ -87,13 +86,7 @@ def code_digest() -> str:
     for p in sorted([*discovery.rglob("*.py"), *(discovery / "data").glob("*"), *core.glob("*.py")]):
         if p.is_file():
             h.update(f"{p.parent.name}/{p.name}".encode() + b"\0" + p.read_bytes() + b"\0")
-    versions = []
-    for dist in _DISTS:
-        try:
-            versions.append(f"{dist}={metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
-            versions.append(f"{dist}=none")
-    h.update(";".join([*versions, sys.version, f"unicode={unicodedata.unidata_version}"]).encode())
+    h.update(environment_text(_DISTS).encode())
     return h.hexdigest()
 
 

@@ -8,10 +8,7 @@ declared, or detected without ambiguity — before strict validation.
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +30,7 @@ from tooldisc.documents import (
 )
 from tooldisc.errors import UsageError
 from tooldisc.json_stream import LARGE
+from tooldisc.memory import gc_paused
 
 if TYPE_CHECKING:
     from tooldisc.discovery.indexes.cache import IndexCache
@@ -133,7 +131,7 @@ def load_catalog(
             return found
     # Parsing and validation allocate millions of objects and make no cycles: the collector's passes over
     # them (each walking every object alive) would be a third of a 100,000-tool load.
-    with _gc_paused():
+    with gc_paused():
         text = decode_text(raw, file)
         del raw
         doc, detected = _catalog_document(text, file, fmt, side_effect)
@@ -180,7 +178,7 @@ def _load_large_json(path: str | os.PathLike[str], fmt: str | None, side_effect:
             if found is not None:
                 return found
         digest, size = hashlib.sha256(), [0]
-        with open(path, "rb") as fh, _gc_paused():
+        with open(path, "rb") as fh, gc_paused():
             def read(n: int) -> bytes:
                 piece = fh.read(n)
                 size[0] += len(piece)
@@ -228,19 +226,6 @@ def _is_index_cache(value: Any) -> bool:
     from tooldisc.discovery.indexes.cache import IndexCache
 
     return isinstance(value, IndexCache)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused (re-entrant; as :func:`tooldisc.discovery.text.columns.gc_paused`,
-    without importing numpy)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _notes(notes: list[str], detected: str, file: str, side_effect: str | None) -> list[str]:

@@ -14,8 +14,9 @@ import numpy as np
 
 from tooldisc.discovery.indexes.sparse import gather_columns, stable_argsort
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text.columns import RawTokens, gc_paused, token_ids
+from tooldisc.discovery.text.columns import RawTokens, token_ids
 from tooldisc.discovery.text.fields import terms_of_tokens
+from tooldisc.memory import gc_paused
 
 
 @dataclass(frozen=True)

@@ -259,21 +259,28 @@ def restore(entry: Mapping[str, Any], name: str, cls: type) -> Any:
 def _sources_digest() -> str:
     """SHA-256 over the discovery package's sources and data files: any edit of the code that builds an
     index (or of its stop words and rules) is another key."""
-    from importlib import metadata
 
     root = Path(__file__).resolve().parent.parent  # the discovery package, its wings included
     h = hashlib.sha256()
     for p in sorted([*root.rglob("*.py"), *(root / "data").glob("*")]):
         if p.is_file():
             h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    h.update(environment_text(("tooldisc", "numpy", "pystemmer")).encode())
+    return h.hexdigest()
+
+
+def environment_text(dists: tuple[str, ...]) -> str:
+    """What else a cached result depends on, as key text: each distribution's version (``none`` when absent),
+    Python's and Unicode's. The index and catalog-records caches both key on it."""
+    from importlib import metadata
+
     versions = []
-    for dist in ("tooldisc", "numpy", "pystemmer"):
+    for dist in dists:
         try:
             versions.append(f"{dist}={metadata.version(dist)}")
         except metadata.PackageNotFoundError:
             versions.append(f"{dist}=none")
-    h.update(";".join([*versions, sys.version, f"unicode={unicodedata.unidata_version}"]).encode())
-    return h.hexdigest()
+    return ";".join([*versions, sys.version, f"unicode={unicodedata.unidata_version}"])
 
 
 def key_parts(catalog: Any, config: Any, learned_digest: str = "") -> dict[str, str]:

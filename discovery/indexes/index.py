@@ -35,10 +35,10 @@ from tooldisc.discovery.text.columns import (
     CHUNK_TEXTS,
     RawTokens,
     columns_token_ids,
-    gc_paused,
     release_memory,
 )
 from tooldisc.discovery.text.fields import TextColumns
+from tooldisc.memory import gc_paused
 
 _CACHE_LIMIT = 256
 

@@ -20,7 +20,7 @@ import numpy as np
 from tooldisc.discovery.indexes.sparse import BLOCK_TOOLS, csc, ranges, term_cells, term_df
 from tooldisc.discovery.kernels import F8, I8, NUMPY, Kernels
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text.columns import RawTokens, gc_paused, release_memory, token_ids
+from tooldisc.discovery.text.columns import RawTokens, release_memory, token_ids
 from tooldisc.discovery.text.fields import (
     TextColumns,
     as_columns,
@@ -29,6 +29,7 @@ from tooldisc.discovery.text.fields import (
     terms_of_tokens,
     terms_of_words,
 )
+from tooldisc.memory import gc_paused
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ import numpy as np
 from tooldisc.discovery.indexes.sparse import ranges, stable_argsort
 from tooldisc.discovery.kernels import B1, F4, F8, I1, I8, NUMPY, U1, U4, Kernels
 from tooldisc.discovery.model import Tool
-from tooldisc.discovery.text.columns import RawTokens, gc_paused, release_memory, token_ids
+from tooldisc.discovery.text.columns import RawTokens, release_memory, token_ids
 from tooldisc.discovery.text.fields import TextColumns, as_columns
+from tooldisc.memory import gc_paused
 
 ALL_FIELDS = ("name", "aliases", "keywords", "capability", "description", "examples")
 SHORT_FIELDS = ("name", "aliases", "keywords", "capability")

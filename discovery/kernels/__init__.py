@@ -286,17 +286,20 @@ def product(a_ptr: np.ndarray, a_idx: np.ndarray, a_val: np.ndarray, b_ptr: np.n
 
 def _aot_export(loop: str, args: tuple[object, ...]) -> Callable[..., Any] | None:
     """The compiled module's export of ``loop`` for exactly these argument types, or None."""
-    import importlib.util
+    return _aot_table(loop).get(argument_key(args))
 
-    if importlib.util.find_spec("numba") is None:
-        return None
+
+@cache
+def _aot_table(loop: str) -> dict[tuple[Any, ...], Callable[..., Any]]:
+    """``loop``'s exports by argument key, read once a process (empty without the module)."""
     module = _aot_module()
-    return None if module is None else kernels_aot.dispatch_table(module, loop).get(argument_key(args))
+    return {} if module is None else kernels_aot.dispatch_table(module, loop)
 
 
 @lru_cache(maxsize=1)
 def _aot_module() -> ModuleType | None:
-    """The compiled module matching these sources (:func:`.aot.load`), loaded once a process."""
+    """The compiled module matching these sources (:func:`.aot.load`, None without numba: its key reads
+    numba's installed version), loaded once a process."""
     return kernels_aot.load()
 
 

@@ -73,7 +73,7 @@ def attach(index: Index, learned: Learned | None) -> Index:
     if learned is None:
         return dataclasses.replace(index, abstention=abstention)
     from tooldisc.discovery.indexes.expansion import AffinityIndex, ExpansionIndex, expansion_texts
-    from tooldisc.discovery.text.columns import gc_paused
+    from tooldisc.memory import gc_paused
 
     with gc_paused():  # as build_index: bursts of small objects beside every live tool record
         bound = bind(learned, index.catalog)

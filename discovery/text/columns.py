@@ -9,10 +9,8 @@ paused and freed heap returned to the OS between phases. The tokens equal per-te
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from functools import lru_cache
 from itertools import chain, islice
 
@@ -20,23 +18,6 @@ import numpy as np
 
 from tooldisc.discovery.indexes.sparse import ranges
 from tooldisc.discovery.text import normalize, tokenize
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while an index is built.
-
-    Builds allocate hundreds of thousands of short-lived lists and dicts and no cycles;
-    each allocation burst would otherwise trigger collections that walk every live
-    tool record (20× slower per-tool loops at 100k tools). Re-entrant.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 @lru_cache(maxsize=1)
