@@ -165,8 +165,13 @@ def format_evidence(data: Any) -> list[tuple[str, str]]:
     foreign = {key: fmt.name for fmt in REGISTRY for key in fmt.fields}
     values = {key: (value, fmt.name) for fmt in REGISTRY for key, value in fmt.field_values.items()}
     detectable = sum(1 for fmt in REGISTRY if not fmt.lines)
+    # fields that can only be tooldisc's or no one's: once tooldisc's is placed, a tool holding nothing
+    # else adds nothing (one C-level subset test instead of a look-up per field of 100,000 tools)
+    from tooldisc.discovery.catalog import TOOL_FIELDS
+
+    quiet = frozenset(k for k in TOOL_FIELDS if k in ours or (k not in values and k not in foreign))
     for i, tool in enumerate(tools):
-        if not isinstance(tool, Mapping):
+        if not isinstance(tool, Mapping) or (native in found and quiet.issuperset(tool)):
             continue
         for key in tool:  # the place of a format's first field only (a 100,000-tool file repeats them)
             if key in ours:

@@ -22,6 +22,7 @@ import codecs
 import io
 import json
 from collections.abc import Callable
+from functools import cache
 from json.decoder import WHITESPACE, scanstring
 from typing import Any
 
@@ -32,17 +33,12 @@ LARGE = 1 << 24  # the catalog loader streams files from this size on (16 MiB): 
 
 
 class _Window:
-    """The decoded text not yet consumed, grown a chunk at a time from the bytes.
-
-    ``mark``: inside the big array, where the elements consumed but not yet checked begin; they are
-    checked before the text under them is dropped.
-    """
+    """The decoded text not yet consumed, grown a chunk at a time from the bytes."""
 
     def __init__(self, read: Callable[[int], bytes], chunk: int):
         self.read, self.chunk, self.eof = read, chunk, False
         self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
         self.text, self.pos = "", 0
-        self.mark: int | None = None
 
     def more(self) -> bool:
         """Append the next chunk, dropping what was consumed; False at the end of the bytes."""
@@ -56,9 +52,6 @@ class _Window:
         return True
 
     def drop(self) -> None:
-        if self.mark is not None:
-            _check_text(self.text[self.mark:self.pos], documents.MAX_DEPTH - 2)
-            self.mark = 0
         self.text, self.pos = self.text[self.pos:], 0
 
     def skip(self) -> str:
@@ -109,17 +102,20 @@ def _scan(w: _Window, scan: Any, after: str) -> tuple[Any, int]:
 def _value(w: _Window, scan: Any) -> Any:
     """One value of the root object at the window's position."""
     value, end = _scan(w, scan, ",}")
-    _check_text(w.text[w.pos:end], documents.MAX_DEPTH - 1)
+    _check_text(w.text, documents.MAX_DEPTH - 1, w.pos, end)
     w.pos = end
     return value
 
 
-def _check_text(text: str, limit: int) -> None:
-    """What the whole-text parse refuses after parsing: nesting past ``limit`` below this piece's level,
-    a lone surrogate escape."""
-    if "\\u" in text and documents._LONE_SURROGATE.search(text):
+def _check_text(text: str, limit: int, start: int = 0, end: int | None = None) -> None:
+    """What the whole-text parse refuses after parsing, in ``text[start:end]`` (one value, read where it
+    lies: no copy unless a quick count finds a candidate): nesting past ``limit`` below this piece's level,
+    a lone surrogate escape. The nesting needs more than ``limit`` brackets, the escape a ``\\u``."""
+    end = len(text) if end is None else end
+    if text.find("\\u", start, end) >= 0 and documents._LONE_SURROGATE.search(text[start:end]):
         raise _GiveUp
-    if text.count("[") + text.count("{") > limit and documents._text_nesting_over(text, limit):
+    if text.count("[", start, end) + text.count("{", start, end) > limit and \
+            documents._text_nesting_over(text[start:end], limit):
         raise _GiveUp
 
 
@@ -131,7 +127,7 @@ def _key(w: _Window) -> str:
             if w.more():
                 continue
             raise _GiveUp from None
-        _check_text(w.text[w.pos:end], 0)
+        _check_text(w.text, 0, w.pos, end)
         w.pos = end
         return key
 
@@ -166,25 +162,28 @@ def _parse(w: _Window, array_key: str, each: Callable[[Any], None] | None) -> di
 
 
 def _array(w: _Window, scan: Any, each: Callable[[Any], None] | None) -> list[Any]:
-    """The array at the window's position, element by element; the consumed elements are checked (nesting
-    below the array's level, surrogates) and dropped from the window as it moves on."""
+    """The array at the window's position, element by element; each element's text is checked (nesting
+    below the array's level, surrogates) as it is parsed, and dropped from the window as it moves on.
+    Elements are balanced, so nesting measured per element is what the whole array's text gives."""
     w.pos += 1
     items: list[Any] = []
     if w.skip() == "]":
         w.pos += 1
         return items
-    w.mark = w.pos
+    limit = documents.MAX_DEPTH - 2
+    plain, dumps = _plain_scan()
     while True:
         w.skip()
-        value, end = _scan(w, scan, ",]")
+        value, end = _scan(w, plain or scan, ",]")
+        _check_text(w.text, limit, w.pos, end)
+        if plain is not None and not _keys_unique(w.text, w.pos, end, value, dumps):
+            value, end = scan(w.text, w.pos)  # the hooked parse: refuses a key given twice, or agrees
         if each is not None:
             each(value)
         items.append(value)
         w.pos = end
         sep = w.skip()
         if sep == "]":
-            _check_text(w.text[w.mark:w.pos], documents.MAX_DEPTH - 2)
-            w.mark = None
             w.pos += 1
             return items
         if sep != ",":
@@ -192,3 +191,33 @@ def _array(w: _Window, scan: Any, each: Callable[[Any], None] | None) -> list[An
         w.pos += 1
         if w.pos > w.chunk:  # the window stays about one chunk long
             w.drop()
+
+
+@cache
+def _plain_scan() -> tuple[Any, Any]:
+    """The element parser without the duplicate-key hook, and orjson's ``dumps`` that checks it instead
+    (:func:`_keys_unique`); (None, None) without orjson. The hook is a Python call per object (770,000
+    at 100,000 tools); without it the C scanner builds each dict itself. Numbers and constants keep
+    their refusing hooks."""
+    try:
+        import orjson
+    except ImportError:
+        return None, None
+    decoder = json.JSONDecoder(parse_constant=documents._no_constant, parse_float=documents._finite_float)
+    return decoder.scan_once, orjson.dumps
+
+
+def _keys_unique(text: str, start: int, end: int, value: Any, dumps: Any) -> bool:
+    """Whether no object of the value parsed from ``text[start:end]`` was given a key twice, by counting
+    colons. Without ``\\u003`` escapes every colon of a decoded string is a colon of the text, so the
+    text holds one colon per key as written plus those of its strings; the value written again (orjson
+    never escapes a colon) holds one per key kept plus those of the strings kept. A key given twice
+    drops a pair, with its colon, so the text holds more. False (the hooked parse decides) when they
+    differ, when an escape could hide a colon, or when orjson cannot write the value."""
+    if text.find("\\u003", start, end) >= 0:
+        return False
+    try:
+        again = dumps(value)
+    except TypeError:
+        return False
+    return again.count(b":") == text.count(":", start, end)

@@ -208,32 +208,78 @@ def tool_to_dict_value(value: Any) -> Any:
     return value
 
 
-def definition_hash(tool: Tool, texts: Mapping[int, str] | None = None) -> str:
+def definition_hash(tool: Tool, texts: Mapping[int, bytes] | None = None) -> str:
     """SHA-256 of the tool's canonical record (DESIGN §3).
 
-    ``texts``: canonical JSON already computed for the tool's schemas (by ``id`` of the plain-JSON
-    mapping, see :func:`check_catalog`). The record's text is then the canonical JSON of its other
-    fields (tuples encode as lists) with the schemas' texts put in at their keys' places — the same
-    bytes as :func:`canonical_json` of :func:`tool_to_dict`, without serialising the schemas again.
-    A key is found by its text with the comma before it: inside an encoded string a quote is always
-    escaped (``\\"``), so ``,"name":`` only ever occurs as the key itself.
+    ``texts``: the canonical JSON (UTF-8) already computed for the tool's schemas (by ``id`` of the
+    plain-JSON mapping, see :func:`check_catalog`). The record's bytes are then the canonical JSON of
+    its other fields (:func:`_fields_json`) with the schemas' bytes put in at their keys' places — the
+    same bytes as :func:`canonical_json` of :func:`tool_to_dict`, fed to the hash piece by piece without
+    serialising the schemas again. A key is found by its text with the comma before it: inside an
+    encoded string a quote is always escaped (``\\"``), so ``,"name":`` only ever occurs as the key itself.
     """
     if texts is None:
         return hashlib.sha256(canonical_json(tool_to_dict(tool)).encode("utf-8")).hexdigest()
-    text = canonical_json(dict(zip(_OTHER_FIELDS, _other_values(tool), strict=True)))
-    a = text.find(',"companion_tools":')
-    b = text.find(',"permissions":', a)
-    full = (f'{text[:a]},"compact_parameters":{_schema_text(tool.compact_parameters, texts)}{text[a:b]}'
-            f',"output_schema":{_schema_text(tool.output_schema, texts)}'
-            f',"parameters":{_schema_text(tool.parameters, texts)}{text[b:]}')
-    return hashlib.sha256(full.encode("utf-8")).hexdigest()
+    text = _fields_json(dict(zip(_OTHER_FIELDS, _other_values(tool), strict=True)))
+    a = text.find(b',"companion_tools":')
+    b = text.find(b',"permissions":', a)
+    digest = hashlib.sha256(text[:a])
+    add = digest.update
+    add(b',"compact_parameters":')
+    add(_schema_bytes(tool.compact_parameters, texts))
+    add(text[a:b])
+    add(b',"output_schema":')
+    add(_schema_bytes(tool.output_schema, texts))
+    add(b',"parameters":')
+    add(_schema_bytes(tool.parameters, texts))
+    add(text[b:])
+    return digest.hexdigest()
 
 
-def _schema_text(value: Any, texts: Mapping[int, str]) -> str:
+def _fields_json(fields: dict[str, Any]) -> bytes:
+    """Canonical JSON (UTF-8) of a record's fields other than its schemas, keys already in order: strings,
+    booleans, None and tuples of strings (what :class:`Tool` admits there). orjson writes them byte for
+    byte as :func:`canonical_json` does (the same escapes: ``tests/discovery/test_load_path.py``) at a
+    tenth of its time; without orjson, or for a string it refuses (a lone surrogate), the json module."""
+    fast = _orjson()
+    if fast is not None:
+        try:
+            return fast.dumps(fields)
+        except TypeError:
+            pass
+    return canonical_json(fields).encode("utf-8")
+
+
+def _schema_bytes(value: Any, texts: Mapping[int, bytes]) -> bytes:
     if value is None:
-        return "null"
+        return b"null"
     text = texts.get(id(value))
-    return text if text is not None else canonical_json(tool_to_dict_value(value))
+    return text if text is not None else canonical_json(tool_to_dict_value(value)).encode("utf-8")
+
+
+@functools.cache
+def _orjson() -> Any:
+    """The orjson module, or None where it is not installed (the json module then writes every text)."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    return orjson
+
+
+def written_key(value: Any) -> bytes | str:
+    """A key two plain-JSON values share exactly when they are equal as written: keys in their order,
+    ``1``, ``1.0`` and ``true`` apart. orjson's bytes, or the json module's text where orjson cannot
+    write the value (an integer past 64 bits, no orjson): the same value always takes the same path,
+    and bytes never equal a text. Only for values the hardened parser could return (orjson writes a NaN,
+    which it never returns, as ``null``)."""
+    fast = _orjson()
+    if fast is not None:
+        try:
+            return fast.dumps(value)
+        except TypeError:
+            pass
+    return _exact_json(value)
 
 
 # The canonical record's keys in order: the schemas sit right before companion_tools (compact_parameters)
@@ -283,7 +329,7 @@ def validate_catalog_data(data: Any, *, plain: bool | None = None) -> list[Issue
     return _check(data, plain, {}, {})
 
 
-def _check(data: Any, plain: bool | None, texts: dict[int, str], same: dict[int, Any]) -> list[Issue]:
+def _check(data: Any, plain: bool | None, texts: dict[int, bytes], same: dict[int, Any]) -> list[Issue]:
     """:func:`validate_catalog_data`; ``texts`` receives the canonical JSON of every tool schema of a
     plain document (by ``id``), which the definition hashes reuse, and ``same`` the earlier schema
     equal to one as written (by ``id``), which the records hold instead."""
@@ -302,8 +348,13 @@ def _check(data: Any, plain: bool | None, texts: dict[int, str], same: dict[int,
         return issues
     known = frozenset(TOOL_FIELDS)
     seen: dict[str, int] = {}
-    sound: set[tuple[str, str]] = set()  # (schema kind, text as written) already found sound in this document
-    written: dict[Any, tuple[str, Any]] = {}  # a schema's text as written → (its canonical text, the first such object)
+    sound: set[tuple[str, Any]] = set()  # (schema kind, written_key) already found sound in this document
+    written: dict[Any, tuple[Any, Any]] = {}  # a schema's written_key → (its canonical bytes, the first such object)
+    # (parameters, compact_parameters, output_schema) objects, by id, that together gave no finding: what
+    # _tool_schema_issues finds depends on those three objects alone (a missing parameters is a warning,
+    # never clean), and equal schemas of a parsed document are one object, so 100,000 tools sharing 180
+    # schemas check about 180 trios. The ids stay the objects' own: `tools` holds them through the loop.
+    clean: set[tuple[int, int, int]] = set()
     for i, raw in enumerate(tools):
         if type(raw) is not dict and not isinstance(raw, Mapping):  # a parsed record is a dict: no ABC check
             continue
@@ -320,7 +371,13 @@ def _check(data: Any, plain: bool | None, texts: dict[int, str], same: dict[int,
                                     "it); rename the tool"))
         if not _identifiers_printable(raw):  # the exact check only where the quick one fails
             issues.extend(_identifier_issues(raw, where))
-        issues.extend(_tool_schema_issues(raw, where, name, sound if plain else None, texts, written, same))
+        trio = (id(raw.get("parameters")), id(raw.get("compact_parameters")), id(raw.get("output_schema")))
+        if trio not in clean:
+            found = _tool_schema_issues(raw, where, name, sound if plain else None, texts, written, same)
+            if found:
+                issues.extend(found)
+            elif plain:
+                clean.add(trio)
         if not known.issuperset(raw):
             issues.extend(Issue("error", at, message) for at, message in key_problems(raw, known, where, POLICY_FIELDS))
     rank = {"error": 0, "quarantine": 1, "warning": 2}
@@ -419,8 +476,8 @@ def _schema_message(error: Any) -> str:
     return error.message
 
 
-def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: set[tuple[str, str]] | None = None,
-                        texts: dict[int, str] | None = None, written: dict[str, tuple[str, Any]] | None = None,
+def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: set[tuple[str, Any]] | None = None,
+                        texts: dict[int, bytes] | None = None, written: dict[Any, tuple[Any, Any]] | None = None,
                         same: dict[int, Any] | None = None) -> list[Issue]:
     """Quarantine a tool whose embedded schema cannot be evaluated safely (see schema_check).
 
@@ -444,10 +501,10 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
             seen = None
             if sound is not None:
                 exact = written.get(id(schema))  # a schema object met before (equal schemas shared at parse)
-                exact = _exact_json(schema) if exact is None or exact[1] is not schema else exact[0]
+                exact = written_key(schema) if exact is None or exact[1] is not schema else exact[0]
                 known = written.get(exact)
                 if known is None:
-                    known = written[exact] = (canonical_json(schema), schema)
+                    known = written[exact] = (canonical_json(schema).encode("utf-8"), schema)
                     written[id(schema)] = (exact, schema)
                 elif known[1] is not schema:
                     same[id(schema)] = known[1]
@@ -479,26 +536,28 @@ def _as_str(value: Any) -> str | None:
     return str(value)
 
 
-def share_parsed(raw: Any, written: dict[str, Any], strings: SharedValues) -> None:
+def share_parsed(raw: Any, written: dict[Any, Any], strings: SharedValues) -> None:
     """Make the values of a just-parsed tool record the first equal ones of the document, in place: its
-    schemas the first equal as written (``written``: text → object), its short texts and list items one
+    schemas the first equal as written (``written``: :func:`written_key` → object), its short texts and list items one
     string object each (``strings``). A catalog of 100,000 tools repeating 180 schemas and a few dozen
     roles then holds them once from its parse on (:func:`tooldisc.json_stream.loads_large_json`);
     equal values stay equal, so nothing but memory changes."""
     if type(raw) is not dict:
         return
-    for key in _SHARED_TEXTS:
-        value = raw.get(key)
+    keep = strings.setdefault  # C-level: a dict's setdefault, not the table's __missing__
+    kind_of = _PARSED_KIND.get
+    for key, value in raw.items():  # values replaced in place: the dict's size never changes
+        kind = kind_of(key)
+        if kind is None:
+            continue
         if type(value) is str:
-            raw[key] = strings[value]
-    for key in _LIST_FIELDS:
-        value = raw.get(key)
-        if type(value) is list and _STR_ONLY.issuperset(map(type, value)):
-            raw[key] = list(map(strings.__getitem__, value))
-    for key in _SCHEMA_FIELDS:
-        value = raw.get(key)
-        if type(value) is dict:
-            first = written.setdefault(_exact_json(value), value)
+            if kind is _TEXT:
+                raw[key] = keep(value, value)
+        elif type(value) is list:
+            if kind is _LIST and value and _STR_ONLY.issuperset(map(type, value)):
+                raw[key] = list(map(keep, value, value))
+        elif type(value) is dict and kind is _SCHEMA:
+            first = written.setdefault(written_key(value), value)
             if first is not value:
                 raw[key] = first
 
@@ -531,7 +590,7 @@ class SharedValues(dict[Any, Any]):
 
 
 def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared: SharedValues | None = None,
-                   texts: Mapping[int, str] | None = None, same: Mapping[int, Any] | None = None) -> Tool:
+                   texts: Mapping[int, bytes] | None = None, same: Mapping[int, Any] | None = None) -> Tool:
     """A validated raw record → :class:`Tool`, defaults filled, untrusted text sanitised.
 
     ``shared``: the table the catalog's records share their strings and lists through
@@ -539,50 +598,80 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared
     canonical JSON of the record's schemas, when validation computed it (:func:`definition_hash`).
     ``same``: by ``id``, an earlier schema object equal to one of this record's as written (validation
     found them, :func:`check_catalog`): the record holds that one instead, and equal schemas are one object.
-    Written for a catalog load's 100,000 calls: a plain string is looked up in the table directly
-    (``share[x]``, what :meth:`SharedValues.text` does for it) and printable text within its limit
-    skips :func:`sanitize` (which returns it unchanged).
+    Written for a catalog load's 100,000 calls: one pass over the keys the record has (most of a tool's
+    fields are absent and stay at their defaults), strings shared through the table's C-level
+    ``setdefault``, a list shared whole when an equal one was met before, and printable text within
+    its limit never through :func:`sanitize` (which returns it unchanged).
     """
     share = SharedValues() if shared is None else shared
-    get = raw.get
-    description = get("description") or ""
+    keep = share.setdefault
+    record = dict(_RECORD_DEFAULTS)
+    kind_of = _FIELD_KIND.get
+    for key, value in raw.items():
+        kind = kind_of(key)
+        if kind is None or value is None:  # the name, description and schemas below; extension data
+            continue
+        if kind is _TEXT:
+            if type(value) is not str:
+                value = str(value)
+            record[key] = keep(value, value)
+        elif kind is _KEEP:
+            record[key] = keep(value, value) if type(value) is str else value
+        elif kind is _FLAG:
+            record[key] = bool(value)
+        elif value:
+            items = tuple(_clean_items(value) if kind is _ITEMS else value)
+            if _STR_ONLY.issuperset(map(type, items)):
+                found = share.get(items)
+                if found is None:
+                    found = tuple(map(keep, items, items))
+                    share[found] = found
+                record[key] = found
+            else:
+                record[key] = share.strings(items)
+    if not record["schema_version"]:
+        record["schema_version"] = "1"
+    description = raw.get("description") or ""
     if type(description) is not str or len(description) > MAX_TEXT or not description.isprintable():
         description = sanitize(description)
-    kwargs: dict[str, Any] = {"name": raw["name"], "description": share[description]}
-    for key in _OPTIONAL_TEXTS:
-        value = get(key)
-        kwargs[key] = None if value is None else share[value if type(value) is str else str(value)]
-    kwargs["schema_version"] = share.text(_as_str(get("schema_version")) or "1")
-    kwargs["parameters"], kwargs["compact_parameters"], kwargs["output_schema"] = \
-        get("parameters"), get("compact_parameters"), get("output_schema")
-    if same:  # an earlier tool's schema equal to this one as written: one object for both
-        for key in _SCHEMA_FIELDS:
-            kwargs[key] = same.get(id(kwargs[key]), kwargs[key])
-    kwargs["side_effect"] = share.text(get("side_effect"))
-    for key, default in _BOOL_DEFAULTS.items():
-        value = get(key)
-        kwargs[key] = default if value is None else bool(value)
-    for key in _LIST_FIELDS:
-        items = get(key)
-        if not items:
-            kwargs[key] = ()
-            continue
-        if key in _UNTRUSTED_LISTS:
-            items = [x if type(x) is str and len(x) <= _MAX_ITEM and x.isprintable() else sanitize(x, _MAX_ITEM)
-                     for x in items]
-        items = tuple(items)
-        kwargs[key] = share[tuple(map(share.__getitem__, items))] if _STR_ONLY.issuperset(map(type, items)) \
-            else share.strings(items)
-    return with_hash(Tool(**kwargs), quarantine, texts)
+    record["name"] = raw["name"]
+    record["description"] = keep(description, description)
+    for key in _SCHEMA_FIELDS:
+        schema = raw.get(key)
+        if schema is not None:  # an earlier tool's schema equal to this one as written: one object for both
+            record[key] = same.get(id(schema), schema) if same else schema
+    return with_hash(Tool(**record), quarantine, texts)
+
+
+def _clean_items(items: Any) -> Any:
+    """An alias, keyword or example list with every item printable text of at most ``_MAX_ITEM`` characters:
+    ``items`` itself when they all are (one C-level join tells), else each other item sanitised and cut."""
+    try:
+        joined = "".join(items)
+    except TypeError:  # a non-string item: sanitize decides (and refuses) it
+        joined = None
+    if joined is not None and joined.isprintable() and (len(joined) <= _MAX_ITEM or max(map(len, items)) <= _MAX_ITEM):
+        return items
+    return [x if type(x) is str and len(x) <= _MAX_ITEM and x.isprintable() else sanitize(x, _MAX_ITEM) for x in items]
 
 
 _OPTIONAL_TEXTS = ("namespace", "capability", "risk_level", "replacement", "version")
 _SHARED_TEXTS = (*_OPTIONAL_TEXTS, "side_effect", "schema_version")
+# How tool_from_dict reads each field a record may hold (None: read apart, or not a field)
+_TEXT, _KEEP, _FLAG, _LIST, _ITEMS = "text", "keep", "flag", "list", "items"
+_FIELD_KIND: dict[str, str] = {**dict.fromkeys((*_OPTIONAL_TEXTS, "schema_version"), _TEXT), "side_effect": _KEEP,
+                               **dict.fromkeys(_BOOL_DEFAULTS, _FLAG), **dict.fromkeys(_LIST_FIELDS, _LIST),
+                               **dict.fromkeys(_UNTRUSTED_LISTS, _ITEMS)}
+_SCHEMA = "schema"
+# What share_parsed shares of a just-parsed record
+_PARSED_KIND: dict[str, str] = {**dict.fromkeys(_SHARED_TEXTS, _TEXT), **dict.fromkeys(_LIST_FIELDS, _LIST),
+                                **dict.fromkeys(_SCHEMA_FIELDS, _SCHEMA)}
+_RECORD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Tool) if f.name in TOOL_FIELDS}
 _MAX_ITEM = 500  # the length an alias, keyword or example is cut to
 _STR_ONLY = frozenset((str,))
 
 
-def with_hash(tool: Tool, quarantine: str | None = None, texts: Mapping[int, str] | None = None) -> Tool:
+def with_hash(tool: Tool, quarantine: str | None = None, texts: Mapping[int, bytes] | None = None) -> Tool:
     """``tool`` (just built by the caller, seen by no one else) with its definition hash and
     quarantine set in place: what ``replace`` would return, without building and validating the
     record a second time (the catalog and benchmark loops build 100,000)."""
@@ -613,7 +702,7 @@ def check_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] 
                   plain: bool | None = None) -> tuple[list[Issue], Catalog | None]:
     """Every issue of a raw catalog document, and the :class:`Catalog` when none is an error
     (validated once: ``catalog validate`` reports both)."""
-    texts: dict[int, str] = {}
+    texts: dict[int, bytes] = {}
     same: dict[int, Any] = {}
     issues = _check(data, plain, texts, same)
     if any(i.level == "error" for i in issues):

@@ -95,6 +95,37 @@ def test_duplicate_keys_nan_and_extra_data_go_to_the_whole_parse() -> None:
     assert _stream(b"\xff{}", 4) is None  # not UTF-8
 
 
+# Raw JSON text whose objects may give a key twice, with colons in keys and strings, written plainly or
+# escaped (\u003a hides a colon from a count of the text): the element parser without the duplicate-key
+# hook counts colons instead, and must refuse exactly what the hooked parse refuses.
+_KEY = st.sampled_from(["a", "b", "a:b", ":", "\\u003a", "c\\u003A", "\\u0061", "\\\\u003a", "\u0641:"])
+_SCALAR_TEXT = st.sampled_from(['1', '2.5', '-0', 'true', 'null', '"x"', '":"', '"a:b:c"', '"\\u003a"',
+                                '"\\u003A:"', '"\\":"', '12345678901234567890123', '"\u0641"'])
+_RAW = st.recursive(_SCALAR_TEXT, lambda inner: (
+    st.lists(st.tuples(_KEY, inner), max_size=4).map(lambda pairs: "{" + ",".join(f'"{k}":{v}' for k, v in pairs) + "}")
+    | st.lists(inner, max_size=3).map(lambda items: "[" + ",".join(items) + "]")), max_leaves=10)
+
+
+@settings(max_examples=examples(3000, local=300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(elements=st.lists(_RAW, min_size=1, max_size=4), chunk=st.sampled_from([1, 3, 7, 1 << 20]))
+def test_a_key_given_twice_is_refused_without_the_hook_as_with_it(elements: list[str], chunk: int) -> None:
+    raw = ('{"tools": [' + ", ".join(elements) + "]}").encode()
+    ok, whole = _whole(raw)
+    got = _stream(raw, chunk)
+    assert got == (whole if ok else None), raw
+
+
+def test_the_colon_count_tells_a_key_given_twice() -> None:
+    plain, dumps = json_stream._plain_scan()
+    if plain is None:
+        pytest.skip("orjson is not installed: every element goes through the hooked parse")
+    for text, unique in [('{"a": 1, "b": "x:y"}', True), ('{"a": 1, "a": "x:y"}', False),
+                         ('{"a:": {"b": 1}, "a:": 2}', False), ('[{"k": 1}, {"k": 2}]', True),
+                         ('{"a": "\\u003a", "a": 1}', False), ('{"a": "\\u003a"}', False)]:
+        value, end = plain(text, 0)
+        assert json_stream._keys_unique(text, 0, end, value, dumps) is unique, text
+
+
 def _big_catalog(tmp_path: Path, tools: list[dict]) -> Path:
     path = tmp_path / "big.json"
     path.write_text(json.dumps({"catalog_version": "1", "tools": tools}, ensure_ascii=False), encoding="utf-8")

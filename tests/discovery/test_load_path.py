@@ -79,12 +79,12 @@ _tool = st.fixed_dictionaries({"name": st.text(alphabet="abc_.ی", min_size=1, m
 @settings(max_examples=examples(1000, local=100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_tool)
 def test_joined_definition_hash_equals_the_canonical_one(raw: dict) -> None:
-    texts: dict[int, str] = {}
+    texts: dict[int, bytes] = {}
     from tooldisc.discovery.catalog import canonical_json
 
     for key in ("parameters", "compact_parameters", "output_schema"):
         if isinstance(raw.get(key), dict):
-            texts[id(raw[key])] = canonical_json(raw[key])
+            texts[id(raw[key])] = canonical_json(raw[key]).encode("utf-8")
     tool = tool_from_dict(raw)
     assert definition_hash(tool, texts) == definition_hash(tool) == tool.definition_hash
 
