@@ -89,6 +89,33 @@ def test_joined_definition_hash_equals_the_canonical_one(raw: dict) -> None:
     assert definition_hash(tool, texts) == definition_hash(tool) == tool.definition_hash
 
 
+def test_the_json_module_alone_gives_the_same_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without orjson (or for a value it refuses) the json module writes every text: the same hashes."""
+    from tooldisc.discovery.catalog import canonical_json
+
+    raw = {"name": "a", "description": "x\u200c\"y\\", "roles": ["r"], "aliases": ["\u0641"], "parameters": {"b": 1.5, "a": [True]}}
+    texts = {id(raw["parameters"]): canonical_json(raw["parameters"]).encode("utf-8")}
+    fast = definition_hash(tool_from_dict(raw), texts)
+    monkeypatch.setattr("tooldisc.discovery.catalog._orjson", lambda: None)
+    assert definition_hash(tool_from_dict(raw), texts) == fast == definition_hash(tool_from_dict(raw))
+
+
+_written = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from([1.0, -0.0, 0.0, 2**70]),
+                                  _nasty), lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                                   st.dictionaries(_nasty, inner, max_size=3)),
+                        max_leaves=10)
+
+
+@settings(max_examples=examples(1500, local=200), deadline=None)
+@given(_written, _written)
+def test_written_key_tells_values_apart_exactly_as_their_json_text(a: object, b: object) -> None:
+    """Equal schemas are shared by written_key (orjson's bytes): equal exactly when the json module's text is."""
+    from tooldisc.discovery.catalog import _exact_json, written_key
+
+    assert (written_key(a) == written_key(b)) == (_exact_json(a) == _exact_json(b))
+    assert written_key(a) == written_key(json.loads(json.dumps(a)))
+
+
 @given(st.text(max_size=30))
 def test_sanitize_skips_only_text_the_regex_would_not_change(text: str) -> None:
     assert sanitize(text, 20) == _CONTROL.sub(" ", text)[:20]
