@@ -6,8 +6,10 @@ decided; dicts exist only at the JSON/YAML edge.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from itertools import repeat
+from operator import call
 from typing import Any
 
 from tooldisc import values
@@ -87,9 +89,26 @@ class Tool:
                 and _texts_ok(self)):
             _check_tool(self)
 
+    @classmethod
+    def of_fields(cls, values: Sequence[Any]) -> Tool:
+        """The tool whose fields, in declaration order, are ``values``: checked as ``Tool(...)`` checks it.
+
+        For loaders building 100,000 records: a frozen dataclass's ``__init__`` sets each of its 27
+        fields through ``object.__setattr__``, most of a record's construction; this sets the slots
+        directly, then runs the same ``__post_init__``."""
+        if len(values) != len(_SLOT_SETTERS):
+            raise TypeError(f"Tool.of_fields takes {len(_SLOT_SETTERS)} values (every field); got {len(values)}")
+        tool = object.__new__(cls)
+        any(map(call, _SLOT_SETTERS, repeat(tool), values))  # each setter returns None: all of them run
+        tool.__post_init__()
+        return tool
+
 
 def _all_str(items: tuple[Any, ...]) -> bool:
     return all(type(x) is str for x in items)
+
+
+_SLOT_SETTERS = tuple(Tool.__dict__[f.name].__set__ for f in fields(Tool))  # the slots' descriptors, in field order
 
 
 def _texts_ok(tool: Tool) -> bool:

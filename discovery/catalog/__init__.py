@@ -640,7 +640,7 @@ def tool_from_dict(raw: Mapping[str, Any], quarantine: str | None = None, shared
         schema = raw.get(key)
         if schema is not None:  # an earlier tool's schema equal to this one as written: one object for both
             record[key] = same.get(id(schema), schema) if same else schema
-    return with_hash(Tool(**record), quarantine, texts)
+    return with_hash(Tool.of_fields([*record.values(), "", None]), quarantine, texts)
 
 
 def _clean_items(items: Any) -> Any:

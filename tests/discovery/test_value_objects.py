@@ -94,6 +94,22 @@ def test_forced_as_a_string_never_reaches_the_guard() -> None:
 ])
 def test_an_invalid_tool_cannot_be_built(kwargs: dict, kind: type[Exception], field: str) -> None:
     _raises(kind, field, lambda: tooldisc.Tool(**{"name": "t", "side_effect": "none", **kwargs}))
+    _raises(kind, field, lambda: tooldisc.Tool.of_fields(_field_values({"name": "t", "side_effect": "none", **kwargs})))
+
+
+def _field_values(kwargs: dict) -> list:
+    return [kwargs.get(f.name, f.default) for f in dataclasses.fields(tooldisc.Tool)]
+
+
+def test_a_tool_of_its_fields_is_the_tool_its_init_builds() -> None:
+    kwargs = {"name": "فاکتور\u200cها", "roles": ["owner"], "aliases": ("pay",), "side_effect": "write",
+              "parameters": {"type": "object"}, "enabled": False, "definition_hash": "h", "quarantine": "q"}
+    built, direct = tooldisc.Tool(**kwargs), tooldisc.Tool.of_fields(_field_values(kwargs))
+    assert built == direct and built.roles == direct.roles == ("owner",)
+    assert [getattr(built, f.name) for f in dataclasses.fields(built)] == \
+        [getattr(direct, f.name) for f in dataclasses.fields(direct)]
+    with pytest.raises(TypeError, match="every field"):
+        tooldisc.Tool.of_fields(_field_values(kwargs)[:-1])
 
 
 def test_a_tool_takes_a_list_as_its_tuple_and_keeps_persian_joiners() -> None:
