@@ -27,6 +27,7 @@ from tooldisc.discovery.catalog.names import is_reserved
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
 from tooldisc.discovery.text import MAX_TEXT, sanitize
 from tooldisc.errors import MAX_ERROR_LINE, DataError
+from tooldisc.memory import gc_paused
 from tooldisc.terminal import clip, escape, is_clean
 
 _LIST_FIELDS = ("roles", "permissions", "domains", "aliases", "keywords", "examples", "companion_tools")
@@ -704,18 +705,19 @@ def check_catalog(data: Any, *, source: str | None = None, notes: Sequence[str] 
     (validated once: ``catalog validate`` reports both)."""
     texts: dict[int, bytes] = {}
     same: dict[int, Any] = {}
-    issues = _check(data, plain, texts, same)
-    if any(i.level == "error" for i in issues):
-        return issues, None
-    quarantined: dict[int, str] = {}
-    for issue in issues:
-        if issue.level == "quarantine":
-            i = int(issue.path.split("]")[0].split("[")[1])
-            quarantined.setdefault(i, f"{issue.path}: {issue.message}")
-    shared = SharedValues()  # equal strings and lists of the catalog's tools: one object each
-    tools = tuple(tool_from_dict(raw, quarantined.get(i), shared, texts or None, same)
-                  for i, raw in enumerate(data["tools"]))
-    del shared, texts, same
+    with gc_paused():  # hundreds of thousands of records, no cycles: see tooldisc.memory
+        issues = _check(data, plain, texts, same)
+        if any(i.level == "error" for i in issues):
+            return issues, None
+        quarantined: dict[int, str] = {}
+        for issue in issues:
+            if issue.level == "quarantine":
+                i = int(issue.path.split("]")[0].split("[")[1])
+                quarantined.setdefault(i, f"{issue.path}: {issue.message}")
+        shared = SharedValues()  # equal strings and lists of the catalog's tools: one object each
+        tools = tuple(tool_from_dict(raw, quarantined.get(i), shared, texts or None, same)
+                      for i, raw in enumerate(data["tools"]))
+        del shared, texts, same
     version = _as_str(data.get("catalog_version"))
     warnings = tuple(i for i in issues if i.level != "error")
     return issues, Catalog(tools=tools, version=version, source=source, warnings=warnings, notes=tuple(notes))

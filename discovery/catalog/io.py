@@ -72,8 +72,22 @@ def read_catalog_document(
     anything else is detected from the fields — a document mixing two formats is an
     error, never a silent conversion (:func:`~tooldisc.discovery.importers.detect_format`).
     """
-    text = read_text(path, max_bytes=catalog_max_bytes() if max_bytes is None else max_bytes, what="catalog")
+    limit = catalog_max_bytes() if max_bytes is None else max_bytes
+    if _streams(path, fmt, limit):
+        with gc_paused():
+            found = _streamed_document(path, fmt, side_effect, limit)
+        if found is not None:
+            return found[0], found[1]
+    text = read_text(path, max_bytes=limit, what="catalog")
     return _catalog_document(text, str(path), fmt, side_effect)
+
+
+def _streams(path: str | os.PathLike[str], fmt: str | None, limit: int) -> bool:
+    """Whether ``path`` is read by the streamed JSON reader: a JSON file (not JSON Lines) of :data:`LARGE`
+    bytes or more."""
+    file = str(path)
+    return line_format(file, fmt) is None and Path(file).suffix.lower() == ".json" and \
+        file_size(path, max_bytes=limit, what="catalog") >= LARGE
 
 
 def _catalog_document(text: str, file: str, fmt: str | None, side_effect: str | None) -> tuple[dict[str, Any], str]:
@@ -115,8 +129,7 @@ def load_catalog(
         raise UsageError("The 'cache' parameter must be an IndexCache (tooldisc.IndexCache.default()) or None. "
                          f"Got {type(cache).__name__} instead.")
     limit = catalog_max_bytes() if max_bytes is None else max_bytes
-    if lines is None and Path(file).suffix.lower() == ".json" and \
-            file_size(path, max_bytes=limit, what="catalog") >= LARGE:
+    if _streams(path, fmt, limit):
         loaded = _load_large_json(path, fmt, side_effect, limit, cache, notes)
         if loaded is not None:
             return loaded
@@ -164,11 +177,6 @@ def _load_large_json(path: str | os.PathLike[str], fmt: str | None, side_effect:
     digest is taken as it is read (the records cache's key is what was parsed, even if the file changes
     meanwhile). None when the whole-file path must decide (a refusal, a syntax error, a file that grew
     past the limit): that path reads it again and words the error as always."""
-    import hashlib
-
-    from tooldisc.discovery.catalog import SharedValues, share_parsed
-    from tooldisc.json_stream import loads_large_json
-
     file = str(path)
     try:
         if cache is not None:
@@ -177,8 +185,38 @@ def _load_large_json(path: str | os.PathLike[str], fmt: str | None, side_effect:
             found = _cached(cache, file_parts(_file_digest(path, limit), fmt, side_effect), file, notes, side_effect)
             if found is not None:
                 return found
-        digest, size = hashlib.sha256(), [0]
-        with open(path, "rb") as fh, gc_paused():
+        with gc_paused():
+            streamed = _streamed_document(path, fmt, side_effect, limit)
+            if streamed is None:
+                return None
+            doc, detected, digest = streamed
+            catalog = build_catalog(doc, source=file, notes=_notes(notes, detected, file, side_effect), plain=True)
+            del doc, streamed
+    except OSError:
+        return None
+    if cache is not None:
+        from tooldisc.discovery.catalog.cache import file_parts, store_records
+
+        store_records(cache, file_parts(digest, fmt, side_effect), catalog, detected)
+    return catalog
+
+
+def _streamed_document(path: str | os.PathLike[str], fmt: str | None, side_effect: str | None,
+                       limit: int) -> tuple[dict[str, Any], str, str] | None:
+    """The tooldisc catalog document of a large JSON file read in pieces (:mod:`tooldisc.json_stream`),
+    the format it was read as, and the SHA-256 of the bytes parsed (taken as they are read: the records
+    cache's key is what was parsed, even if the file changes meanwhile); equal schemas are one object from
+    the parse on. None when the whole-file path must decide (a refusal, a syntax error, a file that grew
+    past the limit, one that cannot be read): that path reads it again and words the error as always."""
+    import hashlib
+
+    from tooldisc.discovery.catalog import SharedValues, share_parsed
+    from tooldisc.json_stream import loads_large_json
+
+    file = str(path)
+    digest, size = hashlib.sha256(), [0]
+    try:
+        with open(path, "rb") as fh:
             def read(n: int) -> bytes:
                 piece = fh.read(n)
                 size[0] += len(piece)
@@ -187,25 +225,17 @@ def _load_large_json(path: str | os.PathLike[str], fmt: str | None, side_effect:
                 digest.update(piece)
                 return piece
 
-            written: dict[str, Any] = {}
+            written: dict[Any, Any] = {}
             strings = SharedValues()
             data = loads_large_json(read, each=lambda tool: share_parsed(tool, written, strings))
-            written.clear()
-            strings.clear()
-            if data is None:
-                return None
-            detected = detect_format(data, declared=fmt, file=file)
-            doc = to_catalog_document(data, detected, side_effect=side_effect, file=file)
-            del data
-            catalog = build_catalog(doc, source=file, notes=_notes(notes, detected, file, side_effect), plain=True)
-            del doc
     except OSError:
         return None
-    if cache is not None:
-        from tooldisc.discovery.catalog.cache import file_parts, store_records
-
-        store_records(cache, file_parts(digest.hexdigest(), fmt, side_effect), catalog, detected)
-    return catalog
+    written.clear()
+    strings.clear()
+    if data is None:
+        return None
+    detected = detect_format(data, declared=fmt, file=file)
+    return to_catalog_document(data, detected, side_effect=side_effect, file=file), detected, digest.hexdigest()
 
 
 def _file_digest(path: str | os.PathLike[str], limit: int) -> str:
