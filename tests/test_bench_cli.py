@@ -92,7 +92,8 @@ def test_run_bench_check_names_every_target_and_misses() -> None:
 
 def test_peak_watch_keeps_a_peak_a_later_reset_would_hide() -> None:
     """process_peak is the whole process's: a phase's peak survives the next phase's reset."""
-    import numpy as np
+    import mmap
+
     import pytest
 
     from tooldisc.evaluation.bench.measure import PeakWatch, whole_process_peak
@@ -103,8 +104,11 @@ def test_peak_watch_keeps_a_peak_a_later_reset_would_hide() -> None:
         pytest.skip("/proc/self/clear_refs is not writable here")
     rss = {"before": start, "process_peak": start + 1.0}
     watch.start("first_query")
-    block = np.ones(48 * 2**20, dtype=np.uint8)  # 48 MB resident, then freed
-    del block
+    # 48 MB made resident, then freed: fresh pages of its own mapping, so the peak rises whatever free
+    # memory the heap of a long-lived test worker holds (an allocator may place a block there instead)
+    block = mmap.mmap(-1, 48 * 2**20)
+    block.write(b"\x01" * len(block))
+    block.close()
     watch.start("diagnostic")  # the next phase: VmHWM restarts below the block's peak
     watch.stop()
     whole_process_peak(rss, watch)
