@@ -24,11 +24,10 @@ from tooldisc.discovery.text import normalize, tokenize
 def _libc_trim() -> Callable[[int], int] | None:
     try:
         import ctypes
-        import ctypes.util
 
-        name = ctypes.util.find_library("c")
-        return ctypes.CDLL(name).malloc_trim if name else None  # glibc only
-    except (OSError, AttributeError):
+        # the process's own symbols, libc's among them: find_library would run ldconfig in a subprocess
+        return ctypes.CDLL(None).malloc_trim  # glibc only
+    except (OSError, AttributeError, TypeError):
         return None
 
 
