@@ -22,7 +22,6 @@ import codecs
 import io
 import json
 from collections.abc import Callable
-from functools import cache
 from json.decoder import WHITESPACE, scanstring
 from typing import Any
 
@@ -171,12 +170,13 @@ def _array(w: _Window, scan: Any, each: Callable[[Any], None] | None) -> list[An
         w.pos += 1
         return items
     limit = documents.MAX_DEPTH - 2
-    plain, dumps = _plain_scan()
+    decoder, dumps = documents.plain_decoder()
+    plain = None if decoder is None else decoder.scan_once
     while True:
         w.skip()
         value, end = _scan(w, plain or scan, ",]")
         _check_text(w.text, limit, w.pos, end)
-        if plain is not None and not _keys_unique(w.text, w.pos, end, value, dumps):
+        if plain is not None and not documents.keys_unique(w.text, w.pos, end, value, dumps):
             value, end = scan(w.text, w.pos)  # the hooked parse: refuses a key given twice, or agrees
         if each is not None:
             each(value)
@@ -191,33 +191,3 @@ def _array(w: _Window, scan: Any, each: Callable[[Any], None] | None) -> list[An
         w.pos += 1
         if w.pos > w.chunk:  # the window stays about one chunk long
             w.drop()
-
-
-@cache
-def _plain_scan() -> tuple[Any, Any]:
-    """The element parser without the duplicate-key hook, and orjson's ``dumps`` that checks it instead
-    (:func:`_keys_unique`); (None, None) without orjson. The hook is a Python call per object (770,000
-    at 100,000 tools); without it the C scanner builds each dict itself. Numbers and constants keep
-    their refusing hooks."""
-    try:
-        import orjson
-    except ImportError:
-        return None, None
-    decoder = json.JSONDecoder(parse_constant=documents._no_constant, parse_float=documents._finite_float)
-    return decoder.scan_once, orjson.dumps
-
-
-def _keys_unique(text: str, start: int, end: int, value: Any, dumps: Any) -> bool:
-    """Whether no object of the value parsed from ``text[start:end]`` was given a key twice, by counting
-    colons. Without ``\\u003`` escapes every colon of a decoded string is a colon of the text, so the
-    text holds one colon per key as written plus those of its strings; the value written again (orjson
-    never escapes a colon) holds one per key kept plus those of the strings kept. A key given twice
-    drops a pair, with its colon, so the text holds more. False (the hooked parse decides) when they
-    differ, when an escape could hide a colon, or when orjson cannot write the value."""
-    if text.find("\\u003", start, end) >= 0:
-        return False
-    try:
-        again = dumps(value)
-    except TypeError:
-        return False
-    return again.count(b":") == text.count(":", start, end)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import examples
-from tooldisc import json_stream
+from tooldisc import documents, json_stream
 from tooldisc.discovery.catalog import io as catalog_io
 from tooldisc.discovery.catalog.io import load_catalog
 from tooldisc.documents import MAX_DEPTH, loads_json
@@ -25,11 +26,27 @@ VALUE = st.recursive(SCALAR, lambda c: st.lists(c, max_size=4) | st.dictionaries
 
 
 def _whole(raw: bytes) -> tuple[bool, str | None]:
-    """(parsed, the value as JSON text) by the whole-text parse, or (False, None) when it refuses."""
+    """(parsed, the value as JSON text) by the whole-text parse with the duplicate-key hook on every object
+    (the oracle: no colon count), or (False, None) when it refuses."""
     try:
-        return True, json.dumps(loads_json(raw.decode("utf-8-sig")))
+        with patch.object(documents, "plain_decoder", lambda: (None, None)):
+            return True, json.dumps(loads_json(raw.decode("utf-8-sig")))
     except (ValueError, UnicodeDecodeError, DataError):
         return False, None
+
+
+@settings(max_examples=examples(1500, local=200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(elements=st.lists(st.from_regex(r"\A[ab:]{0,3}\Z") | st.just("\\u003a"), max_size=4), nested=st.booleans())
+def test_the_whole_text_parse_counts_colons_as_the_hook_decides(elements: list[str], nested: bool) -> None:
+    """The whole-text parse without the hook (orjson there) refuses and returns what the hooked one does."""
+    body = "{" + ", ".join(f'"{k}": "{k}"' for k in elements) + "}"
+    text = '{"x": [' + body + "]}" if nested else body
+    _, whole = _whole(text.encode())
+    try:
+        got = json.dumps(loads_json(text))
+    except DataError:
+        got = None
+    assert got == whole
 
 
 def _stream(raw: bytes, chunk: int) -> str | None:
@@ -116,14 +133,14 @@ def test_a_key_given_twice_is_refused_without_the_hook_as_with_it(elements: list
 
 
 def test_the_colon_count_tells_a_key_given_twice() -> None:
-    plain, dumps = json_stream._plain_scan()
-    if plain is None:
+    decoder, dumps = documents.plain_decoder()
+    if decoder is None:
         pytest.skip("orjson is not installed: every element goes through the hooked parse")
     for text, unique in [('{"a": 1, "b": "x:y"}', True), ('{"a": 1, "a": "x:y"}', False),
                          ('{"a:": {"b": 1}, "a:": 2}', False), ('[{"k": 1}, {"k": 2}]', True),
                          ('{"a": "\\u003a", "a": 1}', False), ('{"a": "\\u003a"}', False)]:
-        value, end = plain(text, 0)
-        assert json_stream._keys_unique(text, 0, end, value, dumps) is unique, text
+        value, end = decoder.scan_once(text, 0)
+        assert documents.keys_unique(text, 0, end, value, dumps) is unique, text
 
 
 def _big_catalog(tmp_path: Path, tools: list[dict]) -> Path:
