@@ -13,7 +13,7 @@ import hashlib
 import json
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from importlib import resources
@@ -242,13 +242,11 @@ def _fields_json(fields: dict[str, Any]) -> bytes:
     booleans, None and tuples of strings (what :class:`Tool` admits there). orjson writes them byte for
     byte as :func:`canonical_json` does (the same escapes: ``tests/discovery/test_load_path.py``) at a
     tenth of its time; without orjson, or for a string it refuses (a lone surrogate), the json module."""
-    fast = _orjson()
-    if fast is not None:
-        try:
-            return fast.dumps(fields)
-        except TypeError:
-            pass
-    return canonical_json(fields).encode("utf-8")
+    return _native_json(fields, _canonical_bytes)  # type: ignore[return-value]
+
+
+def _canonical_bytes(value: Any) -> bytes:
+    return canonical_json(value).encode("utf-8")
 
 
 def _schema_bytes(value: Any, texts: Mapping[int, bytes]) -> bytes:
@@ -274,13 +272,19 @@ def written_key(value: Any) -> bytes | str:
     write the value (an integer past 64 bits, no orjson): the same value always takes the same path,
     and bytes never equal a text. Only for values the hardened parser could return (orjson writes a NaN,
     which it never returns, as ``null``)."""
+    return _native_json(value, _exact_json)
+
+
+def _native_json(value: Any, fallback: Callable[[Any], bytes | str]) -> bytes | str:
+    """orjson's bytes of ``value`` (keys in their order), or ``fallback``'s where orjson is missing or
+    cannot write it."""
     fast = _orjson()
     if fast is not None:
         try:
             return fast.dumps(value)
         except TypeError:
             pass
-    return _exact_json(value)
+    return fallback(value)
 
 
 # The canonical record's keys in order: the schemas sit right before companion_tools (compact_parameters)
