@@ -7,9 +7,10 @@ by element — are parsed from a window of text that is dropped as it is consume
 bytes and the document.
 
 The same parser decides: every value goes through the hardened decoder of
-:mod:`tooldisc.documents` (duplicate keys, NaN and infinities, long numbers refused by its
-hooks), nesting is measured on each consumed piece's text as the whole-text parse measures it, and a
-lone surrogate escape is looked for the same way. Anything this reader does not take plainly — a
+:mod:`tooldisc.documents` (NaN and infinities, long numbers refused by its hooks; a key given twice
+found by its colon count, the hooked parse deciding any doubt: :func:`tooldisc.documents.keys_unique`),
+nesting is measured on each element's text as the whole-text parse measures it, and a lone surrogate
+escape is looked for the same way. Anything this reader does not take plainly — a
 refusal, a syntax error, a root that is not an object, a key given twice, bytes that are not UTF-8 —
 makes it answer None, and the caller parses the whole text as before, which refuses the document with
 its message and place. So it returns exactly what that parse returns, or nothing
