@@ -212,11 +212,21 @@ def plain_decoder() -> tuple[json.JSONDecoder | None, Any]:
     given twice instead (:func:`keys_unique`); (None, None) without orjson. The hook is a Python call
     per object (770,000 in a 100,000-tool catalog); without it the C scanner builds each dict itself.
     Numbers and constants keep their refusing hooks."""
+    dumps = native_dumps()
+    if dumps is None:
+        return None, None
+    return json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float), dumps
+
+
+@cache
+def native_dumps() -> Callable[[Any], bytes] | None:
+    """orjson's ``dumps`` (JSON as UTF-8 bytes, keys in their order, at C speed), or None where orjson is
+    not installed: every caller then has the json module's answer, slower, the same."""
     try:
         import orjson
     except ImportError:
-        return None, None
-    return json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float), orjson.dumps
+        return None
+    return orjson.dumps
 
 
 def keys_unique(text: str, start: int, end: int, value: Any, dumps: Any) -> bool:

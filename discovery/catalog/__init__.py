@@ -26,25 +26,22 @@ from tooldisc.closed_schema import key_problems
 from tooldisc.discovery.catalog.names import is_reserved
 from tooldisc.discovery.model import SIDE_EFFECTS, Tool
 from tooldisc.discovery.text import MAX_TEXT, sanitize
+from tooldisc.documents import native_dumps
 from tooldisc.errors import MAX_ERROR_LINE, DataError
 from tooldisc.memory import gc_paused
 from tooldisc.terminal import clip, escape, is_clean
 
 _LIST_FIELDS = ("roles", "permissions", "domains", "aliases", "keywords", "examples", "companion_tools")
-_BOOL_DEFAULTS = {
-    "requires_approval": False,
-    "always_confirm": False,
-    "tenant_required": False,
-    "is_core": False,
-    "enabled": True,
-    "deprecated": False,
-}
+# A record's defaults are the Tool's own (absent or null fields keep them); its flags are its bool fields
+_RECORD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Tool)
+                                    if f.name not in ("definition_hash", "quarantine")}
+_FLAG_FIELDS: tuple[str, ...] = tuple(name for name, default in _RECORD_DEFAULTS.items() if type(default) is bool)
 _UNTRUSTED_LISTS = ("aliases", "keywords", "examples")
 # Identifiers that are printed and compared as written: a control, bidi or line
 # separator character in one is an error at load (issue 10 item 12), not a display bug.
 _IDENTIFIER_FIELDS = ("name", "namespace", "replacement")
 _IDENTIFIER_LISTS = ("roles", "permissions", "companion_tools")
-TOOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Tool) if f.name not in ("definition_hash", "quarantine"))
+TOOL_FIELDS: tuple[str, ...] = tuple(_RECORD_DEFAULTS)
 _SCHEMA_FIELDS = ("parameters", "compact_parameters", "output_schema")
 CATALOG_FIELDS: tuple[str, ...] = ("catalog_version", "tools")
 # Fields that decide who may reach a tool (DESIGN §4, and the plan's read-only rule): never
@@ -256,16 +253,6 @@ def _schema_bytes(value: Any, texts: Mapping[int, bytes]) -> bytes:
     return text if text is not None else canonical_json(tool_to_dict_value(value)).encode("utf-8")
 
 
-@functools.cache
-def _orjson() -> Any:
-    """The orjson module, or None where it is not installed (the json module then writes every text)."""
-    try:
-        import orjson
-    except ImportError:
-        return None
-    return orjson
-
-
 def written_key(value: Any) -> bytes | str:
     """A key two plain-JSON values share exactly when they are equal as written: keys in their order,
     ``1``, ``1.0`` and ``true`` apart. orjson's bytes, or the json module's text where orjson cannot
@@ -278,10 +265,10 @@ def written_key(value: Any) -> bytes | str:
 def _native_json(value: Any, fallback: Callable[[Any], bytes | str]) -> bytes | str:
     """orjson's bytes of ``value`` (keys in their order), or ``fallback``'s where orjson is missing or
     cannot write it."""
-    fast = _orjson()
-    if fast is not None:
+    dumps = native_dumps()
+    if dumps is not None:
         try:
-            return fast.dumps(value)
+            return dumps(value)
         except TypeError:
             pass
     return fallback(value)
@@ -357,8 +344,8 @@ def _check(data: Any, plain: bool | None, texts: dict[int, bytes], same: dict[in
     written: dict[Any, tuple[Any, Any]] = {}  # a schema's written_key → (its canonical bytes, the first such object)
     # (parameters, compact_parameters, output_schema) objects, by id, that together gave no finding: what
     # _tool_schema_issues finds depends on those three objects alone (a missing parameters is a warning,
-    # never clean), and equal schemas of a parsed document are one object, so 100,000 tools sharing 180
-    # schemas check about 180 trios. The ids stay the objects' own: `tools` holds them through the loop.
+    # never clean), and equal schemas of a streamed document are one object from its parse on, so 100,000
+    # tools sharing 180 schemas check about 180 trios. The ids stay the objects' own: `tools` holds them through the loop.
     clean: set[tuple[int, int, int]] = set()
     for i, raw in enumerate(tools):
         if type(raw) is not dict and not isinstance(raw, Mapping):  # a parsed record is a dict: no ABC check
@@ -665,13 +652,12 @@ _SHARED_TEXTS = (*_OPTIONAL_TEXTS, "side_effect", "schema_version")
 # How tool_from_dict reads each field a record may hold (None: read apart, or not a field)
 _TEXT, _KEEP, _FLAG, _LIST, _ITEMS = "text", "keep", "flag", "list", "items"
 _FIELD_KIND: dict[str, str] = {**dict.fromkeys((*_OPTIONAL_TEXTS, "schema_version"), _TEXT), "side_effect": _KEEP,
-                               **dict.fromkeys(_BOOL_DEFAULTS, _FLAG), **dict.fromkeys(_LIST_FIELDS, _LIST),
+                               **dict.fromkeys(_FLAG_FIELDS, _FLAG), **dict.fromkeys(_LIST_FIELDS, _LIST),
                                **dict.fromkeys(_UNTRUSTED_LISTS, _ITEMS)}
 _SCHEMA = "schema"
 # What share_parsed shares of a just-parsed record
 _PARSED_KIND: dict[str, str] = {**dict.fromkeys(_SHARED_TEXTS, _TEXT), **dict.fromkeys(_LIST_FIELDS, _LIST),
                                 **dict.fromkeys(_SCHEMA_FIELDS, _SCHEMA)}
-_RECORD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Tool) if f.name in TOOL_FIELDS}
 _MAX_ITEM = 500  # the length an alias, keyword or example is cut to
 _STR_ONLY = frozenset((str,))
 

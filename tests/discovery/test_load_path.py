@@ -96,7 +96,7 @@ def test_the_json_module_alone_gives_the_same_hashes(monkeypatch: pytest.MonkeyP
     raw = {"name": "a", "description": "x\u200c\"y\\", "roles": ["r"], "aliases": ["\u0641"], "parameters": {"b": 1.5, "a": [True]}}
     texts = {id(raw["parameters"]): canonical_json(raw["parameters"]).encode("utf-8")}
     fast = definition_hash(tool_from_dict(raw), texts)
-    monkeypatch.setattr("tooldisc.discovery.catalog._orjson", lambda: None)
+    monkeypatch.setattr("tooldisc.discovery.catalog.native_dumps", lambda: None)
     assert definition_hash(tool_from_dict(raw), texts) == fast == definition_hash(tool_from_dict(raw))
 
 
