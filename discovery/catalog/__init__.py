@@ -258,8 +258,10 @@ def written_key(value: Any) -> bytes | str:
     ``1``, ``1.0`` and ``true`` apart. orjson's bytes, or the json module's text where orjson cannot
     write the value (an integer past 64 bits, no orjson): the same value always takes the same path,
     and bytes never equal a text. Only for values the hardened parser could return (orjson writes a NaN,
-    which it never returns, as ``null``)."""
-    return _native_json(value, _exact_json)
+    which it never returns, as ``null``). The bytes are a copy of orjson's: the object orjson returns pins
+    the 4 KB block it wrote into (100,000 kept keys held 400 MB)."""
+    key = _native_json(value, _exact_json)
+    return memoryview(key).tobytes() if type(key) is bytes else key
 
 
 def _native_json(value: Any, fallback: Callable[[Any], bytes | str]) -> bytes | str:
