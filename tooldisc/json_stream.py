@@ -68,13 +68,13 @@ class _GiveUp(Exception):
     """The whole-text parse decides (and words) this document."""
 
 
-def loads_large_json(raw: bytes | Callable[[int], bytes], *, array_key: str = "tools", each: Callable[[Any], None] | None = None,
+def loads_large_json(raw: bytes | Callable[[int], bytes], *, array_key: str = "tools", each: Callable[[Any], Any] | None = None,
                      chunk: int = CHUNK) -> Any | None:
     """The JSON document of ``raw`` (bytes, or a function reading the next ``n`` bytes, ``b""`` at the end) as
     :func:`tooldisc.documents.loads_json` returns it for its text, parsed piece by piece (see
     the module docstring), or None: anything the whole-text parse must decide. ``each`` is called with
-    every element of the array as it is parsed (the catalog loader shares equal schemas there, before
-    the next one is parsed)."""
+    every element of the array as it is parsed and returns what the array holds in its place (the catalog
+    loader shares equal keys, texts and schemas there, before the next one is parsed)."""
     read = io.BytesIO(raw).read if isinstance(raw, bytes) else raw
     try:
         return _parse(_Window(read, chunk), array_key, each)
@@ -132,7 +132,7 @@ def _key(w: _Window) -> str:
         return key
 
 
-def _parse(w: _Window, array_key: str, each: Callable[[Any], None] | None) -> dict[str, Any]:
+def _parse(w: _Window, array_key: str, each: Callable[[Any], Any] | None) -> dict[str, Any]:
     scan = documents._strict_decoder().scan_once
     if w.skip() != "{":
         raise _GiveUp
@@ -161,7 +161,7 @@ def _parse(w: _Window, array_key: str, each: Callable[[Any], None] | None) -> di
     return out
 
 
-def _array(w: _Window, scan: Any, each: Callable[[Any], None] | None) -> list[Any]:
+def _array(w: _Window, scan: Any, each: Callable[[Any], Any] | None) -> list[Any]:
     """The array at the window's position, element by element; each element's text is checked (nesting
     below the array's level, surrogates) as it is parsed, and dropped from the window as it moves on.
     Elements are balanced, so nesting measured per element is what the whole array's text gives."""
@@ -180,7 +180,7 @@ def _array(w: _Window, scan: Any, each: Callable[[Any], None] | None) -> list[An
         if plain is not None and not documents.keys_unique(w.text, w.pos, end, value, dumps):
             value, end = scan(w.text, w.pos)  # the hooked parse: refuses a key given twice, or agrees
         if each is not None:
-            each(value)
+            value = each(value)
         items.append(value)
         w.pos = end
         sep = w.skip()

@@ -183,3 +183,29 @@ def test_the_loader_words_a_bad_large_file_as_before(tmp_path: Path, monkeypatch
                 load_catalog(path, **kwargs)
             messages.append(str(refused.value))
         assert messages[0] == messages[1]
+
+
+@settings(max_examples=examples(300, local=60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tools=st.lists(st.fixed_dictionaries({}, optional={
+    "name": TEXT, "roles": st.lists(st.sampled_from(["owner", "admin", ""]), max_size=3),
+    "parameters": st.sampled_from([{"type": "object"}, {"type": "object", "properties": {}}, None]),
+    "namespace": st.sampled_from(["a", "b"]), "x-extra": VALUE}), max_size=6), chunk=st.integers(1, 64))
+def test_what_each_returns_is_what_the_array_holds(tools: list[dict], chunk: int) -> None:
+    """The loader's hook hands back a new record with shared keys and values: the document is the one the
+    whole-text parse gives, and equal keys, roles and schemas of different tools are one object."""
+    from tooldisc.discovery.catalog import SharedValues, share_parsed
+
+    raw = json.dumps({"tools": tools}).encode()
+    written: dict = {}
+    strings = SharedValues()
+    got = json_stream.loads_large_json(raw, each=lambda tool: share_parsed(tool, written, strings), chunk=chunk)
+    assert json.dumps(got) == _whole(raw)[1]
+    firsts: dict = {}  # the first equal string met
+    schemas: dict = {}  # the first equal schema met, by its text
+    for tool in got["tools"]:
+        for key, value in tool.items():
+            assert firsts.setdefault(key, key) is key
+            if key == "parameters" and value is not None:
+                assert schemas.setdefault(json.dumps(value), value) is value
+            if key in ("roles", "namespace"):
+                assert all(firsts.setdefault(item, item) is item for item in ([value] if key == "namespace" else value))
