@@ -554,10 +554,23 @@ def share_parsed(raw: Any, written: dict[Any, Any], strings: SharedValues) -> An
             if kind is _LIST and value and _STR_ONLY.issuperset(map(type, value)):
                 raw[key] = list(map(keep, value, value))
         elif type(value) is dict and kind is _SCHEMA:
-            first = written.setdefault(written_key(value), value)
-            if first is not value:
-                raw[key] = first
+            exact = written_key(value)
+            first = written.get(exact)
+            if first is None:  # a schema new to the document, kept by its tool: its strings shared too
+                first = written[exact] = _shared_json(value, keep)
+            raw[key] = first
     return raw
+
+
+def _shared_json(value: Any, keep: Callable[[str, str], str]) -> Any:
+    """A copy of a parsed JSON value whose strings (keys too) are ``keep``'s: a catalog of 100,000 distinct
+    schemas repeats ``type``, ``properties`` and ``string`` in every one."""
+    kind = type(value)
+    if kind is dict:
+        return {keep(k, k): _shared_json(v, keep) for k, v in value.items()}
+    if kind is list:
+        return [_shared_json(v, keep) for v in value]
+    return keep(value, value) if kind is str else value
 
 
 class SharedValues(dict[Any, Any]):

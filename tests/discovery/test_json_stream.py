@@ -192,7 +192,8 @@ def test_the_loader_words_a_bad_large_file_as_before(tmp_path: Path, monkeypatch
     "namespace": st.sampled_from(["a", "b"]), "x-extra": VALUE}), max_size=6), chunk=st.integers(1, 64))
 def test_what_each_returns_is_what_the_array_holds(tools: list[dict], chunk: int) -> None:
     """The loader's hook hands back a new record with shared keys and values: the document is the one the
-    whole-text parse gives, and equal keys, roles and schemas of different tools are one object."""
+    whole-text parse gives, and equal keys, roles and schemas of different tools (and the strings inside
+    different schemas) are one object."""
     from tooldisc.discovery.catalog import SharedValues, share_parsed
 
     raw = json.dumps({"tools": tools}).encode()
@@ -207,5 +208,7 @@ def test_what_each_returns_is_what_the_array_holds(tools: list[dict], chunk: int
             assert firsts.setdefault(key, key) is key
             if key == "parameters" and value is not None:
                 assert schemas.setdefault(json.dumps(value), value) is value
+                assert all(firsts.setdefault(k, k) is k and firsts.setdefault(v, v) is v
+                           for k, v in value.items() if type(v) is str)  # inside distinct schemas too
             if key in ("roles", "namespace"):
                 assert all(firsts.setdefault(item, item) is item for item in ([value] if key == "namespace" else value))
