@@ -18,6 +18,15 @@ import math
 from collections.abc import Collection, Mapping
 from typing import Any
 
+_NOT_MAPPINGS = frozenset((str, int, float, bool, type(None), list, tuple))
+
+
+def is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, with JSON's own types answered before the ABC's check: a catalog's
+    schema checks ask it about every node and value of every distinct schema."""
+    kind = type(value)
+    return kind is dict or (kind not in _NOT_MAPPINGS and isinstance(value, Mapping))
+
 
 def shown(value: Any) -> str:
     """``repr`` of a caller's value, cut so an error stays one short line."""

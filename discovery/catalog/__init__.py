@@ -30,6 +30,7 @@ from tooldisc.documents import native_dumps
 from tooldisc.errors import MAX_ERROR_LINE, DataError
 from tooldisc.memory import gc_paused
 from tooldisc.terminal import clip, escape, is_clean
+from tooldisc.values import is_mapping
 
 _LIST_FIELDS = ("roles", "permissions", "domains", "aliases", "keywords", "examples", "companion_tools")
 # A record's defaults are the Tool's own (absent or null fields keep them); its flags are its bool fields
@@ -448,20 +449,15 @@ def _compact_shape_ok(raw: Mapping[str, Any]) -> bool:
     lists (compact and full). A wrong shape is already a catalog error (issue 10 item 6),
     so the schema checks below skip it instead of raising AttributeError on it."""
     compact, params = raw.get("compact_parameters"), raw.get("parameters")
-    if not _is_mapping(compact):
+    if not is_mapping(compact):
         return False
     properties, required = compact.get("properties"), compact.get("required")
-    if not (properties is None or _is_mapping(properties)) or not (required is None or isinstance(required, list)):
+    if not (properties is None or is_mapping(properties)) or not (required is None or isinstance(required, list)):
         return False
-    if _is_mapping(params):
+    if is_mapping(params):
         required = params.get("required")
         return required is None or isinstance(required, list)
     return True
-
-
-def _is_mapping(value: Any) -> bool:
-    """``isinstance(value, Mapping)``, with the parser's dict answered before the ABC's (slow) check."""
-    return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
 def _schema_message(error: Any) -> str:
@@ -490,7 +486,7 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
     compact_ok = _compact_shape_ok(raw)
     for key in ("parameters", "compact_parameters", "output_schema"):
         schema = raw.get(key)
-        if _is_mapping(schema) and (compact_ok or key != "compact_parameters"):
+        if is_mapping(schema) and (compact_ok or key != "compact_parameters"):
             kind = "output" if key == "output_schema" else "argument"
             seen = None
             if sound is not None:
@@ -514,7 +510,7 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
             elif seen is not None:
                 sound.add(seen)
     compact = raw.get("compact_parameters")
-    if compact_ok and _is_mapping(params) and _is_mapping(compact):
+    if compact_ok and is_mapping(params) and is_mapping(compact):
         required = params.get("required") or []
         kept = (compact.get("properties") or {}).keys()
         missing = [r for r in required if isinstance(r, str) and r not in kept]

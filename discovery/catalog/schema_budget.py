@@ -36,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tooldisc.values import is_mapping
+
 # Steps one call's validation may take. Measured with jsonschema 4.26 on the
 # development machine (benchmarks/schema_budget.py, nine kinds of work scaled to the
 # budget): 0.8-4.1 µs a step, the slowest being anyOf fan-out and long strings under a
@@ -91,17 +93,17 @@ class SchemaGraph:
 
 def own_steps(node: Any) -> int:
     """Steps of one evaluation of ``node`` against one value, not counting its subschemas."""
-    if not isinstance(node, Mapping):
+    if not is_mapping(node):
         return NODE_STEPS
     steps = NODE_STEPS + len(node)
     for key in ("properties", "required", "type", "dependentSchemas"):
         value = node.get(key)
-        if isinstance(value, Mapping | list):
+        if isinstance(value, list) or is_mapping(value):
             steps += len(value)
     if isinstance(node.get("enum"), list):
         steps += -(-len(node["enum"]) // ENUM_PER_STEP)
     deps = node.get("dependentRequired")
-    if isinstance(deps, Mapping):
+    if is_mapping(deps):
         steps += sum(len(v) for v in deps.values() if isinstance(v, list))
     if "$ref" in node:
         steps += REF_STEPS
@@ -116,7 +118,7 @@ def build_graph(positions: Mapping[Path, Any], targets: Mapping[Path, Path]) -> 
     only, no in-place cycle): :func:`tooldisc.discovery.catalog.schema_check.schema_problem`
     builds the graph after them.
     """
-    paths = [p for p, node in positions.items() if isinstance(node, Mapping | bool)]
+    paths = [p for p, node in positions.items() if isinstance(node, bool) or is_mapping(node)]
     ids = {p: i for i, p in enumerate(paths)}
     schemas = [positions[p] for p in paths]
     n = len(paths)
@@ -130,7 +132,7 @@ def build_graph(positions: Mapping[Path, Any], targets: Mapping[Path, Path]) -> 
     unevaluated: list[bool] = []
     for i in range(n):
         node, path = schemas[i], paths[i]
-        if not isinstance(node, Mapping):
+        if not is_mapping(node):
             in_place.append(())
             props.append({})
             every_key.append(())
@@ -148,16 +150,16 @@ def build_graph(positions: Mapping[Path, Any], targets: Mapping[Path, Path]) -> 
         for key in _IN_PLACE_LIST:
             if isinstance(node.get(key), list):
                 edges += [at(key, j) for j in range(len(node[key]))]
-        if isinstance(node.get("dependentSchemas"), Mapping):
+        if is_mapping(node.get("dependentSchemas")):
             edges += [at("dependentSchemas", str(k)) for k in node["dependentSchemas"]]
         if path in targets:
             edges.append(ids.get(targets[path]))
         in_place.append(tuple(e for e in edges if e is not None))
         declared = node.get("properties")
         props.append({str(k): j for k in declared if (j := at("properties", str(k))) is not None}
-                     if isinstance(declared, Mapping) else {})
+                     if is_mapping(declared) else {})
         patterns = node.get("patternProperties")
-        keys = [at("patternProperties", str(k)) for k in patterns] if isinstance(patterns, Mapping) else []
+        keys = [at("patternProperties", str(k)) for k in patterns] if is_mapping(patterns) else []
         keys += [at(k) for k in _EVERY_KEY if k in node]
         every_key.append(tuple(k for k in keys if k is not None))
         names.append(at("propertyNames") if "propertyNames" in node else None)
@@ -384,7 +386,7 @@ def _size(value: Any, cap: int) -> int:
         count += 1
         if isinstance(node, str):
             count += len(node) // CHARS_PER_STEP
-        elif isinstance(node, Mapping):
+        elif is_mapping(node):
             todo.extend(node.values())
             todo.extend(node.keys())
         elif isinstance(node, list | tuple):
@@ -394,7 +396,7 @@ def _size(value: Any, cap: int) -> int:
 
 def _extra(schema: Any, value: Any, reach: int, cap: int) -> int:
     """Steps of one evaluation of ``schema`` that grow with ``value`` (equality scans, key matching)."""
-    if not isinstance(schema, Mapping):
+    if not is_mapping(schema):
         return 0
     steps = 0
     if isinstance(schema.get("enum"), list) or "const" in schema or (
@@ -408,9 +410,9 @@ def _extra(schema: Any, value: Any, reach: int, cap: int) -> int:
             steps += len(value) * size
     if isinstance(value, str) and "pattern" in schema:  # RE2 is linear in the text
         steps += len(value) // CHARS_PER_STEP
-    if isinstance(value, Mapping):
+    if is_mapping(value):
         patterns = schema.get("patternProperties")
-        npat = len(patterns) if isinstance(patterns, Mapping) else 0
+        npat = len(patterns) if is_mapping(patterns) else 0
         scans = len(value) + sum(len(k) for k in value if isinstance(k, str)) // CHARS_PER_STEP
         steps += npat * scans
         if "additionalProperties" in schema:
@@ -443,7 +445,7 @@ def call_steps(graph: SchemaGraph, arguments: Any, limit: int = MAX_VALIDATION_S
         desc = [(node, count) for node, count in closed.items() if graph.descends(node)]
         if not desc:
             continue
-        if isinstance(value, Mapping):
+        if is_mapping(value):
             for key, child in value.items():
                 nxt: dict[int, int] = {}
                 named: dict[int, int] = {}

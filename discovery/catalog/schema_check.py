@@ -47,6 +47,7 @@ from tooldisc.discovery.catalog.schema_budget import (
     own_steps,
     value_steps,
 )
+from tooldisc.values import is_mapping
 
 MAX_SCHEMA_DEPTH = 64  # JSON nesting of one schema document (objects and arrays)
 MAX_ARGUMENT_DEPTH = 64  # JSON nesting of a call's arguments
@@ -57,6 +58,10 @@ _ONE = ("additionalProperties", "contains", "not", "if", "then", "else", "proper
         "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items")
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA_KEYS = frozenset((*_ONE, *_MAP, *_LIST))
+# What _node_problem looks at: a node holding none of them has no problem of its own and adds no use
+_NODE_KEYS = frozenset(("$schema", "$id", "$dynamicRef", "$ref", "pattern", "patternProperties",
+                        "unevaluatedProperties", "unevaluatedItems"))
 # Applicators that evaluate their subschemas against the *same* instance: a cycle
 # through only these (and $ref) never ends, whatever the arguments are.
 _IN_PLACE_ONE = ("not", "if", "then", "else")
@@ -100,11 +105,12 @@ class Validation:
 
 
 def json_depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects/arrays deeper than ``limit``, without recursing."""
+    """Whether ``value`` nests objects/arrays deeper than ``limit``, without recursing (only containers
+    are stacked: a schema's values are mostly strings)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, Mapping):
+        if type(node) is dict or is_mapping(node):
             children: Any = node.values()
         elif isinstance(node, list | tuple):
             children = node
@@ -112,8 +118,11 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
             continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        stack.extend((child, depth + 1) for child in children if type(child) not in _SCALARS)
     return False
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))  # never stacked: exactly these types hold no value
 
 
 def _dotted(parts: tuple[str | int, ...]) -> str:
@@ -168,7 +177,7 @@ def _subschemas(node: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...]
                 yield (key,), value
     for key in _MAP:
         value = node.get(key)
-        if isinstance(value, Mapping):
+        if is_mapping(value):
             yield from (((key, str(k)), v) for k, v in value.items())
     for key in _LIST:
         value = node.get(key)
@@ -179,15 +188,15 @@ def _subschemas(node: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...]
 def _in_place(node: Mapping[str, Any]) -> Iterator[tuple[str | int, ...]]:
     """Relative paths of the subschemas evaluated against the same instance as ``node``."""
     for key in _IN_PLACE_ONE:
-        if isinstance(node.get(key), Mapping):
+        if is_mapping(node.get(key)):
             yield (key,)
     for key in _IN_PLACE_LIST:
         value = node.get(key)
         if isinstance(value, list):
-            yield from ((key, i) for i, v in enumerate(value) if isinstance(v, Mapping))
+            yield from ((key, i) for i, v in enumerate(value) if is_mapping(v))
     deps = node.get("dependentSchemas")
-    if isinstance(deps, Mapping):
-        yield from (("dependentSchemas", str(k)) for k, v in deps.items() if isinstance(v, Mapping))
+    if is_mapping(deps):
+        yield from (("dependentSchemas", str(k)) for k, v in deps.items() if is_mapping(v))
 
 
 def _pointer(ref: str) -> tuple[str, ...] | None:
@@ -222,7 +231,7 @@ def argument_schema_problem(schema: Any, *, meta: bool = True, plain: bool | Non
     can have, so the tool is quarantined rather than exported under a type it
     does not declare.
     """
-    if isinstance(schema, Mapping) and "type" in schema and schema["type"] != "object":
+    if is_mapping(schema) and "type" in schema and schema["type"] != "object":
         return SchemaProblem("type", f"an argument schema must have type 'object' at its root (tool arguments are "
                                      f"a JSON object); got {_short(schema['type'])}")
     return schema_problem(schema, meta=meta, plain=plain)
@@ -242,7 +251,7 @@ def _analyse(schema: Any, *, meta: bool, plain: bool | None = None,
     """
     if isinstance(schema, bool):
         return None, None
-    if not isinstance(schema, Mapping):
+    if not is_mapping(schema):
         return SchemaProblem("(root)", f"a schema must be an object or a boolean; got {type(schema).__name__}"), None
     if json_depth_exceeds(schema, MAX_SCHEMA_DEPTH):
         return SchemaProblem("(root)", f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"), None
@@ -259,14 +268,16 @@ def _analyse(schema: Any, *, meta: bool, plain: bool | None = None,
         path, node = stack.pop()
         if isinstance(node, bool):
             positions[path] = node
-        if not isinstance(node, Mapping):
+        if not is_mapping(node):
             continue
         nodes[path] = node
         positions[path] = node
-        problem = _node_problem(path, node, refs, uses)
-        if problem is not None:
-            return problem, None
-        stack.extend(((*path, *rel), child) for rel, child in reversed(list(_subschemas(node))))
+        if not _NODE_KEYS.isdisjoint(node):  # most nodes (a property's type) hold none of these keywords
+            problem = _node_problem(path, node, refs, uses)
+            if problem is not None:
+                return problem, None
+        if not _SUBSCHEMA_KEYS.isdisjoint(node):
+            stack.extend(((*path, *rel), child) for rel, child in reversed(list(_subschemas(node))))
     if {"patternProperties", "unevaluatedProperties"} <= uses:
         return SchemaProblem("(root)", "unevaluatedProperties together with patternProperties is not supported "
                                        "(it would be evaluated with a backtracking regex engine)"), None
@@ -302,16 +313,15 @@ def _analyse(schema: Any, *, meta: bool, plain: bool | None = None,
 
 def _node_problem(path: tuple[str | int, ...], node: Mapping[str, Any],
                   refs: list[tuple[tuple[str | int, ...], str]], uses: set[str]) -> SchemaProblem | None:
-    where = _dotted(path)
     if path and ("$schema" in node or "$id" in node):
         key = "$schema" if "$schema" in node else "$id"
-        return SchemaProblem(where, f"{key} is allowed only at the root of a tool schema")
+        return SchemaProblem(_dotted(path), f"{key} is allowed only at the root of a tool schema")
     if "$dynamicRef" in node:
-        return SchemaProblem(where, "$dynamicRef is not supported in tool schemas")
+        return SchemaProblem(_dotted(path), "$dynamicRef is not supported in tool schemas")
     ref = node.get("$ref")
     if ref is not None:
         if not isinstance(ref, str):
-            return SchemaProblem(where, f"$ref must be a string; got {type(ref).__name__}")
+            return SchemaProblem(_dotted(path), f"$ref must be a string; got {type(ref).__name__}")
         refs.append((path, ref))
     pattern = node.get("pattern")
     if isinstance(pattern, str):
@@ -319,7 +329,7 @@ def _node_problem(path: tuple[str | int, ...], node: Mapping[str, Any],
         if why is not None:
             return SchemaProblem(_dotted((*path, "pattern")), why)
     props = node.get("patternProperties")
-    if isinstance(props, Mapping):
+    if is_mapping(props):
         uses.add("patternProperties")
         for key in props:
             why = pattern_problem(str(key))
@@ -478,7 +488,7 @@ def _prepared(schema: Any) -> tuple[SchemaProblem | None, SchemaGraph | None, An
     tool's schema again each time); any other value is analysed each time, without the
     compiled validator.
     """
-    if isinstance(schema, Mapping):
+    if is_mapping(schema):
         try:
             text = json.dumps(schema, allow_nan=False)
         except (TypeError, ValueError, RecursionError):

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from unittest.mock import patch
+
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.fuzzing import examples
 from tooldisc.discovery.catalog.schema_check import (
     MAX_ARGUMENT_DEPTH,
     json_depth_exceeds,
     schema_problem,
     validate,
 )
+from tooldisc.values import is_mapping
 
 PROBLEMS = [
     ({"properties": {"s": {"pattern": "(("}}}, "properties.s.pattern", "missing )"),
@@ -80,3 +87,74 @@ def test_depth_is_measured_without_recursion():
     assert json_depth_exceeds(deep, MAX_ARGUMENT_DEPTH)
     assert not json_depth_exceeds({"a": [{"b": 1}]}, 3) and json_depth_exceeds({"a": [{"b": [1]}]}, 3)
     assert validate(None, {"a": deep}).unusable is not None
+
+
+class _NeverDisjoint(frozenset):
+    """Makes the walk look at every node in full, as it did before it skipped nodes by their keywords."""
+
+    def isdisjoint(self, other: object) -> bool:
+        return False
+
+
+_KEYWORD = st.sampled_from(["type", "properties", "items", "allOf", "anyOf", "not", "$ref", "pattern",
+                            "patternProperties", "$schema", "$id", "$dynamicRef", "unevaluatedProperties",
+                            "unevaluatedItems", "$defs", "prefixItems", "if", "then", "enum", "required",
+                            "dependentSchemas", "additionalProperties", "x-note"])
+_LEAF = st.one_of(st.booleans(), st.sampled_from(["string", "object", "#", "#/$defs/a", "#/properties/a",
+                                                  "((", "^a+$", "(a)\\1", "https://x/s.json"]),
+                  st.integers(-1, 3), st.none())
+_SCHEMAS = st.recursive(st.dictionaries(_KEYWORD, _LEAF, max_size=3),
+                        lambda inner: st.one_of(st.dictionaries(st.one_of(_KEYWORD, st.sampled_from(["a", "b"])),
+                                                                inner, max_size=4), st.lists(inner, max_size=3)),
+                        max_leaves=14)
+
+
+@settings(max_examples=examples(1500, local=200), deadline=None)
+@given(_SCHEMAS)
+def test_skipping_nodes_by_their_keywords_gives_the_same_verdict(schema: object) -> None:
+    """The walk skips the per-node checks and the subschema search where a node holds none of their
+    keywords: on generated schemas full of them, the verdict (place and words) is the full walk's."""
+    from tooldisc.discovery.catalog import schema_check
+
+    fast = schema_problem(schema, meta=False)
+    with patch.object(schema_check, "_NODE_KEYS", _NeverDisjoint()), \
+            patch.object(schema_check, "_SUBSCHEMA_KEYS", _NeverDisjoint()):
+        full = schema_problem(schema, meta=False)
+    assert fast == full
+
+
+def _depth(value: object) -> int:
+    """The oracle: nesting by recursion over every Mapping, list and tuple."""
+    if isinstance(value, Mapping):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list | tuple):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+class _Map(Mapping):
+    def __init__(self, data: dict) -> None:
+        self.data = data
+
+    def __getitem__(self, key: str) -> object:
+        return self.data[key]
+
+    def __iter__(self):
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+_NESTED = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3)),
+                       lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                                               st.dictionaries(st.text(max_size=2), inner, max_size=3),
+                                               st.dictionaries(st.text(max_size=2), inner, max_size=2).map(_Map)),
+                       max_leaves=20)
+
+
+@settings(max_examples=examples(1000, local=200), deadline=None)
+@given(_NESTED, st.integers(0, 6))
+def test_depth_matches_the_recursive_count(value: object, limit: int) -> None:
+    assert json_depth_exceeds(value, limit) == (_depth(value) > limit)
+    assert is_mapping(value) == isinstance(value, Mapping)
