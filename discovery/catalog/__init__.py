@@ -488,7 +488,7 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
         schema = raw.get(key)
         if is_mapping(schema) and (compact_ok or key != "compact_parameters"):
             kind = "output" if key == "output_schema" else "argument"
-            seen = None
+            seen = openers = None
             if sound is not None:
                 exact = written.get(id(schema))  # a schema object met before (equal schemas shared at parse)
                 exact = written_key(schema) if exact is None or exact[1] is not schema else exact[0]
@@ -498,12 +498,13 @@ def _tool_schema_issues(raw: Mapping[str, Any], where: str, name: Any, sound: se
                     written[id(schema)] = (exact, schema)
                 elif known[1] is not schema:
                     same[id(schema)] = known[1]
-                texts[id(schema)] = known[0]
+                texts[id(schema)] = text = known[0]
                 seen = (kind, exact)
                 if seen in sound:
                     continue
+                openers = text.count(b"{") + text.count(b"[")  # bounds the nesting: the depth walk is skipped
             check = schema_problem if kind == "output" else argument_schema_problem
-            problem = check(schema, plain=sound is not None)
+            problem = check(schema, plain=sound is not None, openers=openers)
             if problem is not None:
                 place = f"{where}.{key}" + ("" if problem.path == "(root)" else f".{problem.path}")
                 issues.append(Issue("quarantine", place, problem.message))

@@ -91,19 +91,23 @@ class SchemaGraph:
                     or self.prefix[node] or self.rest[node] is not None or self.every_item[node])
 
 
+_SIZED = ("properties", "required", "type", "dependentSchemas")  # keywords that cost a step per entry
+
+
 def own_steps(node: Any) -> int:
     """Steps of one evaluation of ``node`` against one value, not counting its subschemas."""
-    if not is_mapping(node):
+    if type(node) is not dict and not is_mapping(node):
         return NODE_STEPS
     steps = NODE_STEPS + len(node)
-    for key in ("properties", "required", "type", "dependentSchemas"):
-        value = node.get(key)
-        if isinstance(value, list) or is_mapping(value):
+    get = node.get
+    for key in _SIZED:
+        value = get(key)  # absent, or a type name (a string): the common answers, told first
+        if value is not None and type(value) is not str and (isinstance(value, list) or is_mapping(value)):
             steps += len(value)
-    if isinstance(node.get("enum"), list):
+    if isinstance(get("enum"), list):
         steps += -(-len(node["enum"]) // ENUM_PER_STEP)
-    deps = node.get("dependentRequired")
-    if is_mapping(deps):
+    deps = get("dependentRequired")
+    if deps is not None and is_mapping(deps):
         steps += sum(len(v) for v in deps.values() if isinstance(v, list))
     if "$ref" in node:
         steps += REF_STEPS

@@ -208,7 +208,8 @@ def _pointer(ref: str) -> tuple[str, ...] | None:
     return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in ref[2:].split("/"))
 
 
-def schema_problem(schema: Any, *, meta: bool = True, plain: bool | None = None) -> SchemaProblem | None:
+def schema_problem(schema: Any, *, meta: bool = True, plain: bool | None = None,
+                   openers: int | None = None) -> SchemaProblem | None:
     """The first reason ``schema`` cannot be evaluated safely, or None.
 
     ``meta`` adds the JSON Schema 2020-12 meta-schema check (about 10 ms a schema):
@@ -217,11 +218,14 @@ def schema_problem(schema: Any, *, meta: bool = True, plain: bool | None = None)
     argument value of which could cost more than the step budget is refused too
     (:mod:`tooldisc.discovery.catalog.schema_budget`). ``plain``: the schema is plain JSON, as the
     parser returns it (None: find out); only plain schemas reach the compiled meta-schema check.
+    ``openers``: how many ``{`` and ``[`` the schema's JSON text holds, when the caller has that text (the
+    catalog's checks do): nesting is at most that, so within the limit the depth walk is skipped.
     """
-    return _analyse(schema, meta=meta, plain=plain, graph=False)[0]
+    return _analyse(schema, meta=meta, plain=plain, graph=False, openers=openers)[0]
 
 
-def argument_schema_problem(schema: Any, *, meta: bool = True, plain: bool | None = None) -> SchemaProblem | None:
+def argument_schema_problem(schema: Any, *, meta: bool = True, plain: bool | None = None,
+                            openers: int | None = None) -> SchemaProblem | None:
     """:func:`schema_problem` for a tool's ``parameters``: the root must also describe an object.
 
     Tool arguments are always a JSON object (the guard refuses anything else) and
@@ -234,11 +238,11 @@ def argument_schema_problem(schema: Any, *, meta: bool = True, plain: bool | Non
     if is_mapping(schema) and "type" in schema and schema["type"] != "object":
         return SchemaProblem("type", f"an argument schema must have type 'object' at its root (tool arguments are "
                                      f"a JSON object); got {_short(schema['type'])}")
-    return schema_problem(schema, meta=meta, plain=plain)
+    return schema_problem(schema, meta=meta, plain=plain, openers=openers)
 
 
-def _analyse(schema: Any, *, meta: bool, plain: bool | None = None,
-             graph: bool = True) -> tuple[SchemaProblem | None, SchemaGraph | None]:
+def _analyse(schema: Any, *, meta: bool, plain: bool | None = None, graph: bool = True,
+             openers: int | None = None) -> tuple[SchemaProblem | None, SchemaGraph | None]:
     """The structural checks, then the step budget; the evaluation graph when all pass.
 
     ``plain``: the schema is plain JSON (the parser's output; None: find out), so the
@@ -253,7 +257,7 @@ def _analyse(schema: Any, *, meta: bool, plain: bool | None = None,
         return None, None
     if not is_mapping(schema):
         return SchemaProblem("(root)", f"a schema must be an object or a boolean; got {type(schema).__name__}"), None
-    if json_depth_exceeds(schema, MAX_SCHEMA_DEPTH):
+    if (openers is None or openers > MAX_SCHEMA_DEPTH) and json_depth_exceeds(schema, MAX_SCHEMA_DEPTH):
         return SchemaProblem("(root)", f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"), None
     if meta:
         found = _meta_problem(schema, plain)

@@ -158,3 +158,17 @@ _NESTED = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.tex
 def test_depth_matches_the_recursive_count(value: object, limit: int) -> None:
     assert json_depth_exceeds(value, limit) == (_depth(value) > limit)
     assert is_mapping(value) == isinstance(value, Mapping)
+
+
+@settings(max_examples=examples(500, local=100), deadline=None)
+@given(_SCHEMAS, st.integers(0, 70), st.sampled_from(["not", "items", "allOf"]))
+def test_the_text_s_bracket_count_only_skips_walks_that_find_nothing(schema: object, wraps: int, key: str) -> None:
+    """The catalog passes the count of ``{`` and ``[`` in the schema's JSON text (strings' brackets
+    included: it only over-counts): the verdict is the one without it, deep schemas and shallow alike."""
+    import json
+
+    for _ in range(wraps):
+        schema = {key: [schema] if key == "allOf" else schema}
+    text = json.dumps(schema)
+    assert schema_problem(schema, meta=False, openers=text.count("{") + text.count("[")) == \
+        schema_problem(schema, meta=False)
