@@ -115,3 +115,26 @@ def test_peak_watch_keeps_a_peak_a_later_reset_would_hide() -> None:
     assert rss["phase_peaks"]["first_query"] >= start + 40
     assert rss["process_peak"] == rss["phase_peaks"]["first_query"] and rss["build_peak"] == start + 1.0
     assert rss["diagnostic_peak"] < rss["process_peak"]  # the bench's own checks stay outside it
+
+
+def test_distinct_schemas_gives_every_tool_a_schema_of_its_own(tmp_path) -> None:
+    """benchmarks/distinct_schemas.py, run as a script on a small synthetic catalog: the copy loads, keeps
+    its tools and their policy, and no two tools share a schema."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tooldisc.discovery.catalog import written_key
+    from tooldisc.discovery.catalog.io import load_catalog
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "distinct_schemas.py"
+    out = tmp_path / "distinct.json"
+    subprocess.run([sys.executable, str(script), str(out), "--tools", "400"], check=True, capture_output=True)
+    from dataclasses import replace
+
+    from tooldisc.evaluation.bench.synthetic import synthetic_catalog
+
+    catalog = load_catalog(out)
+    assert len({written_key(t.parameters) for t in catalog.tools}) == len(catalog) == 400
+    source = synthetic_catalog(load_catalog(script.parent.parent / "gold" / "data" / "catalog.yaml"), 400, 0)
+    assert [replace(t, parameters=None) for t in catalog.tools] == [replace(t, parameters=None) for t in source.tools]
