@@ -219,26 +219,30 @@ def plain_decoder() -> tuple[json.JSONDecoder | None, Any]:
 
 
 @cache
-def native_dumps() -> Callable[[Any], bytes] | None:
-    """orjson's ``dumps`` (JSON as UTF-8 bytes, keys in their order, at C speed), or None where orjson is
-    not installed: every caller then has the json module's answer, slower, the same."""
+def _orjson() -> Any:
+    """The orjson module, or None where it is not installed (the one place it is imported)."""
     try:
         import orjson
     except ImportError:
         return None
-    return orjson.dumps
+    return orjson
+
+
+@cache
+def native_dumps() -> Callable[[Any], bytes] | None:
+    """orjson's ``dumps`` (JSON as UTF-8 bytes, keys in their order, at C speed), or None where orjson is
+    not installed: every caller then has the json module's answer, slower, the same."""
+    module = _orjson()
+    return None if module is None else module.dumps  # type: ignore[no-any-return]
 
 
 @cache
 def native_loads() -> Callable[[bytes], Any] | None:
     """orjson's ``loads`` (several times the json module's speed), or None where orjson is not installed. Only
     for JSON tooldisc wrote itself (a cache entry, checked by its digest): it keeps the last of a key given
-    twice and refuses none of what :func:`loads_json` refuses."""
-    try:
-        import orjson
-    except ImportError:
-        return None
-    return orjson.loads  # type: ignore[no-any-return]
+    twice, reads an integer past 64 bits as a float, and refuses none of what :func:`loads_json` refuses."""
+    module = _orjson()
+    return None if module is None else module.loads  # type: ignore[no-any-return]
 
 
 def keys_unique(text: str, start: int, end: int, value: Any, dumps: Any) -> bool:

@@ -18,7 +18,8 @@ import math
 from collections.abc import Collection, Mapping
 from typing import Any
 
-_NOT_MAPPINGS = frozenset((str, int, float, bool, type(None), list, tuple))
+JSON_SCALARS = frozenset((str, int, float, bool, type(None)))  # exactly these types hold no other value
+_NOT_MAPPINGS = JSON_SCALARS | {list, tuple}
 
 
 def is_mapping(value: Any) -> bool:

@@ -47,7 +47,7 @@ from tooldisc.discovery.catalog.schema_budget import (
     own_steps,
     value_steps,
 )
-from tooldisc.values import is_mapping
+from tooldisc.values import JSON_SCALARS, is_mapping
 
 MAX_SCHEMA_DEPTH = 64  # JSON nesting of one schema document (objects and arrays)
 MAX_ARGUMENT_DEPTH = 64  # JSON nesting of a call's arguments
@@ -118,11 +118,8 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
             continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if type(child) not in _SCALARS)
+        stack.extend((child, depth + 1) for child in children if type(child) not in JSON_SCALARS)
     return False
-
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))  # never stacked: exactly these types hold no value
 
 
 def _dotted(parts: tuple[str | int, ...]) -> str:
