@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import run_cli
 from tests.fuzzing import examples
 from tooldisc import documents, json_stream
 from tooldisc.discovery.catalog import io as catalog_io
@@ -212,3 +213,40 @@ def test_what_each_returns_is_what_the_array_holds(tools: list[dict], chunk: int
                            for k, v in value.items() if type(v) is str)  # inside distinct schemas too
             if key in ("roles", "namespace"):
                 assert all(firsts.setdefault(item, item) is item for item in ([value] if key == "namespace" else value))
+
+
+_OK_TOOL = {"name": "list_invoices", "side_effect": "none", "parameters": {"type": "object"}}
+
+
+@pytest.mark.parametrize(("late", "words"), [
+    ('{"name": "b", "side_effect": "none", "side_effect": "delete"}', "duplicate key 'side_effect'"),
+    ('{"name": "b", "side_effect": "none", "superuser": true}', "superuser"),
+    ('{"name": "b", "side_effect": "none", "roles": 5}', "tools[1].roles"),
+    ('{"name": "b", "side_effect": "none", "parameters": {"type": "object", "required": [], "required": ["x"]}}',
+     "duplicate key 'required'"),
+])
+def test_a_streamed_file_with_bad_input_fails_closed_through_the_real_command(tmp_path: Path, late: str,
+                                                                               words: str) -> None:
+    """A file past the streaming size (whitespace pads it, so it is cheap to write): a key given twice, an
+    unknown key, a wrong type — in a tool the stream reads after a good one — is one line naming the file,
+    exit 2, no traceback, as for a small file."""
+    path = tmp_path / "big.json"
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write('{"catalog_version": "1", "tools": [' + json.dumps(_OK_TOOL) + ",")
+        fh.write(" " * json_stream.LARGE)
+        fh.write(late + "]}")
+    assert path.stat().st_size >= catalog_io.LARGE
+    done = run_cli("discover", "list invoices", "--catalog", str(path), "--no-cache")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and words in lines[0], done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_an_unreadable_large_catalog_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """A path ending in .json that is a directory: the streaming check reads its size first, and refuses."""
+    path = tmp_path / "big.json"
+    path.mkdir()
+    done = run_cli("discover", "list invoices", "--catalog", str(path), "--no-cache")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and str(path) in done.stderr
+    assert "Traceback" not in done.stderr
