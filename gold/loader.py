@@ -94,6 +94,13 @@ def load_gold(path: str | Path, *, max_bytes: int = MAX_BYTES, check: bool = Tru
 
 def parse_gold(text: str, *, source: str | None = None) -> GoldSet:
     """Parse gold-set text (any supported format); ``source`` names it in errors."""
+    from tooldisc.documents import bulk
+
+    with bulk(text):  # rows and records, no cycles: MetaTool's 3.5 MB training queries 0.29 → 0.21 s
+        return _parse_gold(text, source)
+
+
+def _parse_gold(text: str, source: str | None) -> GoldSet:
     stripped = text.lstrip()
     if not stripped:
         raise DataError("empty file: a gold set needs queries", file=source)

@@ -20,6 +20,7 @@ from tooldisc.discovery.importers import (
     to_catalog_document,
 )
 from tooldisc.documents import (
+    bulk,
     decode_text,
     file_size,
     parse_document,
@@ -79,7 +80,8 @@ def read_catalog_document(
         if found is not None:
             return found[0], found[1]
     text = read_text(path, max_bytes=limit, what="catalog")
-    return _catalog_document(text, str(path), fmt, side_effect)
+    with bulk(text):
+        return _catalog_document(text, str(path), fmt, side_effect)
 
 
 def _streams(path: str | os.PathLike[str], fmt: str | None, limit: int) -> bool:
