@@ -23,6 +23,7 @@ from tooldisc.cli.common import (
     print_json,
     print_report,
 )
+from tooldisc.cli.options import NoCacheOption
 from tooldisc.cli.outputs import Output, output_option
 from tooldisc.discovery.importers import REGISTRY as IMPORT_FORMATS
 from tooldisc.discovery.importers import choices_text
@@ -147,12 +148,13 @@ def catalog_stats(catalog: Any) -> dict[str, Any]:
 def stats_command(
     path: PathArg,
     source: FromOption = "auto",
+    no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
 ) -> None:
     """Tool counts by side effect, domain, namespace and capability prefix, and the catalog hash."""
-    from tooldisc.cli.options import load_catalog_option
+    from tooldisc.cli.options import index_cache, load_catalog_option
 
-    print_report(catalog_stats(load_catalog_option(path, source)), "catalog-stats", fmt)
+    print_report(catalog_stats(load_catalog_option(path, source, index_cache(no_cache))), "catalog-stats", fmt)
 
 
 # --------------------------------------------------------------------------- convert
@@ -247,6 +249,7 @@ def diff_command(
     old: Annotated[str, typer.Argument(help="The catalog before the change.")],
     new: Annotated[str, typer.Argument(help="The catalog after the change.")],
     source: FromOption = "auto",
+    no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
 ) -> None:
     """Added, removed and changed tools; exit 1 when a change loosens policy (for CI review).
@@ -254,10 +257,11 @@ def diff_command(
     An added tool loosens policy unless it is read-only and names both roles and
     permissions: a new delete tool open to every role is exactly what review is for.
     """
-    from tooldisc.cli.options import load_catalog_option
+    from tooldisc.cli.options import index_cache, load_catalog_option
     from tooldisc.discovery.catalog.diff import diff_catalogs
 
-    diff = diff_catalogs(load_catalog_option(old, source), load_catalog_option(new, source))
+    cache = index_cache(no_cache)
+    diff = diff_catalogs(load_catalog_option(old, source, cache), load_catalog_option(new, source, cache))
     document = {"old": old, "new": new, **diff.to_dict()}
     if fmt == "json":
         print_json(document)

@@ -29,7 +29,7 @@ from tooldisc.cli.common import (
     print_report,
 )
 from tooldisc.cli.limits import count_option
-from tooldisc.cli.options import CatalogFormatOption
+from tooldisc.cli.options import CatalogFormatOption, NoCacheOption
 from tooldisc.cli.outputs import STDOUT, Folder, Output, folder_option, output_option
 from tooldisc.errors import UsageError
 
@@ -67,6 +67,7 @@ def validate_command(
         help="Catalog the gold set is checked against. Default: the shipped catalog; "
              "required for the external benchmark format (give its tools.jsonl).")] = None,
     catalog_format: CatalogFormatOption = None,
+    no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
 ) -> None:
     """List every issue (errors, then warnings) with its file and place.
@@ -76,7 +77,7 @@ def validate_command(
     without a primary tool. Warnings: a catalog version mismatch, a tool both primary
     and acceptable. Exit 0 without errors, 1 with errors, 2 when unreadable.
     """
-    from tooldisc.cli.options import load_catalog_option
+    from tooldisc.cli.options import index_cache, load_catalog_option
     from tooldisc.gold.validate import validate_gold
 
     gold = _load(path, check=False)
@@ -84,7 +85,7 @@ def validate_command(
     if external and catalog is None:
         raise UsageError("a gold set in the external benchmark format names the tools of its own tools.jsonl; "
                          "give it with --catalog", file=path)
-    cat = load_catalog_option(catalog, catalog_format)
+    cat = load_catalog_option(catalog, catalog_format, index_cache(no_cache))
     issues = validate_gold(gold, cat)
     counts = Counter(i.level for i in issues)
     summary: dict[str, Any] = {

@@ -14,7 +14,13 @@ from tooldisc.cli.common import (
     output_options,
     print_report,
 )
-from tooldisc.cli.options import CatalogFormatOption, CatalogOption, load_catalog_option
+from tooldisc.cli.options import (
+    CatalogFormatOption,
+    CatalogOption,
+    NoCacheOption,
+    index_cache,
+    load_catalog_option,
+)
 
 plan_app = typer.Typer(name="plan", help="Validate agent plans (read-only actions with $from references).",
                        no_args_is_help=True, add_completion=False, rich_markup_mode=None)
@@ -27,12 +33,13 @@ def validate_command(
     catalog: CatalogOption = None,
     catalog_format: CatalogFormatOption = None,
     routed: Annotated[str | None, typer.Option("--routed", help="Comma-separated tools the router chose (for premature 'insufficient').")] = None,
+    no_cache: NoCacheOption = False,
     fmt: FormatOption = "table",
 ) -> None:
     """Report every finding in check order, each with a stable code."""
     from tooldisc.agent.plan import load_plan, validate_plan
 
-    cat = load_catalog_option(catalog, catalog_format)
+    cat = load_catalog_option(catalog, catalog_format, index_cache(no_cache))
     parsed = load_plan(plan)
     routed_names = tuple(n.strip() for n in (routed or "").split(",") if n.strip())
     report = validate_plan(parsed, cat, routed_names)
