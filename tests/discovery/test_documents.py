@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.fuzzing import examples
 from tooldisc.documents import (
     ALIAS_FLOOR,
     MAX_DEPTH,
@@ -154,3 +157,37 @@ def test_unknown_extensions_try_json_then_yaml_without_hiding_json_refusals() ->
     assert parse_document("a: 1\n", "x.conf") == {"a": 1}
     with pytest.raises(DataError, match="duplicate key 'a'"):
         parse_document('{"a": 1, "a": 2}', "x.conf")
+
+
+_SCALARS = ["yes", "No", "on", "OFF", "y", "n", "true", "False", "null", "Null", "~", "", "0", "-0", "+12", "0x1F",
+            "0o17", "017", "1_000", "1:30", "1e3", "1.5e-3", ".inf", "-.Inf", ".nan", ".NaN", "2001-12-14",
+            "2001-12-14t21:59:43.10-05:00", "<<", "=", "type", "string", "object", "12abc", "1.2.3", "-", "+", "."]
+
+
+@settings(max_examples=examples(500, local=100), deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.sampled_from(_SCALARS), st.text(max_size=80)),
+                          st.tuples(st.booleans(), st.booleans())), min_size=1, max_size=30))
+def test_a_kept_tag_is_the_resolver_s_tag(calls: list[tuple[str, tuple[bool, bool]]]) -> None:
+    """The strict loader keeps each short plain scalar's tag: asked again, in any order, it answers what
+    PyYAML's resolver answers (the oracle), for every kind of node."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from yaml.resolver import Resolver
+
+    from tooldisc.documents import _strict_loader
+
+    loader = _strict_loader(DataError)("")
+    oracle = Resolver()
+    for value, implicit in calls + calls[::-1]:
+        assert loader.resolve(ScalarNode, value, implicit) == oracle.resolve(ScalarNode, value, implicit)
+    assert loader.resolve(SequenceNode, None, (False, False)) == oracle.resolve(SequenceNode, None, (False, False))
+    assert loader.resolve(MappingNode, None, (False, False)) == oracle.resolve(MappingNode, None, (False, False))
+    loader.dispose()
+
+
+def test_a_document_of_repeated_scalars_reads_as_pyyaml_reads_it() -> None:
+    """Kept tags change nothing a document reads as (PyYAML's safe loader is the oracle; the strict loader's
+    own refusals and timestamps-as-text left out)."""
+    own = {".inf", "-.Inf", ".nan", ".NaN", "<<", "=", "", "2001-12-14", "2001-12-14t21:59:43.10-05:00"}
+    values = [v for v in _SCALARS if v not in own] * 3
+    text = "".join(f"- {{a: {v}, b: [{v}, '{v}'], c: {v}}}\n" for v in values)
+    assert parse_yaml(text, "x.yaml") == yaml.load(text, Loader=yaml.SafeLoader)
