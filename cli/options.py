@@ -150,9 +150,15 @@ def index_cache(no_cache: bool) -> Any:
     (``$TOOLDISC_CACHE_DIR`` or the per-user cache directory), or None with ``--no-cache``."""
     if no_cache:
         return None
-    from tooldisc.discovery.indexes.cache import IndexCache
+    from tooldisc.discovery.indexes.cache import IndexCache, NoCacheDirectory
 
-    return IndexCache.default()
+    try:
+        return IndexCache.default()
+    except NoCacheDirectory as exc:  # the cache only saves time: the command runs as with --no-cache
+        from tooldisc.cli.common import note
+
+        note(f"note: {exc.message}; running without it")
+        return None
 
 
 def build_engine(catalog: Any, config: Any, learned: Any = None, cache: Any = None) -> Any:

@@ -53,6 +53,8 @@ from typing import Any
 
 import numpy as np
 
+from tooldisc.errors import UsageError
+
 ENV_DIR = "TOOLDISC_CACHE_DIR"
 FORMAT = "tooldisc-index-cache-1"
 MAX_BYTES = 1 << 30
@@ -76,6 +78,11 @@ class CacheStatus:
         return dataclasses.asdict(self)
 
 
+class NoCacheDirectory(UsageError):
+    """Nothing names where the cache lives: no ``$TOOLDISC_CACHE_DIR``, ``$XDG_CACHE_HOME`` or home directory.
+    ``tooldisc cache`` stops on it (exit 2); a command that only reads the cache runs without it."""
+
+
 @dataclass(frozen=True)
 class IndexCache:
     """A directory of cached text indexes (see the module docstring)."""
@@ -88,7 +95,12 @@ class IndexCache:
         chosen = os.environ.get(ENV_DIR)
         if chosen:
             return cls(Path(chosen))
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        base = os.environ.get("XDG_CACHE_HOME")
+        if not base:
+            try:
+                base = str(Path.home() / ".cache")
+            except (RuntimeError, KeyError) as exc:  # no $HOME and a user id without a passwd entry (containers)
+                raise NoCacheDirectory(f"no home directory for the on-disk cache ({exc}): set {ENV_DIR}") from None
         return cls(Path(base) / "tooldisc" / "index")
 
     def entries(self) -> list[Path]:

@@ -20,7 +20,7 @@ from tooldisc.discovery.catalog.io import default_catalog_path, load_catalog
 from tooldisc.discovery.config import load_config
 from tooldisc.discovery.context import build_context
 from tooldisc.discovery.indexes import cache as index_cache
-from tooldisc.discovery.indexes.cache import IndexCache, cache_key, key_parts
+from tooldisc.discovery.indexes.cache import IndexCache, NoCacheDirectory, cache_key, key_parts
 from tooldisc.discovery.pipeline import Discoverer
 
 CATALOG = load_catalog(default_catalog_path())
@@ -188,3 +188,35 @@ def test_the_catalog_size_limit_can_be_set(tmp_path: Path) -> None:
     assert small.returncode == 2 and "over the limit of 1000" in small.stderr
     bad = run_cli("catalog", "stats", str(default_catalog_path()), env={"TOOLDISC_MAX_CATALOG_BYTES": "lots"})
     assert bad.returncode == 2 and "TOOLDISC_MAX_CATALOG_BYTES must be a positive integer" in bad.stderr
+
+
+def _homeless(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``$HOME`` and a user id without a passwd entry (a container's ``--user``): ``Path.home`` fails."""
+    import pathlib
+
+    for name in ("TOOLDISC_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_home(cls: type) -> pathlib.Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(pathlib.Path, "home", classmethod(no_home))
+
+
+def test_without_a_home_directory_commands_run_uncached_and_cache_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was a traceback. The cache only saves time: a command runs as with ``--no-cache`` and says so in a note;
+    ``tooldisc cache`` has nothing to show and stops with one line."""
+    uncached = invoke_cli("discover", "list unpaid invoices", "--json", "--no-cache")
+    _homeless(monkeypatch)
+    with pytest.raises(NoCacheDirectory, match="set TOOLDISC_CACHE_DIR"):
+        IndexCache.default()
+    for args in (("discover", "list unpaid invoices", "--json"), ("catalog", "stats", str(default_catalog_path()), "--json")):
+        run = invoke_cli(*args)
+        assert run.returncode == 0, run.stderr
+        assert "no home directory for the on-disk cache" in run.stderr and "Traceback" not in run.stderr
+    assert json.loads(invoke_cli("discover", "list unpaid invoices", "--json").stdout)["offer_hash"] == \
+        json.loads(uncached.stdout)["offer_hash"]
+    for args in (("cache", "status"), ("cache", "clear", "--json")):
+        stopped = invoke_cli(*args)
+        assert stopped.returncode == 2 and stopped.stdout == ""
+        assert stopped.stderr.count("\n") == 1 and "set TOOLDISC_CACHE_DIR" in stopped.stderr
