@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if argv is None:  # the console entry: this process ends with the command
         _skip_the_final_collection()
+        _escape_what_the_streams_cannot_encode()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("TOOLDISC_DEBUG") == "1"
     args = [a for a in args if a != "--debug"]
@@ -140,6 +141,18 @@ def _skip_the_final_collection() -> None:
     import gc
 
     atexit.register(gc.freeze)
+
+
+def _escape_what_the_streams_cannot_encode() -> None:
+    """On a terminal or pipe whose encoding cannot hold every character (a Latin-1 locale,
+    ``PYTHONIOENCODING=ascii``), write a character it lacks as a backslash escape: an em dash in a note or
+    a Persian description stopped the command with a traceback. JSON is written as ASCII there
+    (:func:`tooldisc.cli.common.print_json`), so it stays valid."""
+    from tooldisc.cli.common import holds_unicode
+
+    for stream in (sys.stdout, sys.stderr):
+        if not holds_unicode(stream) and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _click_error(exc: Exception, debug: bool) -> None:

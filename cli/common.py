@@ -111,7 +111,24 @@ def dumps_json(obj: Any) -> str:
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(dumps_json(obj))
+    """``obj`` as :func:`dumps_json` on stdout; as ASCII (every other character a ``\\uXXXX`` escape, the same
+    JSON value) where stdout's encoding cannot hold every character."""
+    if holds_unicode(sys.stdout):
+        sys.stdout.write(dumps_json(obj))
+    else:
+        sys.stdout.write(json.dumps(obj, ensure_ascii=True, indent=2, sort_keys=True) + "\n")
+
+
+def holds_unicode(stream: Any) -> bool:
+    """Whether ``stream``'s encoding can write every character (a UTF encoding; a stream naming none is
+    taken as UTF-8)."""
+    import codecs
+
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
 
 
 def print_report(document: Any, kind: str, fmt: str) -> None:

@@ -56,10 +56,12 @@ PLAIN_KINDS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class TextOptions:
-    """What only the terminal format needs: its width, and whether to emit colour."""
+    """What only the terminal format needs: its width, whether to emit colour, and whether its encoding holds
+    only ASCII-compatible 8-bit text (a Latin-1 locale): boxes are then drawn in ASCII."""
 
     width: int = 100
     color: bool = False
+    ascii: bool = False
 
 
 def json_text(document: Any) -> str:
@@ -86,7 +88,7 @@ def _html(_document: Mapping[str, Any], build: Callable[[], Report], _opts: Text
 def _table(_document: Mapping[str, Any], build: Callable[[], Report], opts: TextOptions) -> str:
     from tooldisc.reports.terminal import write_table
 
-    return write_table(build(), width=opts.width, color=opts.color)
+    return write_table(build(), width=opts.width, color=opts.color, ascii=opts.ascii)
 
 
 FORMATS: Mapping[str, Callable[[Mapping[str, Any], Callable[[], Report], TextOptions], str]] = {
@@ -117,13 +119,14 @@ def builder(kind: str) -> Callable[[Mapping[str, Any]], Report]:
     return getattr(import_module(f"tooldisc.reports.{module}"), name)
 
 
-def render(document: Mapping[str, Any], kind: str, fmt: str, *, width: int = 100, color: bool = False) -> str:
+def render(document: Mapping[str, Any], kind: str, fmt: str, *, width: int = 100, color: bool = False,
+           ascii: bool = False) -> str:
     """``document`` (the JSON a command prints) as a ``kind`` report in ``fmt``.
 
     Pure: the same document gives the same bytes. ``width`` and ``color`` apply to
-    the ``table`` format only (the CLI passes its terminal's).
+    the ``table`` format only (the CLI passes its terminal's), as does ``ascii``.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(FORMATS)}")
     build = builder(kind)
-    return FORMATS[fmt](document, lambda: build(document), TextOptions(width, color))
+    return FORMATS[fmt](document, lambda: build(document), TextOptions(width, color, ascii))

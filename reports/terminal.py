@@ -91,11 +91,18 @@ def _block(block: Block) -> list[Any]:
 _TONES = {"good": "bold green", "warn": "bold yellow", "bad": "bold red", "info": "bold"}
 
 
-def write_table(report: Report, *, width: int = 100, color: bool = False) -> str:
-    """The report as terminal text ``width`` columns wide; ANSI styles only with ``color``."""
+class _AsciiBuffer(io.StringIO):
+    """Text for a terminal whose encoding is not UTF: rich draws its boxes in ASCII for it."""
+
+    encoding = "ascii"
+
+
+def write_table(report: Report, *, width: int = 100, color: bool = False, ascii: bool = False) -> str:
+    """The report as terminal text ``width`` columns wide; ANSI styles only with ``color``; boxes in ASCII
+    with ``ascii``."""
     from rich.console import Console
 
-    buf = io.StringIO()
+    buf = _AsciiBuffer() if ascii else io.StringIO()
     console = Console(file=buf, width=width, force_terminal=color, color_system="standard" if color else None,
                       highlight=False, markup=False, emoji=False, soft_wrap=False)
     if report.terminal_title:

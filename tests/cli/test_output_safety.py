@@ -211,3 +211,42 @@ def test_plan_and_bench_tables_print_strings_as_written(capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     assert not any(c in out for c in RAW)
     assert out.count("[bold]x[/bold]") == 5 and "\\x1b[2J" in out and "[link=http://e]y[/link]" in out
+
+
+# --------------------------------------------------------------------------- streams that are not UTF
+
+PERSIAN_QUERY = "فاکتورهای پرداخت نشده"
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_stream_that_cannot_hold_every_character_gets_escapes_not_a_traceback(encoding: str) -> None:
+    """A Latin-1 locale or ``PYTHONIOENCODING=ascii``: the em dash of a note or a Persian description stopped
+    the command with a traceback. Now what the stream lacks is escaped, tables are boxed in ASCII, and JSON
+    is written as ASCII: the same value a UTF-8 stream gets."""
+    from tests.conftest import run_cli
+
+    env = {"PYTHONIOENCODING": encoding}
+    table = run_cli("discover", PERSIAN_QUERY, env=env)
+    assert table.returncode == 0 and "Traceback" not in table.stderr, table.stderr
+    assert table.stdout.isascii() and "+---" in table.stdout and "\\u2014" in table.stdout  # the context line's em dash
+    query = PERSIAN_QUERY + " \U0001f9fe"  # past the BMP: a backslash escape of it would not be JSON
+    as_json = run_cli("discover", query, "--json", env=env)
+    utf8 = run_cli("discover", query, "--json", env={"PYTHONIOENCODING": "utf-8"})
+    assert as_json.returncode == utf8.returncode == 0
+    assert as_json.stdout.isascii() and json.loads(as_json.stdout) == json.loads(utf8.stdout)
+    assert json.loads(utf8.stdout)["query"] == query and not utf8.stdout.isascii()  # UTF-8 kept where it can be
+    report = run_cli("eval", "--k", "15", env=env)
+    assert report.returncode in (0, 1) and "Traceback" not in report.stderr and report.stdout.isascii()
+
+
+def test_which_streams_hold_unicode() -> None:
+    import io
+
+    from tooldisc.cli.common import holds_unicode
+
+    def stream(encoding: str | None) -> io.TextIOWrapper:
+        return io.TextIOWrapper(io.BytesIO(), encoding=encoding)
+
+    assert holds_unicode(stream("utf-8")) and holds_unicode(stream("UTF8")) and holds_unicode(stream("utf-16"))
+    assert not holds_unicode(stream("ascii")) and not holds_unicode(stream("latin-1")) and not holds_unicode(stream("cp1252"))
+    assert holds_unicode(io.StringIO())  # names no encoding: taken as UTF-8
