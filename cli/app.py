@@ -7,6 +7,7 @@ stderr — escaped, at most 300 bytes — and exit code 2; a traceback appears o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass
@@ -107,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if argv is None:  # the console entry: this process ends with the command
         _skip_the_final_collection()
+        _open_closed_streams()
         _escape_what_the_streams_cannot_encode()
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("TOOLDISC_DEBUG") == "1"
@@ -116,6 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     cli = build_app((COMMANDS[args[0]],)) if args and args[0] in COMMANDS else __getattr__("app")
     try:
         code = cli(args=args, prog_name="tooldisc", standalone_mode=False)
+        sys.stdout.flush()  # a write that fails (a full disk) fails here, not in the interpreter's exit
     except ToolDiscError as exc:
         if debug:
             raise
@@ -124,6 +127,15 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly with 1, as click does for a write
+        _discard_stdout()
+        sys.exit(1)
+    except OSError as exc:  # the output cannot be written (a full disk, an I/O error): one line, not a traceback
+        if debug:
+            raise
+        _discard_stdout()
+        sys.stderr.write(error_line(ToolDiscError(exc.strerror or str(exc), file=exc.filename)) + "\n")
+        sys.exit(2)
     except Exception as exc:  # click's own errors: usage, abort
         _click_error(exc, debug)
         raise
@@ -141,6 +153,24 @@ def _skip_the_final_collection() -> None:
     import gc
 
     atexit.register(gc.freeze)
+
+
+def _open_closed_streams() -> None:
+    """A standard stream the parent closed (``>&-``) is ``None`` in Python: the command writes to
+    ``/dev/null`` there, as ``print`` would, instead of failing with an AttributeError."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's stream, closed at exit
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+
+
+def _discard_stdout() -> None:
+    """Standard output pointed at ``/dev/null``: what is still buffered for it is dropped at exit instead
+    of failing a second time there."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _escape_what_the_streams_cannot_encode() -> None:

@@ -250,3 +250,40 @@ def test_which_streams_hold_unicode() -> None:
     assert holds_unicode(stream("utf-8")) and holds_unicode(stream("UTF8")) and holds_unicode(stream("utf-16"))
     assert not holds_unicode(stream("ascii")) and not holds_unicode(stream("latin-1")) and not holds_unicode(stream("cp1252"))
     assert holds_unicode(io.StringIO())  # names no encoding: taken as UTF-8
+
+
+# --------------------------------------------------------------------------- standard output that fails
+
+def _tooldisc(*args: str, stdout: object) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "tooldisc.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=120, check=False)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [("discover", "list unpaid invoices", "--json"), ("eval", "--k", "15"), ("cache", "status")])
+def test_a_full_disk_under_stdout_is_one_line_not_a_traceback(args: tuple[str, ...]) -> None:
+    """It was an OSError traceback (or, for output small enough to stay buffered, the interpreter's
+    'Exception ignored' at exit with status 120)."""
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = _tooldisc(*args, stdout=full)
+    assert done.returncode == 2
+    last = done.stderr.splitlines()[-1]
+    assert last == "error: No space left on device" and "Traceback" not in done.stderr and "Exception" not in done.stderr
+
+
+def test_a_closed_stdout_or_a_reader_gone_stops_quietly() -> None:
+    import os
+    import sys
+
+    closed = subprocess.run(["/bin/sh", "-c", 'exec "$0" -m tooldisc.cli discover "list unpaid invoices" >&-',
+                             sys.executable], capture_output=True, text=True, timeout=120, check=False)
+    assert closed.returncode == 0 and closed.stderr == "", closed.stderr  # written to nowhere, as print would
+    read, write = os.pipe()
+    os.close(read)  # nobody reads
+    try:
+        gone = _tooldisc("discover", "list unpaid invoices", "--json", stdout=write)
+    finally:
+        os.close(write)
+    assert gone.returncode == 1 and "Traceback" not in gone.stderr and "Exception" not in gone.stderr
