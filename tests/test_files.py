@@ -137,3 +137,35 @@ def test_probe_folder_checks_a_database_path_without_creating_it(tmp_path: Path)
     with pytest.raises(UsageError, match="its folder does not exist"):
         probe_folder(tmp_path / "missing" / "canary.duckdb", "--db")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_write_the_disk_refuses_is_one_line_naming_the_file_and_leaves_the_target(tmp_path: Path,
+                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk was an OSError traceback: now a usage error naming the output, the temporary file gone and
+    the file it would have replaced untouched."""
+    import errno
+
+    from tooldisc.errors import UsageError
+    from tooldisc.files import reserve
+
+    target = tmp_path / "report.json"
+    target.write_text("before", encoding="utf-8")
+    out = reserve(str(target), "--out")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(UsageError) as refused:
+        out.write("after")
+    assert refused.value.one_line() == f"{target}: --out: cannot be written: No space left on device"
+    assert target.read_text(encoding="utf-8") == "before" and sorted(tmp_path.iterdir()) == [target]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_device_that_refuses_the_write_is_one_line_through_the_command() -> None:
+    from tests.conftest import run_cli
+
+    done = run_cli("eval", "--k", "15", "--out", "/dev/full", "--format", "json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == "error: /dev/full: --out: cannot be written: No space left on device"

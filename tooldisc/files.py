@@ -164,6 +164,8 @@ class Output:
                 view = memoryview(raw)
                 while view:
                     view = view[os.write(self._fd, view):]
+            except OSError as exc:  # a full disk, a device that refuses: the file named, one line
+                raise _refused(self.path, self.what, _reason(exc)) from None
             finally:
                 self._close()
             return
@@ -174,6 +176,9 @@ class Output:
                 fh.write(raw)
                 fh.flush()
                 os.fsync(fh.fileno())
+        except OSError as exc:
+            self.discard()
+            raise _refused(self.path, self.what, _reason(exc)) from None
         except BaseException:
             self.discard()
             raise
