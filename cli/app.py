@@ -156,8 +156,11 @@ def _skip_the_final_collection() -> None:
 
 
 def _open_closed_streams() -> None:
-    """A standard stream the parent closed (``>&-``) is ``None`` in Python: the command writes to
-    ``/dev/null`` there, as ``print`` would, instead of failing with an AttributeError."""
+    """A standard stream the parent closed (``>&-``, ``<&-``) is ``None`` in Python: the command reads an
+    empty input (``serve`` ends at once) and writes to ``/dev/null`` there, as ``print`` would, instead of
+    failing with an AttributeError."""
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's stream, closed at exit
     if sys.stdout is None:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's stream, closed at exit
     if sys.stderr is None:
@@ -178,7 +181,7 @@ def _escape_what_the_streams_cannot_encode() -> None:
     ``PYTHONIOENCODING=ascii``), write a character it lacks as a backslash escape: an em dash in a note or
     a Persian description stopped the command with a traceback. JSON is written as ASCII there
     (:func:`tooldisc.cli.common.print_json`), so it stays valid."""
-    from tooldisc.cli.common import holds_unicode
+    from tooldisc.terminal import holds_unicode
 
     for stream in (sys.stdout, sys.stderr):
         if not holds_unicode(stream) and hasattr(stream, "reconfigure"):

@@ -21,7 +21,7 @@ import typer
 
 from tooldisc.errors import UsageError
 from tooldisc.files import write_atomic
-from tooldisc.terminal import clip, escape, escape_json
+from tooldisc.terminal import clip, escape, escape_json, holds_unicode
 
 __all__ = [
     "FORMAT_HELP",
@@ -117,18 +117,6 @@ def print_json(obj: Any) -> None:
         sys.stdout.write(dumps_json(obj))
     else:
         sys.stdout.write(json.dumps(obj, ensure_ascii=True, indent=2, sort_keys=True) + "\n")
-
-
-def holds_unicode(stream: Any) -> bool:
-    """Whether ``stream``'s encoding can write every character (a UTF encoding; a stream naming none is
-    taken as UTF-8)."""
-    import codecs
-
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        return codecs.lookup(encoding).name.startswith("utf")
-    except LookupError:
-        return False
 
 
 def print_report(document: Any, kind: str, fmt: str) -> None:

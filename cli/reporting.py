@@ -22,7 +22,7 @@ def report_text(document: Mapping[str, Any], kind: str, fmt: str) -> str:
         width = os.get_terminal_size(sys.stdout.fileno()).columns
     except (OSError, ValueError):
         width = 120
-    from tooldisc.cli.common import holds_unicode
+    from tooldisc.terminal import holds_unicode
 
     return render(document, kind, fmt, width=max(100, width), color=sys.stdout.isatty(),
                   ascii=not holds_unicode(sys.stdout))

@@ -80,3 +80,15 @@ def clip(text: str, max_bytes: int) -> str:
         return text
     budget = max(0, max_bytes - len(ELLIPSIS.encode("utf-8")))
     return raw[:budget].decode("utf-8", "ignore") + ELLIPSIS
+
+
+def holds_unicode(stream: object) -> bool:
+    """Whether ``stream``'s encoding can write every character (a UTF encoding; a stream naming none is
+    taken as UTF-8)."""
+    import codecs
+
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False

@@ -242,7 +242,7 @@ def test_a_stream_that_cannot_hold_every_character_gets_escapes_not_a_traceback(
 def test_which_streams_hold_unicode() -> None:
     import io
 
-    from tooldisc.cli.common import holds_unicode
+    from tooldisc.terminal import holds_unicode
 
     def stream(encoding: str | None) -> io.TextIOWrapper:
         return io.TextIOWrapper(io.BytesIO(), encoding=encoding)
@@ -280,6 +280,9 @@ def test_a_closed_stdout_or_a_reader_gone_stops_quietly() -> None:
     closed = subprocess.run(["/bin/sh", "-c", 'exec "$0" -m tooldisc.cli discover "list unpaid invoices" >&-',
                              sys.executable], capture_output=True, text=True, timeout=120, check=False)
     assert closed.returncode == 0 and closed.stderr == "", closed.stderr  # written to nowhere, as print would
+    no_input = subprocess.run(["/bin/sh", "-c", 'exec "$0" -m tooldisc.cli serve --allow-default-context <&-',
+                               sys.executable], capture_output=True, text=True, timeout=120, check=False)
+    assert no_input.returncode == 0 and "Traceback" not in no_input.stderr, no_input.stderr  # an MCP server with no client
     read, write = os.pipe()
     os.close(read)  # nobody reads
     try:
