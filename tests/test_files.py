@@ -169,3 +169,14 @@ def test_a_device_that_refuses_the_write_is_one_line_through_the_command() -> No
     done = run_cli("eval", "--k", "15", "--out", "/dev/full", "--format", "json")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1] == "error: /dev/full: --out: cannot be written: No space left on device"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_an_appended_summary_the_disk_refuses_names_the_file() -> None:
+    from tooldisc.errors import UsageError
+    from tooldisc.files import reserve_append
+
+    out = reserve_append("/dev/full", "--summary")
+    with pytest.raises(UsageError) as refused:
+        out.write("## verdict\n")
+    assert refused.value.one_line() == "/dev/full: --summary: cannot be written: No space left on device"

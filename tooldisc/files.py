@@ -246,6 +246,8 @@ class AppendOutput:
             raise UsageError(f"{self.path}: this output was already written or discarded")
         try:
             os.write(self._fd, text.encode("utf-8"))
+        except OSError as exc:  # a full disk: the file named, one line
+            raise _refused(self.path, self.what, _reason(exc)) from None
         finally:
             os.close(self._fd)
             self._fd = None
