@@ -127,6 +127,11 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except MemoryError:  # a catalog too large for the memory the process may use (ulimit, a container's limit)
+        if debug:
+            raise
+        sys.stderr.write("error: out of memory: the command needed more than this process may allocate\n")
+        sys.exit(2)
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly with 1, as click does for a write
         _discard_stdout()
         sys.exit(1)

@@ -290,3 +290,17 @@ def test_a_closed_stdout_or_a_reader_gone_stops_quietly() -> None:
     finally:
         os.close(write)
     assert gone.returncode == 1 and "Traceback" not in gone.stderr and "Exception" not in gone.stderr
+
+
+def test_running_out_of_memory_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 100,000-tool file under `ulimit -v 450000` was a MemoryError traceback (measured); now one line, exit 2."""
+    from tests.conftest import invoke_cli
+    from tooldisc.discovery.catalog import io as catalog_io
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(catalog_io, "load_catalog", exhausted)
+    done = invoke_cli("discover", "list unpaid invoices")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "error: out of memory: the command needed more than this process may allocate\n"
