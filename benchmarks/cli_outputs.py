@@ -14,6 +14,12 @@ and compares two such records::
 ``compare`` prints every differing invocation (a unified diff of the differing stream)
 and exits 1 when there is one. Output that differs only in where lines wrap is listed but
 not counted: the two trees' paths differ in length, and rich wraps before the paths are scrubbed.
+
+``hostile`` runs the same calls with standard output that fails (a stream that is not UTF, a full
+disk, a closed stream) and exits 1 when any of them printed a traceback: each must end in output,
+escapes or one error line::
+
+    python benchmarks/cli_outputs.py hostile --venv .venv
 """
 
 from __future__ import annotations
@@ -202,20 +208,29 @@ def _words(text: object) -> list[str]:
     return str(text).split()
 
 
+def _folder(tmp: str) -> dict[str, str]:
+    """The run's folder filled with the files the calls read; the environment they run in."""
+    Path(tmp, "plan.json").write_text(json.dumps(PLAN))
+    Path(tmp, "good.json").write_text(json.dumps(GOOD_PLAN))
+    Path(tmp, "ctx.yaml").write_text(CONTEXT)
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", tmp),
+            "TOOLDISC_CACHE_DIR": str(Path(tmp, "cache")), "COLUMNS": "120", "LC_ALL": "C.UTF-8",
+            "TERM": "dumb", "NO_COLOR": "1", "PYTHONHASHSEED": "0"}
+
+
+def _command(call: Call, exe: str, repo: Path) -> list[str]:
+    args = [a.replace("{repo}", str(repo)) for a in call.args]
+    return args if args and args[0] == "sh" else [exe, *args]
+
+
 def record(venv: Path, repo: Path) -> dict[str, dict[str, object]]:
     """Run every call in one fresh folder with one fresh cache; the scrubbed results by call."""
     exe = str(venv / "bin" / "tooldisc")
     results: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory(prefix="cli-outputs-") as tmp:
-        Path(tmp, "plan.json").write_text(json.dumps(PLAN))
-        Path(tmp, "good.json").write_text(json.dumps(GOOD_PLAN))
-        Path(tmp, "ctx.yaml").write_text(CONTEXT)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", tmp),
-               "TOOLDISC_CACHE_DIR": str(Path(tmp, "cache")), "COLUMNS": "120", "LC_ALL": "C.UTF-8",
-               "TERM": "dumb", "NO_COLOR": "1", "PYTHONHASHSEED": "0"}
+        env = _folder(tmp)
         for call in calls():
-            args = [a.replace("{repo}", str(repo)) for a in call.args]
-            cmd = args if args and args[0] == "sh" else [exe, *args]
+            cmd = _command(call, exe, repo)
             proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, timeout=600, stdin=subprocess.DEVNULL)
             key = " ".join(call.args)
             results[key] = {"code": proc.returncode,
@@ -223,6 +238,36 @@ def record(venv: Path, repo: Path) -> dict[str, dict[str, object]]:
                             "stderr": _scrub(proc.stderr.decode("utf-8", "replace"), tmp, call.numbers)}
             print(f"{proc.returncode:>3}  {key}", file=sys.stderr)
     return results
+
+
+# Standard output that fails, by name: extra environment, and what stdout is ("full": /dev/full; "closed": none)
+HOSTILE: dict[str, tuple[dict[str, str], str]] = {
+    "ascii": ({"PYTHONIOENCODING": "ascii"}, "pipe"),
+    "latin-1": ({"PYTHONIOENCODING": "latin-1"}, "pipe"),
+    "full": ({}, "full"),
+    "closed": ({}, "closed"),
+}
+
+
+def hostile(venv: Path, repo: Path, limit: int | None = None) -> list[str]:
+    """Every call (the first ``limit``) under each of :data:`HOSTILE`; one line for each that printed a traceback."""
+    exe = str(venv / "bin" / "tooldisc")
+    found: list[str] = []
+    for name, (extra, stdout) in HOSTILE.items():
+        with tempfile.TemporaryDirectory(prefix="cli-hostile-") as tmp:
+            env = {**_folder(tmp), **extra}
+            for call in calls()[:limit]:
+                cmd = _command(call, exe, repo)
+                if stdout == "closed":
+                    cmd = ["/bin/sh", "-c", 'exec "$@" >&-', "sh", *cmd]
+                with open("/dev/full" if stdout == "full" else os.devnull, "w", encoding="utf-8") as sink:
+                    proc = subprocess.run(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE if stdout == "pipe" else sink,
+                                          stderr=subprocess.PIPE, timeout=600, stdin=subprocess.DEVNULL)
+                err = proc.stderr.decode("utf-8", "replace")
+                if "Traceback" in err or "Exception ignored" in err:
+                    found.append(f"{name}: {' '.join(call.args)}: {err.strip().splitlines()[-1]}")
+            print(f"{name}: {len(calls()[:limit])} calls", file=sys.stderr)
+    return found
 
 
 def compare(before: dict[str, dict[str, object]], after: dict[str, dict[str, object]]) -> int:
@@ -268,7 +313,15 @@ def main() -> int:
     cmp = sub.add_parser("compare", help="compare two records")
     cmp.add_argument("before", type=Path)
     cmp.add_argument("after", type=Path)
+    bad = sub.add_parser("hostile", help="run the calls with standard output that fails; exit 1 on any traceback")
+    bad.add_argument("--venv", type=Path, default=REPO / ".venv")
+    bad.add_argument("--repo", type=Path, default=REPO)
+    bad.add_argument("--calls", type=int, default=None, help="only the first N calls")
     args = parser.parse_args()
+    if args.what == "hostile":
+        found = hostile(args.venv.absolute(), args.repo.absolute(), args.calls)
+        print("\n".join(found) if found else "no traceback")
+        return 1 if found else 0
     if args.what == "record":
         results = record(args.venv.absolute(), args.repo.absolute())
         args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")

@@ -138,3 +138,19 @@ def test_distinct_schemas_gives_every_tool_a_schema_of_its_own(tmp_path) -> None
     assert len({written_key(t.parameters) for t in catalog.tools}) == len(catalog) == 400
     source = synthetic_catalog(load_catalog(script.parent.parent / "gold" / "data" / "catalog.yaml"), 400, 0)
     assert [replace(t, parameters=None) for t in catalog.tools] == [replace(t, parameters=None) for t in source.tools]
+
+
+def test_cli_outputs_hostile_runs_the_calls_with_failing_streams_and_finds_none() -> None:
+    """benchmarks/cli_outputs.py hostile on its first calls (the script, kept from rotting; the whole list of 169
+    calls under four kinds of failing stdout is a minutes-long run)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "cli_outputs.py"), "hostile",
+                           "--venv", str(Path(sys.executable).parent.parent), "--calls", "4"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "no traceback"
+    assert [line.split(":")[0] for line in done.stderr.splitlines()] == ["ascii", "latin-1", "full", "closed"]
