@@ -265,7 +265,9 @@ def load_gates(path: str | os.PathLike[str] | None = None) -> GateConfig:
             if os.path.getsize(path) > MAX_CONFIG_BYTES:
                 raise ConfigError(f"is larger than {MAX_CONFIG_BYTES} bytes", file=label)
             with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+                text = fh.read(MAX_CONFIG_BYTES + 1)  # a pipe or a device: never past the limit
+            if len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+                raise ConfigError(f"is larger than {MAX_CONFIG_BYTES} bytes", file=label)
         except OSError as exc:
             raise ConfigError(f"cannot be read: {exc.strerror or exc}", file=label) from exc
         except UnicodeDecodeError as exc:

@@ -44,15 +44,16 @@ def load_run_file(path: str | Path, inputs: RunInputs, k: int | str, *, config: 
     ``config``, else ``inputs.config``); each query's offer is the run's top ``cutoff``
     tools. The result's ``run_file`` carries the file's hash and the notes.
     """
+    from tooldisc.documents import read_at_most
     from tooldisc.errors import DataError
     from tooldisc.evaluation.run import QueryRun, RunResult, cutoff_for
-    from tooldisc.gold.trec import read_scored_run
+    from tooldisc.gold.trec import MAX_BYTES, read_scored_run
 
     cfg = config if config is not None else inputs.config
     cutoff = cutoff_for(cfg, k)
     source = str(path)
     try:
-        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+        digest = hashlib.sha256(read_at_most(path, MAX_BYTES + 1)).hexdigest()[:16]  # read_scored_run refuses past it
     except OSError as exc:
         raise DataError(f"cannot read run file: {exc.strerror or exc}", file=source) from None
     ranked = read_scored_run(path)

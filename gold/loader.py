@@ -74,8 +74,12 @@ def load_gold(path: str | Path, *, max_bytes: int = MAX_BYTES, check: bool = Tru
         raise DataError(f"cannot read gold set: {exc.strerror or exc}", file=name) from None
     if size > max_bytes:
         raise DataError(f"file is {size} bytes; the limit is {max_bytes} (max_bytes)", file=name)
+    from tooldisc.documents import read_at_most
+
     try:
-        raw = p.read_bytes()
+        raw = read_at_most(p, max_bytes + 1)  # a pipe or a device: never past the limit
+        if len(raw) > max_bytes:
+            raise DataError(f"file is over the limit of {max_bytes} bytes (max_bytes)", file=name)
         text = raw.decode("utf-8-sig")
     except OSError as exc:
         raise DataError(f"cannot read gold set: {exc.strerror or exc}", file=name) from None

@@ -335,9 +335,20 @@ def _decoded(field: str, source: str, lineno: int) -> str:
         raise DataError(exc.message, file=source, where=f"line {lineno}") from None
 
 
+MAX_BYTES = 1 << 28
+"""A qrels, topics or run file is read up to this size, as a catalog is (256 MiB: a run of 100 tools for each
+of 50,000 queries is a tenth of it); the bound keeps a pipe or a device that never ends from filling the
+memory."""
+
+
 def _read(path: str | Path) -> str:
+    from tooldisc.documents import read_at_most
+
     try:
-        return Path(path).read_text(encoding="utf-8")
+        raw = read_at_most(path, MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise DataError(f"over the limit of {MAX_BYTES} bytes", file=str(path))
+        return raw.decode("utf-8")
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
     except UnicodeDecodeError as exc:

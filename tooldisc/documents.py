@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -77,15 +78,43 @@ def read_text(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, 
 def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",
                error: ErrorClass = DataError) -> bytes:
     """The bytes of ``path``, refused before reading when too big (:func:`read_text` without the decoding)."""
-    p = Path(path)
     file_size(path, max_bytes=max_bytes, what=what, error=error)
     try:
-        raw = p.read_bytes()
+        raw = read_at_most(path, max_bytes + 1)
     except OSError as exc:
         raise error(f"cannot read {what}: {exc.strerror}", file=str(path)) from None
-    if len(raw) > max_bytes:  # grew (or is a device) since stat
+    if len(raw) > max_bytes:  # grew since stat, or a pipe that gave more
         raise error(f"{what} is over the limit of {max_bytes} bytes", file=str(path))
     return raw
+
+
+_READ_CHUNK = 1 << 24
+
+
+def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit`` bytes of ``path``: a regular file in one read of its size (one allocation); a pipe
+    (``<(…)``, ``/dev/stdin``) or a device a chunk at a time, never past ``limit``. ``/dev/zero`` given as a
+    catalog was read whole — until the kernel killed the process for its memory."""
+    import io
+
+    with open(path, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        buf = io.BytesIO()  # grows in place; its value is handed over without a copy
+        if stat.S_ISREG(info.st_mode):
+            first = fh.read(min(info.st_size, limit))
+            more = fh.read(1) if len(first) < limit else b""
+            if not more:
+                return first
+            buf.write(first)  # the file grew since its size was read
+            buf.write(more)
+        left = limit - buf.tell()
+        while left > 0:
+            piece = fh.read(min(left, _READ_CHUNK))
+            if not piece:
+                break
+            buf.write(piece)
+            left -= len(piece)
+    return buf.getvalue()
 
 
 def file_size(path: str | os.PathLike[str], *, max_bytes: int = MAX_FILE_BYTES, what: str = "file",

@@ -143,3 +143,63 @@ def test_the_python_api_has_the_same_bounds() -> None:
         BenchOptions(sizes=(10**9,))
     with pytest.raises(UsageError, match="'seed'"):
         BenchOptions(seed=-1)
+
+
+# --------------------------------------------------------------------------- inputs that never end
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize("args,fragment", [
+    (("discover", "x", "--catalog", "/dev/zero"), "catalog is over the limit of 1000000 bytes"),
+    (("discover", "x", "--context-file", "/dev/zero"), "context file is over the limit"),
+    (("discover", "x", "--config", "/dev/zero"), "over the limit"),
+    (("eval", "--k", "5", "--gold", "/dev/zero"), "file is over the limit of 67108864 bytes"),
+    (("eval", "--k", "5", "--qrels", "/dev/zero", "--topics", "/dev/zero"), "over the limit of 268435456 bytes"),
+    (("canary", "verdict", "--experiment", "x", "--events", "/dev/null", "--gates", "/dev/zero"), "larger than"),
+])
+def test_an_input_that_never_ends_is_read_up_to_its_limit_then_refused(args: tuple[str, ...], fragment: str) -> None:
+    """``/dev/zero`` (or a pipe that never closes) as a catalog was read whole: the kernel killed the process
+    for its memory (exit 137). Every file input now reads at most its limit plus one byte."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def capped() -> None:  # should this come back, the child fails on its own 3 GB, not the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "tooldisc.cli", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TOOLDISC_MAX_CATALOG_BYTES": "1000000"}, preexec_fn=capped, check=False)
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    line = done.stderr.splitlines()[-1]
+    assert line.startswith("error: /dev/zero: ") and fragment in line and "Traceback" not in done.stderr, line
+
+
+def test_read_at_most_reads_files_pipes_and_devices_up_to_the_limit(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from tooldisc.documents import read_at_most
+
+    f = tmp_path / "f.bin"
+    f.write_bytes(b"abcdef")
+    assert read_at_most(f, 100) == b"abcdef" and read_at_most(f, 4) == b"abcd" and read_at_most(f, 0) == b""
+    read, write = os.pipe()
+
+    def endless() -> None:
+        try:
+            while True:
+                os.write(write, b"x" * 65536)
+        except OSError:  # the reader closed its end
+            pass
+        finally:
+            os.close(write)
+
+    writer = threading.Thread(target=endless)
+    writer.start()
+    try:
+        assert read_at_most(f"/proc/self/fd/{read}", 300_001) == b"x" * 300_001
+    finally:
+        os.close(read)
+        writer.join(timeout=10)
+    if Path("/dev/zero").exists():
+        assert read_at_most("/dev/zero", 5) == b"\0" * 5
