@@ -180,3 +180,58 @@ def test_an_appended_summary_the_disk_refuses_names_the_file() -> None:
     with pytest.raises(UsageError) as refused:
         out.write("## verdict\n")
     assert refused.value.one_line() == "/dev/full: --summary: cannot be written: No space left on device"
+
+
+def test_fill_turns_a_library_s_refused_write_into_the_output_s_one_line(tmp_path: Path) -> None:
+    """DuckDB and pyarrow fill the temporary file themselves; their I/O errors (DuckDB's is not an OSError)
+    were tracebacks. ``fill`` words them as the output's refusal, in the system's words, and discards."""
+    import errno
+
+    from tooldisc.errors import UsageError
+    from tooldisc.files import reserve
+
+    class LibraryIOError(Exception):
+        pass
+
+    target = tmp_path / "rows.jsonl"
+
+    def refused(tmp: Path) -> None:
+        tmp.write_text("half")
+        raise LibraryIOError('IO Error: Could not write file "/x/.rows.jsonl.tmp": No space left on device')
+
+    with pytest.raises(UsageError) as one:
+        reserve(str(target), "--out").fill(refused, also=(LibraryIOError,))
+    assert one.value.one_line() == f"{target}: --out: cannot be written: No space left on device"
+
+    def too_large(tmp: Path) -> None:
+        raise OSError(errno.EFBIG, "Error writing bytes to file. Detail: [errno 27] File too large")
+
+    with pytest.raises(UsageError, match=r"cannot be written: File too large$"):
+        reserve(str(target), "--out").fill(too_large)
+
+    def bug(tmp: Path) -> None:
+        raise LibraryIOError("not an I/O error this output words")
+
+    with pytest.raises(LibraryIOError):
+        reserve(str(target), "--out").fill(bug)  # not declared in ``also``: raised as it is
+    assert list(tmp_path.iterdir()) == []  # every temporary file discarded, no target made
+    assert reserve(str(target), "--out").fill(lambda tmp: tmp.write_text("ok") and 7) == 7
+    assert target.read_text() == "ok" and sorted(p.name for p in tmp_path.iterdir()) == ["rows.jsonl"]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_canary_synth_past_a_file_size_limit_is_one_line_and_leaves_nothing(tmp_path: Path, suffix: str) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    out = tmp_path / f"events{suffix}"
+    done = subprocess.run([sys.executable, "-m", "tooldisc.cli", "canary", "synth", "--events", "50000", "--scenario",
+                           "healthy", "--out", str(out)], capture_output=True, text=True, timeout=300,
+                          preexec_fn=capped, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-600:]
+    assert done.stderr.splitlines()[-1] == f"error: {out}: --out: cannot be written: File too large"
+    assert list(tmp_path.iterdir()) == []

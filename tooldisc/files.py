@@ -28,9 +28,13 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from tooldisc.errors import UsageError
+
+T = TypeVar("T")
 
 
 def existing_mode(path: str | os.PathLike[str]) -> int | None:
@@ -51,6 +55,18 @@ def replace_keeping_mode(tmp: str | os.PathLike[str], target: str | os.PathLike[
 
 def _refused(path: str, what: str | None, reason: str) -> UsageError:
     return UsageError(f"cannot be written: {reason}", file=path, where=what)
+
+
+def _write_reason(exc: BaseException) -> str:
+    """Why a library's write failed, in the system's words where its message holds them (DuckDB and pyarrow
+    wrap the errno's text in their own, temporary paths included)."""
+    text = " ".join(str(exc).split())
+    for code in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO):
+        if (isinstance(exc, OSError) and exc.errno == code) or os.strerror(code) in text:
+            return os.strerror(code)
+    if isinstance(exc, OSError) and exc.strerror:
+        return _reason(exc)
+    return text[:200] or type(exc).__name__
 
 
 def _reason(exc: OSError) -> str:
@@ -183,6 +199,24 @@ class Output:
             self.discard()
             raise
         self.commit()
+
+    def fill(self, write: Callable[[Path], T], *, also: tuple[type[BaseException], ...] = ()) -> T:
+        """``write(tmp)`` fills the temporary file (DuckDB, pyarrow…), which is then renamed over the target;
+        its result. A write the disk refuses — an ``OSError``, or one of ``also`` (a library's own I/O error,
+        DuckDB's ``IOException``) — is this output's one-line error: the temporary file removed, the target
+        untouched. It was a traceback."""
+        if self.tmp is None:
+            raise _refused(self.path, self.what, "it is a device or a pipe; this writer needs a regular file")
+        try:
+            result = write(self.tmp)
+        except (OSError, *also) as exc:
+            self.discard()
+            raise _refused(self.path, self.what, _write_reason(exc)) from None
+        except BaseException:
+            self.discard()
+            raise
+        self.commit()
+        return result
 
     def commit(self) -> None:
         """Rename the temporary file, already filled (by :meth:`write`, DuckDB, pyarrow…), over the target.

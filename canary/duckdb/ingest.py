@@ -17,6 +17,7 @@ columns only (NULL when the line itself could not be split into columns).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import os
@@ -706,8 +707,14 @@ def ingest(db: str | os.PathLike[str], pattern: str, schema: RowSchema,
                     on_file(path)
             mark_duplicates(con, schema)
             con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
+        except BaseException as exc:
+            import duckdb
+
+            with contextlib.suppress(duckdb.Error):  # a COMMIT that failed has ended the transaction itself
+                con.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error):  # a full disk, a file-size limit: one line, not DuckDB's traceback
+                text = " ".join(str(exc).split())
+                raise DataError(f"nothing was ingested (rolled back): {text[:200]}", file=str(db)) from exc
             raise
     finally:
         con.close()

@@ -43,6 +43,13 @@ canary_app = typer.Typer(
 )
 
 
+def _library_io_errors() -> tuple[type[BaseException], ...]:
+    """DuckDB's own I/O error (a full disk under ``--out``), which is not an ``OSError``."""
+    import duckdb
+
+    return (duckdb.IOException,)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(canary_app, name="canary")
 
@@ -140,8 +147,8 @@ def synth_cmd(
         if percent is not None:
             raise UsageError("--percent applies to --profile canary only")
         experiment = experiment if experiment is not None else "capability-planner-v1"
-        sh = synthesize_shadow(out.tmp, events, scenario, seed=seed, experiment=experiment)
-        out.commit()
+        sh = out.fill(lambda tmp: synthesize_shadow(tmp, events, scenario, seed=seed, experiment=experiment),
+                      also=_library_io_errors())
         if fmt == "json":
             print_json({"profile": "shadow", "rows": sh.rows, "bad_rows": sh.bad_rows,
                         "scenario": sh.scenario, "expected_verdict": sh.expected_verdict,
@@ -160,9 +167,9 @@ def synth_cmd(
         percent = 50.0 if percent is None else percent
         experiment = experiment if experiment is not None else DEFAULT_EXPERIMENT
         with progress_bar(f"synth {scenario}", events, counts=False) as bar:
-            il = synthesize_interleaving(out.tmp, events, scenario, percent=percent, seed=seed,
-                                         experiment=experiment, on_chunk=bar.advance if bar else None)
-        out.commit()
+            il = out.fill(lambda tmp: synthesize_interleaving(
+                tmp, events, scenario, percent=percent, seed=seed, experiment=experiment,
+                on_chunk=bar.advance if bar else None), also=_library_io_errors())
         if fmt == "json":
             from tooldisc.canary.synthetic.interleaving import INTERLEAVING_SCENARIOS
 
@@ -180,9 +187,8 @@ def synth_cmd(
     percent = 10.0 if percent is None else percent
     experiment = experiment if experiment is not None else "indexed-retrieval-v1"
     with progress_bar(f"synth {scenario}", events, counts=False) as bar:
-        res = synthesize(out.tmp, events, scenario, percent=percent, seed=seed, experiment=experiment,
-                         on_chunk=bar.advance if bar else None)
-    out.commit()
+        res = out.fill(lambda tmp: synthesize(tmp, events, scenario, percent=percent, seed=seed, experiment=experiment,
+                                              on_chunk=bar.advance if bar else None), also=_library_io_errors())
     if fmt == "json":
         from tooldisc.canary.synthetic.events import SCENARIOS
 

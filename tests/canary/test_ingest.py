@@ -215,3 +215,32 @@ def test_parquet_files_of_one_schema_read_as_one_scan_like_one_view_each(tmp_pat
     key = repr
     assert sorted(grouped, key=key) == sorted(each, key=key)
     assert {r[-1] for r in grouped} == {"/d/" + n for n in layout}
+
+
+def test_a_write_the_disk_refuses_rolls_back_in_one_line_and_keeps_what_was_there(tmp_path: Path) -> None:
+    """A full disk under --db was two DuckDB tracebacks (the failed COMMIT, then a ROLLBACK with no transaction
+    left, which hid the first). Through the real command, under a file-size limit (EFBIG, as ENOSPC): one line
+    naming the database, exit 2, and the rows ingested before are all still there."""
+    import resource
+    import subprocess
+    import sys
+
+    small, big = tmp_path / "small.jsonl", tmp_path / "big.parquet"
+    write_jsonl(small, [GOOD])
+    synthesize(big, 20_000, "healthy", seed=3)
+    db = tmp_path / "c.duckdb"
+    assert ingest(db, str(small), EVENT_SCHEMA).rows == 1
+    limit = db.stat().st_size + 200_000  # room for what is there, not for 20,000 more rows
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run([sys.executable, "-m", "tooldisc.cli", "canary", "ingest", str(big), "--db", str(db)],
+                          capture_output=True, text=True, timeout=300, preexec_fn=capped, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-600:]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"error: {db}: nothing was ingested (rolled back): ") and "File too large" in line
+    con = connect(db)
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 1
+    assert con.execute("SELECT count(*) FROM ingested_files").fetchone()[0] == 1
+    con.close()
