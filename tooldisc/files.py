@@ -57,6 +57,14 @@ def _refused(path: str, what: str | None, reason: str) -> UsageError:
     return UsageError(f"cannot be written: {reason}", file=path, where=what)
 
 
+def _write_synced(tmp: Path, raw: bytes) -> None:
+    with open(tmp, "r+b") as fh:
+        fh.truncate()
+        fh.write(raw)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def _write_reason(exc: BaseException) -> str:
     """Why a library's write failed, in the system's words where its message holds them (DuckDB and pyarrow
     wrap the errno's text in their own, temporary paths included)."""
@@ -185,20 +193,7 @@ class Output:
             finally:
                 self._close()
             return
-        assert self.tmp is not None
-        try:
-            with open(self.tmp, "r+b") as fh:
-                fh.truncate()
-                fh.write(raw)
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            self.discard()
-            raise _refused(self.path, self.what, _reason(exc)) from None
-        except BaseException:
-            self.discard()
-            raise
-        self.commit()
+        self.fill(lambda tmp: _write_synced(tmp, raw))
 
     def fill(self, write: Callable[[Path], T], *, also: tuple[type[BaseException], ...] = ()) -> T:
         """``write(tmp)`` fills the temporary file (DuckDB, pyarrow…), which is then renamed over the target;
