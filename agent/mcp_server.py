@@ -563,8 +563,83 @@ def build_server(service: AgentService) -> Any:
         on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+DRAIN_SECONDS = 60.0
+"""How long requests read before stdin closed may take to be answered before the server stops anyway."""
+
+
+class _InFlight:
+    """The ids of the requests read and not yet answered; set once stdin has closed and none is left."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.ids: set[Any] = set()
+        self.closed = False
+        self.drained = anyio.Event()
+
+    def read(self, item: Any) -> None:
+        import mcp_types as types
+
+        message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCRequest):
+            self.ids.add(message.id)
+
+    def written(self, item: Any) -> None:
+        import mcp_types as types
+
+        message = getattr(item, "message", None)
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self.ids.discard(message.id)
+        self._check()
+
+    def input_closed(self) -> None:
+        self.closed = True
+        self._check()
+
+    def _check(self) -> None:
+        if self.closed and not self.ids:
+            self.drained.set()
+
+
+async def _serve_draining(server: Any, read: Any, write: Any) -> None:
+    """``server.run`` over ``read``/``write``, with every request read before stdin closed answered first.
+
+    The SDK stops at the end of its input: requests piped in and stdin closed (``cat requests | tooldisc
+    serve``) lost their answers (three of six). Here the server's input closes only once each request read
+    has its response written (or after :data:`DRAIN_SECONDS`)."""
+    import anyio
+
+    flight = _InFlight()
+    to_server, server_read = anyio.create_memory_object_stream[Any](0)
+    server_write, from_server = anyio.create_memory_object_stream[Any](0)
+
+    async def pump_in() -> None:
+        async with to_server:
+            async for item in read:
+                flight.read(item)
+                await to_server.send(item)
+            flight.input_closed()
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await flight.drained.wait()
+
+    async def pump_out() -> None:
+        async with from_server, write:  # the transport's output closes after the server's (its writer then ends)
+            async for item in from_server:
+                await write.send(item)
+                flight.written(item)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pump_in)
+        tg.start_soon(pump_out)
+        try:
+            await server.run(server_read, server_write, server.create_initialization_options())
+        finally:
+            await server_write.aclose()
+
+
 def serve_stdio(service: AgentService) -> None:
-    """Run the server on stdin/stdout until the client closes the connection."""
+    """Run the server on stdin/stdout until the client closes the connection (requests already read are
+    answered first)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -572,7 +647,7 @@ def serve_stdio(service: AgentService) -> None:
 
     async def run() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            await _serve_draining(server, read, write)
 
     try:
         anyio.run(run)
