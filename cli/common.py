@@ -105,18 +105,16 @@ def resolve_format(fmt: str, json_flag: bool, allowed: Iterable[str]) -> str:
     return chosen
 
 
-def dumps_json(obj: Any) -> str:
-    """Stable JSON for machines: sorted keys, UTF-8 kept, unsafe characters as ``\\uXXXX``."""
-    return escape_json(json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True)) + "\n"
+def dumps_json(obj: Any, *, ascii: bool = False) -> str:
+    """Stable JSON for machines: sorted keys, UTF-8 kept, unsafe characters as ``\\uXXXX``; with ``ascii``,
+    every character past ASCII escaped (the same JSON value, for a stream that cannot hold them)."""
+    return escape_json(json.dumps(obj, ensure_ascii=ascii, indent=2, sort_keys=True)) + "\n"
 
 
 def print_json(obj: Any) -> None:
     """``obj`` as :func:`dumps_json` on stdout; as ASCII (every other character a ``\\uXXXX`` escape, the same
     JSON value) where stdout's encoding cannot hold every character."""
-    if holds_unicode(sys.stdout):
-        sys.stdout.write(dumps_json(obj))
-    else:
-        sys.stdout.write(json.dumps(obj, ensure_ascii=True, indent=2, sort_keys=True) + "\n")
+    sys.stdout.write(dumps_json(obj, ascii=not holds_unicode(sys.stdout)))
 
 
 def print_report(document: Any, kind: str, fmt: str) -> None:
