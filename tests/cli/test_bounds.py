@@ -14,9 +14,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.cli.bad_corpus import OK_CATALOG, Runner
 from tests.conftest import ROOT
+from tests.fuzzing import examples
 from tooldisc.limits import COUNTS, MAX_QUERY_CHARS
 
 CONFIG = str(ROOT / "configs" / "bm25.yaml")
@@ -203,3 +206,44 @@ def test_read_at_most_reads_files_pipes_and_devices_up_to_the_limit(tmp_path: Pa
         writer.join(timeout=10)
     if Path("/dev/zero").exists():
         assert read_at_most("/dev/zero", 5) == b"\0" * 5
+
+
+@settings(max_examples=examples(300, local=60), deadline=None)
+@given(content=st.binary(max_size=70_000), limit=st.integers(0, 80_000), through_pipe=st.booleans())
+def test_read_at_most_is_a_prefix_of_the_bytes_and_never_longer_than_the_limit(content: bytes, limit: int,
+                                                                               through_pipe: bool) -> None:
+    """The oracle is slicing: whatever the source (a regular file read in one go, a pipe a chunk at a time,
+    its writer blocked past the pipe's buffer), ``read_at_most`` gives ``content[:limit]``."""
+    import os
+    import tempfile
+    import threading
+
+    from tooldisc.documents import read_at_most
+
+    if not through_pipe:
+        with tempfile.NamedTemporaryFile(delete=False) as fh:
+            fh.write(content)
+        try:
+            assert read_at_most(fh.name, limit) == content[:limit]
+        finally:
+            os.unlink(fh.name)
+        return
+    read, write = os.pipe()
+
+    def writer() -> None:
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(write, view):]
+        except OSError:  # the reader stopped at its limit and closed
+            pass
+        finally:
+            os.close(write)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert read_at_most(f"/proc/self/fd/{read}", limit) == content[:limit]
+    finally:
+        os.close(read)
+        thread.join(timeout=10)
