@@ -10,7 +10,9 @@ no usage box.
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -178,32 +180,13 @@ def test_an_input_that_never_ends_is_read_up_to_its_limit_then_refused(args: tup
 
 
 def test_read_at_most_reads_files_pipes_and_devices_up_to_the_limit(tmp_path: Path) -> None:
-    import os
-    import threading
 
     from tooldisc.documents import read_at_most
 
     f = tmp_path / "f.bin"
     f.write_bytes(b"abcdef")
     assert read_at_most(f, 100) == b"abcdef" and read_at_most(f, 4) == b"abcd" and read_at_most(f, 0) == b""
-    read, write = os.pipe()
-
-    def endless() -> None:
-        try:
-            while True:
-                os.write(write, b"x" * 65536)
-        except OSError:  # the reader closed its end
-            pass
-        finally:
-            os.close(write)
-
-    writer = threading.Thread(target=endless)
-    writer.start()
-    try:
-        assert read_at_most(f"/proc/self/fd/{read}", 300_001) == b"x" * 300_001
-    finally:
-        os.close(read)
-        writer.join(timeout=10)
+    assert _read_from_pipe(itertools.repeat(b"x" * 65536), 300_001) == b"x" * 300_001  # a writer that never stops
     if Path("/dev/zero").exists():
         assert read_at_most("/dev/zero", 5) == b"\0" * 5
 
@@ -216,26 +199,36 @@ def test_read_at_most_is_a_prefix_of_the_bytes_and_never_longer_than_the_limit(c
     its writer blocked past the pipe's buffer), ``read_at_most`` gives ``content[:limit]``."""
     import os
     import tempfile
+
+    from tooldisc.documents import read_at_most
+
+    if through_pipe:
+        assert _read_from_pipe([content], limit) == content[:limit]
+        return
+    with tempfile.NamedTemporaryFile(delete=False) as fh:
+        fh.write(content)
+    try:
+        assert read_at_most(fh.name, limit) == content[:limit]
+    finally:
+        os.unlink(fh.name)
+
+
+def _read_from_pipe(pieces: Iterable[bytes], limit: int) -> bytes:
+    """``read_at_most`` of a pipe a thread writes ``pieces`` into (it stops when the reader has closed)."""
+    import os
     import threading
 
     from tooldisc.documents import read_at_most
 
-    if not through_pipe:
-        with tempfile.NamedTemporaryFile(delete=False) as fh:
-            fh.write(content)
-        try:
-            assert read_at_most(fh.name, limit) == content[:limit]
-        finally:
-            os.unlink(fh.name)
-        return
     read, write = os.pipe()
 
     def writer() -> None:
         try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(write, view):]
-        except OSError:  # the reader stopped at its limit and closed
+            for piece in pieces:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(write, view):]
+        except OSError:  # the reader stopped at its limit and closed its end
             pass
         finally:
             os.close(write)
@@ -243,7 +236,7 @@ def test_read_at_most_is_a_prefix_of_the_bytes_and_never_longer_than_the_limit(c
     thread = threading.Thread(target=writer)
     thread.start()
     try:
-        assert read_at_most(f"/proc/self/fd/{read}", limit) == content[:limit]
+        return read_at_most(f"/proc/self/fd/{read}", limit)
     finally:
         os.close(read)
         thread.join(timeout=10)
